@@ -1,0 +1,42 @@
+"""The exceptions wirescript raises.
+
+```
+WirescriptError
+ ├── ScriptError (ValueError)        a script, turn or script file is malformed; raised at construction
+ ├── StreamValidationError (ValueError)  a hand-written SSE stream breaks the provider's envelope
+ ├── HoldTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting
+ └── UsageError (TypeError)           the API was called in a way it does not support
+```
+
+Problems found while serving a request (a script that ran out, an endpoint no wire knows, a
+held request never released) are *not* raised from the transport: the provider SDKs wrap any
+exception from a transport into a retried "Connection error.", which hides it. They are answered
+with a non-retryable error response instead, and recorded on the stub (`stub.problems`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["HoldTimeoutError", "ScriptError", "StreamValidationError", "UsageError", "WirescriptError"]
+
+
+class WirescriptError(Exception):
+    """Base class of every exception wirescript raises."""
+
+
+class ScriptError(WirescriptError, ValueError):
+    """A script, a turn or a script file is malformed.
+
+    The message names where (file, turn index, field) and what was expected.
+    """
+
+
+class StreamValidationError(WirescriptError, ValueError):
+    """A server-sent-event stream does not follow its provider's envelope."""
+
+
+class HoldTimeoutError(WirescriptError, TimeoutError):
+    """Waiting for requests to arrive at a stub took longer than the timeout."""
+
+
+class UsageError(WirescriptError, TypeError):
+    """The library was used in a way it does not support; the message says what to do instead."""

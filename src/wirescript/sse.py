@@ -1,0 +1,74 @@
+"""Server-sent events: the frame encoder the wires use and the parser the validators use."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SSEEvent", "encode_event", "json_dumps", "parse_sse"]
+
+
+def json_dumps(value: Any) -> str:
+    """Compact, key-order-preserving JSON, as the providers send it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_event(event: str | None, data: str) -> bytes:
+    """One SSE frame: an optional `event:` line, one `data:` line per line of data, a blank line."""
+    head = f"event: {event}\n" if event else ""
+    if "\n" in data:
+        data = data.replace("\r\n", "\n")
+        body = "".join(f"data: {line}\n" for line in data.split("\n"))
+    else:
+        body = f"data: {data}\n"
+    return f"{head}{body}\n".encode()
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """A parsed SSE event."""
+
+    event: str | None
+    """The `event:` field, or None when the frame had none."""
+    data: str
+    """The `data:` lines joined with newlines."""
+    line: int
+    """The line number (1-based) where the event started."""
+
+
+def parse_sse(body: bytes | str) -> tuple[list[SSEEvent], str]:
+    """Parse an SSE body into events, following the WHATWG rules.
+
+    Returns the complete events and the text of an unterminated trailing event (empty when the
+    body ends with a blank line), which a client would silently drop.
+    """
+    text = body.decode("utf-8") if isinstance(body, bytes) else body
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    events: list[SSEEvent] = []
+    event: str | None = None
+    data: list[str] = []
+    start = 0
+    pending: list[str] = []
+    lines = text.split("\n")
+    terminated = text.endswith("\n")
+    if terminated:
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        if line == "":
+            if data or event is not None:
+                events.append(SSEEvent(event, "\n".join(data), start))
+            event, data, pending = None, [], []
+            continue
+        if not pending:
+            start = number
+        pending.append(line)
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    return events, "\n".join(pending)

@@ -1,0 +1,563 @@
+"""`ScriptTransport`: a scripted LLM provider that lives in an httpx/httpx2 client.
+
+It keeps the script cursor, the records, the overflow count and the hold gate. It knows no
+provider: the wires do. One instance serves `httpx.Client`, `httpx.AsyncClient`,
+`httpx2.Client` and `httpx2.AsyncClient` alike; the response is built with the library of the
+incoming request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import parse_qsl
+
+from . import _http
+from ._faults import Step, fault_steps, plain_steps
+from .errors import HoldTimeoutError, ScriptError
+from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret
+from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns
+from .wires import Frame, Rendered, Wire, default_wires
+
+__all__ = ["PendingTurn", "ScriptTransport"]
+
+if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=stub)` type-check
+    import httpx
+    import httpx2
+
+    class _TransportBase(  # type: ignore[misc]
+        httpx2.BaseTransport, httpx2.AsyncBaseTransport, httpx.BaseTransport, httpx.AsyncBaseTransport
+    ):
+        pass
+
+else:
+    # No runtime base class: anthropic 2.x rejects any subclass of `httpx.BaseTransport`, and
+    # neither library is a dependency. The clients duck-type their transport.
+    _TransportBase = object
+
+_SECRET_QUERY = frozenset({"key", "api_key", "api-key"})
+_ARRIVAL_NOTICE = "wirescript: a request arrived"
+
+
+class PendingTurn(NamedTuple):
+    """A scripted turn that no request has consumed yet."""
+
+    queue: str
+    """The queue: a model name, or `"*"` for the default queue."""
+    position: int
+    """The turn's position in its queue."""
+    turn: Turn
+    """The turn."""
+
+
+class _Gate:
+    """One hold period. `open()` frees every request waiting on it, in threads and event loops."""
+
+    __slots__ = ("_lock", "_waiters", "event")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def open(self) -> None:
+        with self._lock:
+            self.event.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    def wait(self, timeout: float) -> bool:
+        return self.event.wait(timeout)
+
+    async def wait_async(self, timeout: float) -> bool:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio): wait in a worker thread
+            import anyio
+
+            return await anyio.to_thread.run_sync(self.event.wait, timeout)
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self.event.is_set():
+                return True
+            self._waiters.append((loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return self.event.is_set()
+        return True
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What one request will get, decided when it arrives."""
+
+    record: RecordedRequest
+    wire: Wire | None
+    turn: Turn | None
+    gate: _Gate | None
+    unscripted: str | None = None
+
+
+class ScriptTransport(_TransportBase):
+    """A scripted LLM provider: serves turns in order, records every request, fails loudly.
+
+    Args:
+        script: The turns to serve. A list of turns (dicts, `Turn`s or strings) served in arrival
+            order; a dict of such lists keyed by model name, `"*"` serving every other model; or
+            a function `(RecordedRequest) -> turn | None` (None: the request is unscripted).
+        hold_timeout: Seconds a held request waits for `release()` before it is answered with an
+            error that says so (and reported in `problems`), instead of hanging the suite.
+
+    Raises:
+        ScriptError: The script is malformed; the message names the turn and the field.
+
+    Use it as the transport of any httpx or httpx2 client::
+
+        stub = ScriptTransport([{"text": "Hello!"}])
+        client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=stub))
+
+    """
+
+    def __init__(self, script: ScriptLike, *, hold_timeout: float = 30.0) -> None:
+        self._function: Callable[[RecordedRequest], TurnLike | None] | None = None
+        self._queues: dict[str, list[Turn]] = {}
+        if callable(script) and not isinstance(script, (Sequence, Mapping)):
+            self._function = script
+        elif isinstance(script, Mapping):
+            for key, turns in script.items():
+                if not isinstance(key, str):
+                    raise ScriptError(f"script: queue keys are model names (str), got {type(key).__name__} {key!r}")
+                self._queues[key] = parse_turns(turns, f"script[{key!r}]")
+        else:
+            self._queues[DEFAULT_QUEUE] = parse_turns(script, "script")
+        if not isinstance(hold_timeout, (int, float)) or hold_timeout <= 0:
+            raise ScriptError(f"hold_timeout: expected a positive number of seconds, got {hold_timeout!r}")
+        self.hold_timeout = float(hold_timeout)
+        self._cursor = dict.fromkeys(self._queues, 0)
+        self._records: list[RecordedRequest] = []
+        self._problems: list[str] = []
+        self._overflow = 0
+        self._lock = threading.Lock()
+        self._arrival = threading.Condition(self._lock)
+        self._arrival_waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._gate: _Gate | None = None
+        self._wires = default_wires()
+        self.closed = False
+
+    # ------------------------------------------------------------------ evidence
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order (a snapshot list)."""
+        with self._lock:
+            return list(self._records)
+
+    @property
+    def overflow(self) -> int:
+        """How many requests got no scripted turn. A passing test has 0.
+
+        A request overflows when it is past the script's end, unscripted by the function, for a model
+        with no queue, or to an endpoint no wire knows.
+        """
+        return self._overflow
+
+    @property
+    def problems(self) -> list[str]:
+        """A message for every request the stub could not answer as scripted. A passing test has none.
+
+        Overflowing requests, held requests never released and script functions that failed all appear here.
+        """
+        with self._lock:
+            return list(self._problems)
+
+    @property
+    def pending(self) -> list[PendingTurn]:
+        """The scripted turns no request has consumed yet, queue by queue."""
+        with self._lock:
+            return [
+                PendingTurn(queue, index, turn)
+                for queue, turns in self._queues.items()
+                for index, turn in enumerate(turns)
+                if index >= self._cursor[queue]
+            ]
+
+    def check(self, *, unused_turns: bool = True) -> None:
+        """Raise `AssertionError` listing every problem (and every unconsumed turn, unless disabled).
+
+        This is what the pytest fixture runs at teardown; call it yourself when not using the plugin.
+        """
+        lines: list[str] = []
+        problems = self.problems
+        if problems:
+            lines.append(f"wirescript: {len(problems)} request(s) were not answered as scripted:")
+            lines.extend(f"  - {p}" for p in problems)
+        pending = self.pending if unused_turns else []
+        if pending:
+            lines.append(f"wirescript: {len(pending)} scripted turn(s) were never requested:")
+            for p in pending:
+                where = "script" if p.queue == DEFAULT_QUEUE else f"script[{p.queue!r}]"
+                lines.append(f"  - {where}[{p.position}]: {p.turn.describe()}")
+        if lines:
+            raise AssertionError("\n".join(lines))
+
+    # ------------------------------------------------------------------ hold / release
+
+    def hold(self) -> None:
+        """Hold every response from now on: requests are recorded, then wait for `release()`."""
+        with self._lock:
+            if self._gate is None:
+                self._gate = _Gate()
+
+    def release(self) -> None:
+        """Answer every held request. `release(); hold()` frees exactly the requests held so far."""
+        with self._lock:
+            gate, self._gate = self._gate, None
+        if gate is not None:
+            gate.open()
+
+    @property
+    def held(self) -> bool:
+        """Whether responses are being held."""
+        return self._gate is not None
+
+    def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until at least `n` requests have been recorded; return them.
+
+        Raises:
+            HoldTimeoutError: Fewer than `n` arrived within `timeout` seconds.
+
+        """
+        with self._arrival:
+            if not self._arrival.wait_for(lambda: len(self._records) >= n, timeout):
+                raise HoldTimeoutError(self._short_of(n, timeout))
+            return list(self._records)
+
+    async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """The async twin of `wait_for_requests`: awaits without blocking the event loop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if len(self._records) >= n:
+                return list(self._records)
+            self._arrival_waiters.append((n, loop, future))
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            with self._lock:
+                if len(self._records) < n:
+                    raise HoldTimeoutError(self._short_of(n, timeout)) from None
+        return self.requests
+
+    def _short_of(self, n: int, timeout: float) -> str:
+        return (
+            f"wirescript: waited {timeout} s for {n} request(s), {len(self._records)} arrived. "
+            "Is the app still running, or did it send fewer requests than the test expects?"
+        )
+
+    # ------------------------------------------------------------------ transport protocol
+
+    def handle_request(self, request: Any) -> Any:
+        """Serve one request of a sync httpx/httpx2 client."""
+        request.read()
+        plan = self._arrive(request)
+        if plan.gate is not None and not plan.gate.wait(self.hold_timeout):
+            self._held_too_long(plan)
+        return self._respond_sync(request, plan)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Serve one request of an async httpx/httpx2 client."""
+        await request.aread()
+        plan = self._arrive(request)
+        if plan.gate is not None and not await plan.gate.wait_async(self.hold_timeout):
+            self._held_too_long(plan)
+        fault = plan.turn.fault if plan.turn is not None and plan.unscripted is None else None
+        if fault is not None and fault.first_byte_delay:
+            import anyio
+
+            limit = _http.read_timeout(request)
+            await anyio.sleep(min(fault.first_byte_delay, limit) if limit is not None else fault.first_byte_delay)
+        status, headers, steps = self._render(request, plan)
+        if steps is None:
+            return _http.make_response(request, status, headers, b"")
+        return _http.make_response(request, status, headers, _http.async_body(request, steps))
+
+    def _respond_sync(self, request: Any, plan: _Plan) -> Any:
+        fault = plan.turn.fault if plan.turn is not None and plan.unscripted is None else None
+        if fault is not None and fault.first_byte_delay:
+            limit = _http.read_timeout(request)
+            time.sleep(min(fault.first_byte_delay, limit) if limit is not None else fault.first_byte_delay)
+        status, headers, steps = self._render(request, plan)
+        if steps is None:
+            return _http.make_response(request, status, headers, b"")
+        return _http.make_response(request, status, headers, _http.sync_body(request, steps))
+
+    def close(self) -> None:
+        """Called when the client closes; the stub keeps its records."""
+        self.closed = True
+
+    async def aclose(self) -> None:
+        """Called when the async client closes; the stub keeps its records."""
+        self.closed = True
+
+    def __enter__(self) -> ScriptTransport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ScriptTransport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return (
+            f"<ScriptTransport requests={len(self._records)} pending={len(self.pending)} "
+            f"overflow={self._overflow}{' held' if self.held else ''}>"
+        )
+
+    # ------------------------------------------------------------------ core
+
+    def _arrive(self, request: Any) -> _Plan:
+        """Record the request and decide its turn, atomically, in arrival order."""
+        method = request.method
+        url = request.url
+        path = url.path
+        content = request.content
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        query = dict(parse_qsl(url.query.decode() if isinstance(url.query, bytes) else str(url.query)))
+        api_key = _api_key(headers, query)
+        body, body_error = _parse_body(content)
+        wire = next((w for w in self._wires if w.matches(method, path)), None)
+        parsed = wire.parse(body, path) if wire is not None and isinstance(body, dict) else None
+        record = RecordedRequest.model_construct(
+            index=0,
+            provider=wire.name if wire is not None else None,
+            method=method,
+            path=path,
+            query={k: (REDACTED if k in _SECRET_QUERY else v) for k, v in query.items()},
+            headers={k: (REDACTED if k in SENSITIVE_HEADERS else v) for k, v in headers.items()},
+            content=content,
+            body=body,
+            body_error=body_error,
+            api_key=Secret(api_key) if api_key is not None else None,
+            retry_count=_int(headers.get("x-stainless-retry-count")),
+            turn_index=None,
+            queue=None,
+            problem=None,
+            **(_parsed_fields(parsed) if parsed is not None else _EMPTY_FIELDS),
+        )
+        turn: Turn | None = None
+        unscripted: str | None = None
+        with self._lock:
+            index = len(self._records)
+            record.index = index
+            if wire is not None:
+                wire.resolve(record)
+            if wire is None:
+                unscripted = (
+                    f"requests[{index}] {method} {path}: no wire serves this endpoint "
+                    f"(known: {', '.join(w.endpoint for w in self._wires)}). Nothing was consumed from the script."
+                )
+            elif parsed is None:
+                unscripted = (
+                    f"requests[{index}] {method} {path}: the body is not a JSON object "
+                    f"({body_error or 'not an object'}); nothing was consumed from the script."
+                )
+            elif self._function is None:
+                turn, unscripted = self._next_turn(record)
+            if unscripted is not None:
+                self._overflow += 1
+                record.problem = unscripted
+                self._problems.append(unscripted)
+            self._records.append(record)
+            gate = self._gate
+            self._arrival.notify_all()
+            self._notify_async_arrivals()
+        plan = _Plan(record, wire, turn, gate, unscripted)
+        if self._function is not None and unscripted is None:
+            self._ask_function(plan)
+        return plan
+
+    def _next_turn(self, record: RecordedRequest) -> tuple[Turn | None, str | None]:
+        queue = record.model if record.model in self._queues else DEFAULT_QUEUE
+        turns = self._queues.get(queue)
+        head = f"requests[{record.index}] {record.method} {record.path}"
+        if turns is None:
+            known = ", ".join(repr(q) for q in self._queues)
+            return None, (
+                f"{head}: no queue for model {record.model!r} and no default queue '*' (queues: {known}). "
+                "Add a queue for this model or a '*' queue."
+            )
+        position = self._cursor[queue]
+        if position >= len(turns):
+            where = "the script" if queue == DEFAULT_QUEUE else f"the queue for model {queue!r}"
+            return None, (
+                f"{head} (model {record.model!r}) is past the end of {where}: it has {len(turns)} turn(s), "
+                f"all served. The app made a model call the script does not expect; add a turn for it "
+                f"or find the extra call."
+            )
+        self._cursor[queue] = position + 1
+        record.turn_index = position
+        record.queue = queue
+        return turns[position], None
+
+    def _ask_function(self, plan: _Plan) -> None:
+        record = plan.record
+        assert self._function is not None
+        head = f"requests[{record.index}] {record.method} {record.path}"
+        problem: str | None = None
+        try:
+            answer = self._function(record)
+        except Exception as exc:  # the user's function failed: answer loudly, keep serving
+            problem = f"{head}: the script function raised {type(exc).__name__}: {exc}"
+        else:
+            if answer is None:
+                problem = f"{head}: the script function returned None (unscripted request)."
+            else:
+                try:
+                    plan.turn = parse_turn(answer, f"script function's answer to requests[{record.index}]")
+                except ScriptError as exc:
+                    problem = f"{head}: {exc}"
+        if problem is not None:
+            with self._lock:
+                self._overflow += 1
+                record.problem = problem
+                self._problems.append(problem)
+            plan.unscripted = problem
+
+    def _notify_async_arrivals(self) -> None:
+        count = len(self._records)
+        keep = []
+        for n, loop, future in self._arrival_waiters:
+            if count >= n:
+                loop.call_soon_threadsafe(_resolve, future)
+            else:
+                keep.append((n, loop, future))
+        self._arrival_waiters = keep
+
+    def _held_too_long(self, plan: _Plan) -> None:
+        record = plan.record
+        problem = (
+            f"requests[{record.index}] {record.method} {record.path} was held for {self.hold_timeout} s and "
+            "never released: call stub.release() once the test has seen what it needs (or raise hold_timeout)."
+        )
+        with self._lock:
+            record.problem = problem
+            self._problems.append(problem)
+        plan.unscripted = problem
+
+    def _render(self, request: Any, plan: _Plan) -> tuple[int, dict[str, str], Iterator[Step] | None]:
+        record, wire, turn = plan.record, plan.wire, plan.turn
+        message = f"wirescript: {plan.unscripted}" if plan.unscripted is not None else None
+        if wire is None:
+            assert message is not None
+            body = json.dumps(
+                {
+                    "type": "error",
+                    "error": {"type": "not_found_error", "message": message, "code": "wirescript_unscripted"},
+                }
+            ).encode()
+            headers = {"content-type": "application/json", "x-should-retry": "false"}
+            return 404, headers, iter((body,))
+        if message is not None or turn is None:
+            rendered = wire.unscripted(message or "wirescript: no turn", record)
+            return rendered.status, rendered.headers, iter((rendered.body,))
+        fault = turn.fault
+        if turn.error is not None:
+            rendered = wire.error(turn.error, record)
+        else:
+            rendered = wire.render(turn, record, malformed_tool_json=bool(fault and fault.malformed_tool_json))
+        if fault is None:
+            return rendered.status, rendered.headers, _steps_of(rendered)
+        if fault.raw is not None:
+            return rendered.status, rendered.headers, iter((fault.raw.encode(),))
+        stream_error = fault.stream_error
+        error_frame = (lambda: wire.stream_error(stream_error, record)) if stream_error is not None else None
+        frames = rendered.frames if rendered.frames is not None else iter((_body_frame(rendered.body),))
+        if fault.timeout_after == 0:
+            return rendered.status, rendered.headers, fault_steps(iter(()), fault, None, None)
+        return (
+            rendered.status,
+            rendered.headers,
+            fault_steps(frames, fault, error_frame, _http.read_timeout(request)),
+        )
+
+
+def _body_frame(body: bytes) -> Frame:
+    return Frame("body", body)
+
+
+def _steps_of(rendered: Rendered) -> Iterator[Step] | None:
+    if rendered.frames is not None:
+        return plain_steps(rendered.frames)
+    return iter((rendered.body,))
+
+
+_EMPTY_FIELDS: dict[str, Any] = {
+    "model": None,
+    "system": None,
+    "messages": [],
+    "conversation": [],
+    "tools": [],
+    "tool_names": [],
+    "tool_results": [],
+    "stream": False,
+    "max_tokens": None,
+    "temperature": None,
+}
+
+
+def _parsed_fields(parsed: Any) -> dict[str, Any]:
+    return {
+        "model": parsed.model,
+        "system": parsed.system,
+        "messages": parsed.messages,
+        "conversation": parsed.conversation if parsed.conversation is not None else parsed.messages,
+        "tools": parsed.tools,
+        "tool_names": parsed.tool_names,
+        "tool_results": parsed.tool_results,
+        "stream": parsed.stream,
+        "max_tokens": parsed.max_tokens,
+        "temperature": parsed.temperature,
+    }
+
+
+def _parse_body(content: bytes) -> tuple[Any, str | None]:
+    if not content:
+        return None, "empty body"
+    try:
+        return json.loads(content), None
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"not JSON: {exc}"
+
+
+def _api_key(headers: dict[str, str], query: dict[str, str]) -> str | None:
+    for name in ("x-api-key", "x-goog-api-key", "api-key"):
+        if name in headers:
+            return headers[name]
+    auth = headers.get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return token.strip()
+    return query.get("key")
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,238 @@
+"""Anthropic Messages API: `POST /v1/messages`, JSON or SSE."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, StreamError, Turn
+from ..sse import encode_event, json_dumps
+from .base import (
+    Frame,
+    Parsed,
+    Rendered,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    canonical_stop,
+    chunks,
+    default_usage,
+    retry_headers,
+    text_blocks,
+)
+
+__all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
+
+ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+"""The documented `error.type` for each status; other 4xx are `invalid_request_error`, other 5xx `api_error`."""
+
+_SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+_JSON_HEADERS = {"content-type": "application/json"}
+
+
+def _error_type(status: int) -> str:
+    return ANTHROPIC_ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")
+
+
+class AnthropicWire(Wire):
+    """Anthropic Messages, including anthropic 2.x's server-held message threads.
+
+    A threaded request (`thread: {"type": "continue", ...}`) sends only the new messages; the
+    wire remembers each thread's conversation, tools and system prompt, so the record still shows
+    the whole conversation the model was given.
+    """
+
+    name = "anthropic"
+    endpoint = "POST …/v1/messages"
+
+    def __init__(self) -> None:
+        self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}
+        self._threads_lock = threading.Lock()
+
+    def matches(self, method: str, path: str) -> bool:
+        """`POST …/v1/messages` (the beta endpoint's `?beta=true` included)."""
+        return method == "POST" and path.endswith("/v1/messages")
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """Model, system, messages, tools and tool_result blocks of a Messages request."""
+        messages = as_list(body.get("messages"))
+        tools = as_list(body.get("tools"))
+        return Parsed(
+            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            system=text_blocks(body.get("system")),
+            messages=messages,
+            tools=tools,
+            tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
+            tool_results=[
+                block
+                for m in messages
+                if isinstance(m, dict) and isinstance(m.get("content"), list)
+                for block in m["content"]
+                if isinstance(block, dict) and block.get("type") == "tool_result"
+            ],
+            stream=body.get("stream") is True,
+            max_tokens=as_int(body.get("max_tokens")),
+            temperature=as_float(body.get("temperature")),
+        )
+
+    def resolve(self, record: RecordedRequest) -> None:
+        """Fill in a continued thread's earlier conversation, tools and system prompt."""
+        thread = record.body.get("thread") if isinstance(record.body, dict) else None
+        if not isinstance(thread, dict) or thread.get("type") != "continue":
+            return
+        with self._threads_lock:
+            known = self._threads.get(str(thread.get("previous_message_id")))
+        if known is None:
+            return
+        conversation, tools, system = known
+        record.conversation = [*conversation, *record.messages]
+        if "tools" not in record.body:
+            record.tools = tools
+            record.tool_names = [t["name"] for t in tools if isinstance(t, dict) and "name" in t]
+        if "system" not in record.body:
+            record.system = system
+
+    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+        """A Message as JSON, or the documented SSE event sequence when the request streams."""
+        msg_id = f"msg_{record.index:04d}"
+        blocks = self._blocks(turn, record.index)
+        if isinstance(record.body, dict) and "thread" in record.body:
+            with self._threads_lock:
+                self._threads[msg_id] = (
+                    [*record.conversation, {"role": "assistant", "content": blocks}],
+                    record.tools,
+                    record.system,
+                )
+        chars = len(turn.text or "") + len(turn.thinking or "")
+        chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        input_tokens, output_tokens = default_usage(turn, chars)
+        usage: dict[str, Any] = {
+            "input_tokens": input_tokens,
+            "cache_creation_input_tokens": _opt(turn, "cache_creation_input_tokens"),
+            "cache_read_input_tokens": _opt(turn, "cache_read_input_tokens"),
+            "output_tokens": output_tokens,
+        }
+        stop_reason = canonical_stop(turn)
+        headers = {"request-id": f"req_{record.index:04d}"}
+        message = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": record.model or "claude-wirescript",
+            "content": blocks,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        if not record.stream:
+            return Rendered(200, {**_JSON_HEADERS, **headers}, json_dumps(message).encode())
+        return Rendered(
+            200,
+            {**_SSE_HEADERS, **headers},
+            frames=_stream(message, turn, malformed_tool_json),
+        )
+
+    @staticmethod
+    def _blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if turn.thinking is not None:
+            blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig_{index:04d}"})
+        if turn.text is not None:
+            blocks.append({"type": "text", "text": turn.text})
+        for k, call in enumerate(turn.tool_calls):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id or f"toolu_{index:04d}_{k}",
+                    "name": call.name,
+                    "input": call.input,
+                }
+            )
+        return blocks
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """`{"type": "error", "error": {"type", "message"}}` with the status and a `request-id`."""
+        error: dict[str, Any] = {
+            "type": spec.type or _error_type(spec.status),
+            "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+        }
+        if spec.code is not None:
+            error["details"] = {"error_code": spec.code}
+        headers = {**_JSON_HEADERS, "request-id": f"req_{record.index:04d}", **retry_headers(spec)}
+        return Rendered(spec.status, headers, json_dumps({"type": "error", "error": error}).encode())
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """`event: error` with the error envelope."""
+        data = {"type": "error", "error": {"type": spec.type, "message": spec.message}}
+        return Frame("error", encode_event("error", json_dumps(data)))
+
+
+def _opt(turn: Turn, name: str) -> int:
+    value = getattr(turn.usage, name, None) if turn.usage else None
+    return value or 0
+
+
+def _ev(name: str, data: dict[str, Any]) -> Frame:
+    return Frame(name, encode_event(name, json_dumps(data)))
+
+
+def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> Iterator[Frame]:
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    yield _ev("message_start", {"type": "message_start", "message": start})
+    yield _ev("ping", {"type": "ping"})
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            yield _ev("content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            for piece in chunks(block["thinking"]):
+                yield _ev("content_block_delta", _delta(index, {"type": "thinking_delta", "thinking": piece}))
+            yield _ev(
+                "content_block_delta",
+                _delta(index, {"type": "signature_delta", "signature": block["signature"]}),
+            )
+        elif kind == "text":
+            yield _ev("content_block_start", _start(index, {"type": "text", "text": ""}))
+            for piece in chunks(block["text"]):
+                yield _ev("content_block_delta", _delta(index, {"type": "text_delta", "text": piece}))
+        else:
+            yield _ev("content_block_start", _start(index, {**block, "input": {}}))
+            args = json_dumps(block["input"])
+            if malformed_tool_json:
+                args = args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
+            for piece in chunks(args, 32):
+                yield _ev("content_block_delta", _delta(index, {"type": "input_json_delta", "partial_json": piece}))
+        yield _ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    delta_usage = {"output_tokens": usage["output_tokens"]}
+    yield _ev(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": delta_usage,
+        },
+    )
+    yield _ev("message_stop", {"type": "message_stop"})
+
+
+def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
