@@ -1,0 +1,46 @@
+"""Client factories for tests: the real SDKs over a ScriptTransport, on the HTTP library each SDK uses."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import ModuleType
+from typing import Any
+
+import anthropic
+
+ANTHROPIC_MAJOR = int(anthropic.__version__.split(".")[0])
+
+
+def _module(name: str) -> ModuleType | None:
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+httpx = _module("httpx")
+httpx2 = _module("httpx2")
+
+# anthropic >= 1 runs on httpx2 (and rejects httpx objects); 0.x runs on httpx.
+ANTHROPIC_HX: ModuleType = httpx2 if ANTHROPIC_MAJOR >= 1 else httpx  # type: ignore[assignment]
+STACKS: list[ModuleType] = [m for m in (httpx2, httpx) if m is not None]
+
+
+def anthropic_client(stub: Any, *, is_async: bool = False, **kwargs: Any) -> Any:
+    """A real anthropic client whose HTTP client carries `stub`."""
+    kwargs.setdefault("api_key", "test-key")
+    if is_async:
+        return anthropic.AsyncAnthropic(http_client=ANTHROPIC_HX.AsyncClient(transport=stub), **kwargs)
+    return anthropic.Anthropic(http_client=ANTHROPIC_HX.Client(transport=stub), **kwargs)
+
+
+def openai_client(stub: Any, *, is_async: bool = False, hx: ModuleType | None = None, **kwargs: Any) -> Any:
+    """A real openai client whose HTTP client (httpx2 for openai >= 3, else httpx) carries `stub`."""
+    import openai
+
+    if hx is None:
+        hx = httpx2 if int(openai.__version__.split(".")[0]) >= 3 else httpx
+    assert hx is not None
+    kwargs.setdefault("api_key", "test-key")
+    if is_async:
+        return openai.AsyncOpenAI(http_client=hx.AsyncClient(transport=stub), **kwargs)
+    return openai.OpenAI(http_client=hx.Client(transport=stub), **kwargs)
