@@ -119,6 +119,9 @@ class ScriptTransport(_TransportBase):
             a function `(RecordedRequest) -> turn | None` (None: the request is unscripted).
         hold_timeout: Seconds a held request waits for `release()` before it is answered with an
             error that says so (and reported in `problems`), instead of hanging the suite.
+        fallback: Answers a request its queue can no longer serve (the script ran out, or no queue
+            matches its model), from the request: a function `(RecordedRequest) -> turn | None`.
+            None from it is an overflow. Without a fallback, exhaustion is always an overflow.
 
     Raises:
         ScriptError: The script is malformed; the message names the turn and the field.
@@ -130,8 +133,17 @@ class ScriptTransport(_TransportBase):
 
     """
 
-    def __init__(self, script: ScriptLike, *, hold_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        script: ScriptLike,
+        *,
+        hold_timeout: float = 30.0,
+        fallback: Callable[[RecordedRequest], TurnLike | None] | None = None,
+    ) -> None:
         self._function: Callable[[RecordedRequest], TurnLike | None] | None = None
+        if fallback is not None and not callable(fallback):
+            raise ScriptError(f"fallback: expected a function (RecordedRequest) -> turn, got {type(fallback).__name__}")
+        self._fallback = fallback
         self._queues: dict[str, list[Turn]] = {}
         if callable(script) and not isinstance(script, (Sequence, Mapping)):
             self._function = script
@@ -379,6 +391,11 @@ class ScriptTransport(_TransportBase):
                 )
             elif self._function is None:
                 turn, unscripted = self._next_turn(record)
+            if unscripted is not None and self._fallback is not None and wire is not None and parsed is not None:
+                fallback_for = unscripted
+                unscripted = None
+            else:
+                fallback_for = None
             if unscripted is not None:
                 self._overflow += 1
                 record.problem = unscripted
@@ -388,8 +405,11 @@ class ScriptTransport(_TransportBase):
             self._arrival.notify_all()
             self._notify_async_arrivals()
         plan = _Plan(record, wire, turn, gate, unscripted)
-        if self._function is not None and unscripted is None:
-            self._ask_function(plan)
+        if fallback_for is not None:
+            assert self._fallback is not None
+            self._ask_function(plan, self._fallback, "fallback", fallback_for)
+        elif self._function is not None and unscripted is None:
+            self._ask_function(plan, self._function, "script function", None)
         return plan
 
     def _next_turn(self, record: RecordedRequest) -> tuple[Turn | None, str | None]:
@@ -415,21 +435,28 @@ class ScriptTransport(_TransportBase):
         record.queue = queue
         return turns[position], None
 
-    def _ask_function(self, plan: _Plan) -> None:
+    def _ask_function(
+        self,
+        plan: _Plan,
+        function: Callable[[RecordedRequest], TurnLike | None],
+        what: str,
+        exhausted: str | None,
+    ) -> None:
         record = plan.record
-        assert self._function is not None
         head = f"requests[{record.index}] {record.method} {record.path}"
         problem: str | None = None
         try:
-            answer = self._function(record)
+            answer = function(record)
         except Exception as exc:  # the user's function failed: answer loudly, keep serving
-            problem = f"{head}: the script function raised {type(exc).__name__}: {exc}"
+            problem = f"{head}: the {what} raised {type(exc).__name__}: {exc}"
         else:
             if answer is None:
-                problem = f"{head}: the script function returned None (unscripted request)."
+                problem = exhausted or f"{head}: the {what} returned None (unscripted request)."
+                if exhausted is not None:
+                    problem += f" The {what} returned None for it too."
             else:
                 try:
-                    plan.turn = parse_turn(answer, f"script function's answer to requests[{record.index}]")
+                    plan.turn = parse_turn(answer, f"{what}'s answer to requests[{record.index}]")
                 except ScriptError as exc:
                     problem = f"{head}: {exc}"
         if problem is not None:
