@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, Wire
+from .openai_chat import OpenAIChatWire
+from .openai_responses import OpenAIResponsesWire
 
-__all__ = ["AnthropicWire", "Frame", "Parsed", "Rendered", "Wire", "default_wires"]
+__all__ = [
+    "AnthropicWire",
+    "Frame",
+    "OpenAIChatWire",
+    "OpenAIResponsesWire",
+    "Parsed",
+    "Rendered",
+    "Wire",
+    "default_wires",
+]
 
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
-    return [AnthropicWire()]
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire()]

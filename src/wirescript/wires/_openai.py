@@ -1,0 +1,144 @@
+"""What the two OpenAI wires share: the error shape, ids, token counts and tool arguments.
+
+A private helper module, not a wire: both `openai_chat` and `openai_responses` import it, so
+neither wire imports the other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, ToolCall, Turn
+from ..sse import json_dumps
+from .base import Rendered, default_usage, retry_headers
+
+__all__ = [
+    "CREATED",
+    "DEFAULT_MODEL",
+    "JSON_HEADERS",
+    "OPENAI_ERROR_TYPES",
+    "SSE_HEADERS",
+    "TokenCounts",
+    "arguments",
+    "call_id",
+    "join_system",
+    "openai_error",
+    "openai_error_type",
+    "request_id",
+    "text_of_parts",
+    "token_counts",
+]
+
+OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    409: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "server_error",
+    503: "service_unavailable_error",
+}
+"""The `error.type` OpenAI sends for each status; other 4xx are `invalid_request_error`, other 5xx `server_error`.
+
+OpenAI reports a bad key (401) and an unknown model (404) as `invalid_request_error` with a
+specific `code` (`invalid_api_key`, `model_not_found`); script `code` to send one.
+"""
+
+CREATED = 1_700_000_000
+"""The `created` timestamp of request 0; request n is created n seconds later (deterministic)."""
+
+DEFAULT_MODEL = "gpt-wirescript"
+"""The model named in a response when the request named none."""
+
+JSON_HEADERS = {"content-type": "application/json"}
+SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+
+
+def openai_error_type(status: int) -> str:
+    """The default `error.type` for an HTTP status."""
+    return OPENAI_ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+
+
+def request_id(record: RecordedRequest) -> dict[str, str]:
+    """The `x-request-id` header (the SDK's `_request_id` and `APIStatusError.request_id`)."""
+    return {"x-request-id": f"req_{record.index:04d}"}
+
+
+def openai_error(spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+    """`{"error": {"message", "type", "param", "code"}}` with the status, `x-request-id` and retry headers."""
+    error = {
+        "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+        "type": spec.type or openai_error_type(spec.status),
+        "param": None,
+        "code": spec.code,
+    }
+    headers = {**JSON_HEADERS, **request_id(record), **retry_headers(spec)}
+    return Rendered(spec.status, headers, json_dumps({"error": error}).encode())
+
+
+def call_id(call: ToolCall, index: int, k: int) -> str:
+    """The scripted call id, else `call_<request>_<k>`."""
+    return call.id or f"call_{index:04d}_{k}"
+
+
+def arguments(call: ToolCall, malformed: bool) -> str:
+    """The call's arguments as the JSON string OpenAI sends; broken JSON when `malformed`."""
+    args = json_dumps(call.input)
+    if malformed:
+        return args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
+    return args
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounts:
+    """A turn's token counts in OpenAI's terms: reasoning tokens are part of `output`, cached ones of `input`."""
+
+    input: int
+    output: int
+    reasoning: int
+    cached: int
+    cache_write: int
+
+    @property
+    def total(self) -> int:
+        """Input plus output tokens."""
+        return self.input + self.output
+
+
+def token_counts(turn: Turn, args: list[str]) -> TokenCounts:
+    """The turn's token counts: scripted values, else wirescript's deterministic defaults.
+
+    Reasoning tokens default to one per four characters of thinking, within the output count.
+    """
+    chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(a) for a in args)
+    input_tokens, output_tokens = default_usage(turn, chars)
+    usage = turn.usage
+    thinking = len(turn.thinking or "")
+    return TokenCounts(
+        input=input_tokens,
+        output=output_tokens,
+        reasoning=min(output_tokens, max(1, math.ceil(thinking / 4))) if thinking else 0,
+        cached=(usage.cache_read_input_tokens if usage else None) or 0,
+        cache_write=(usage.cache_creation_input_tokens if usage else None) or 0,
+    )
+
+
+def text_of_parts(content: Any) -> str | None:
+    """A message content given as a string or as a list of text parts, as one string."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def join_system(parts: list[str | None]) -> str | None:
+    """System prompt pieces (instructions, system and developer messages) joined by newlines, or None."""
+    present = [p for p in parts if p]
+    return "\n".join(present) if present else None

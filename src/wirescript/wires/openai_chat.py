@@ -1,0 +1,201 @@
+"""OpenAI Chat Completions: `POST …/chat/completions`, JSON or `data:` chunks ending in `[DONE]`.
+
+Thinking has no standard field in Chat Completions. A turn's `thinking` is sent as
+`reasoning_content`, the field DeepSeek, Moonshot, vLLM and other OpenAI-compatible servers use
+(in `choices[0].message` and in stream deltas): the openai SDK keeps it as an extra field
+(`message.model_extra["reasoning_content"]`, accumulated by `chat.completions.stream()`), and
+frameworks such as pydantic-ai read it as thinking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, StreamError, Turn
+from ..sse import encode_event, json_dumps
+from ._openai import (
+    CREATED,
+    DEFAULT_MODEL,
+    JSON_HEADERS,
+    SSE_HEADERS,
+    TokenCounts,
+    arguments,
+    call_id,
+    join_system,
+    openai_error,
+    request_id,
+    text_of_parts,
+    token_counts,
+)
+from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, canonical_stop, chunks
+
+__all__ = ["FINISH_REASONS", "OpenAIChatWire"]
+
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+"""A turn's stop reason (canonical, Anthropic's vocabulary) as a Chat `finish_reason`; others pass through."""
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_TOOL_RESULT_ROLES = frozenset({"tool", "function"})
+
+
+def finish_reason(turn: Turn) -> str:
+    """The Chat `finish_reason` for a turn: `stop`, `tool_calls`, `length`, `content_filter`, or as scripted."""
+    stop = canonical_stop(turn)
+    return FINISH_REASONS.get(stop, stop)
+
+
+class OpenAIChatWire(Wire):
+    """OpenAI Chat Completions, streamed or not.
+
+    Matches any path ending in `/chat/completions`, so a base URL without `/v1` (and Azure's
+    `/openai/deployments/<name>/chat/completions`) is served too.
+    """
+
+    name = "openai_chat"
+    endpoint = "POST …/chat/completions"
+
+    def matches(self, method: str, path: str) -> bool:
+        """`POST …/chat/completions`."""
+        return method == "POST" and path.endswith("/chat/completions")
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """Model, system/developer messages, messages, tools, `tool` messages and limits of a request."""
+        messages = as_list(body.get("messages"))
+        tools = as_list(body.get("tools"))
+        max_tokens = as_int(body.get("max_completion_tokens"))
+        return Parsed(
+            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            system=join_system(
+                [
+                    text_of_parts(m.get("content"))
+                    for m in messages
+                    if isinstance(m, dict) and m.get("role") in _SYSTEM_ROLES
+                ]
+            ),
+            messages=messages,
+            tools=tools,
+            tool_names=[name for t in tools if (name := _tool_name(t)) is not None],
+            tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
+            stream=body.get("stream") is True,
+            max_tokens=max_tokens if max_tokens is not None else as_int(body.get("max_tokens")),
+            temperature=as_float(body.get("temperature")),
+        )
+
+    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+        """A `chat.completion` as JSON, or `chat.completion.chunk`s then `[DONE]` when the request streams.
+
+        `malformed_tool_json` breaks the arguments string of every tool call, streamed or not.
+        """
+        index = record.index
+        calls = [
+            (call_id(call, index, k), call.name, arguments(call, malformed_tool_json))
+            for k, call in enumerate(turn.tool_calls)
+        ]
+        counts = token_counts(turn, [args for _, _, args in calls])
+        head = {
+            "id": f"chatcmpl-{index:04d}",
+            "object": "chat.completion",
+            "created": CREATED + index,
+            "model": record.model or DEFAULT_MODEL,
+        }
+        finish = finish_reason(turn)
+        headers = request_id(record)
+        if not record.stream:
+            message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}
+            if turn.thinking is not None:
+                message["reasoning_content"] = turn.thinking
+            if calls:
+                message["tool_calls"] = [
+                    {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                    for cid, name, args in calls
+                ]
+            completion = {
+                **head,
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+                "usage": _usage(counts),
+            }
+            return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(completion).encode())
+        options = record.body.get("stream_options") if isinstance(record.body, dict) else None
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        chunk_head = {**head, "object": "chat.completion.chunk"}
+        return Rendered(
+            200,
+            {**SSE_HEADERS, **headers},
+            frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None),
+        )
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """`{"error": {"message", "type", "param", "code"}}` with the status and an `x-request-id`."""
+        return openai_error(spec, record)
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """A data chunk `{"error": {...}}`: the SDK raises `openai.APIError` with its message."""
+        data = {"error": {"message": spec.message, "type": spec.type, "param": None, "code": None}}
+        return Frame("error", encode_event(None, json_dumps(data)))
+
+
+def _tool_name(tool: Any) -> str | None:
+    if not isinstance(tool, dict):
+        return None
+    inner = tool.get(tool.get("type", "function"))
+    name = inner.get("name") if isinstance(inner, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _usage(counts: TokenCounts) -> dict[str, Any]:
+    prompt_details: dict[str, int] = {"cached_tokens": counts.cached, "audio_tokens": 0}
+    if counts.cache_write:
+        prompt_details["cache_write_tokens"] = counts.cache_write
+    return {
+        "prompt_tokens": counts.input,
+        "completion_tokens": counts.output,
+        "total_tokens": counts.total,
+        "prompt_tokens_details": prompt_details,
+        "completion_tokens_details": {
+            "reasoning_tokens": counts.reasoning,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def _stream(
+    head: dict[str, Any],
+    turn: Turn,
+    calls: list[tuple[str, str, str]],
+    finish: str,
+    counts: TokenCounts | None,
+) -> Iterator[Frame]:
+    """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`."""
+    extra = {"usage": None} if counts is not None else {}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return Frame("chunk", encode_event(None, json_dumps({**head, "choices": [choice], **extra})))
+
+    content = "" if turn.text is not None else None
+    yield chunk({"role": "assistant", "content": content, "refusal": None})
+    if turn.thinking is not None:
+        for piece in chunks(turn.thinking) or [""]:
+            yield chunk({"reasoning_content": piece})
+    for piece in chunks(turn.text or ""):
+        yield chunk({"content": piece})
+    for k, (cid, name, args) in enumerate(calls):
+        first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+        yield chunk({"tool_calls": [first]})
+        for piece in chunks(args, 32):
+            yield chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]})
+    yield chunk({}, finish)
+    if counts is not None:
+        yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
+    yield Frame("[DONE]", encode_event(None, "[DONE]"))

@@ -1,0 +1,290 @@
+"""OpenAI Responses API: `POST …/responses`, a Response as JSON or the documented SSE event sequence.
+
+A turn becomes output items in this order: a `reasoning` item for `thinking` (its text is the
+item's one `summary_text` part, streamed as `response.reasoning_summary_text.delta` events), a
+`message` item for `text`, and one `function_call` item per tool call. Every streamed event carries
+a `sequence_number` (0, 1, 2, …) and the same response id, and the deltas join into exactly what
+`response.completed` reports.
+
+The Responses API has no stop reason: a turn whose stop reason is `max_tokens` (or `length`)
+ends `incomplete` with `incomplete_details.reason == "max_output_tokens"` (`response.incomplete`
+instead of `response.completed`), and `refusal` (or `content_filter`) ends `incomplete` with
+reason `content_filter`, as the API does. Other stop reasons give a `completed` response.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, StreamError, Turn
+from ..sse import encode_event, json_dumps
+from ._openai import (
+    CREATED,
+    DEFAULT_MODEL,
+    JSON_HEADERS,
+    SSE_HEADERS,
+    TokenCounts,
+    arguments,
+    call_id,
+    join_system,
+    openai_error,
+    request_id,
+    text_of_parts,
+    token_counts,
+)
+from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, canonical_stop, chunks
+
+__all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
+
+INCOMPLETE_REASONS = {
+    "max_tokens": "max_output_tokens",
+    "model_context_window_exceeded": "max_output_tokens",
+    "refusal": "content_filter",
+}
+"""Stop reasons (canonical) that make a response `incomplete`, with their `incomplete_details.reason`."""
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+class OpenAIResponsesWire(Wire):
+    """The OpenAI Responses API, streamed or not, including `previous_response_id` conversations.
+
+    A request that continues a stored response (`previous_response_id`) sends only its new input;
+    the wire remembers each response's input and output, so `RecordedRequest.conversation` still
+    shows the whole conversation the model was given.
+    """
+
+    name = "openai_responses"
+    endpoint = "POST …/responses"
+
+    def __init__(self) -> None:
+        self._stored: dict[str, list[Any]] = {}
+        self._stored_lock = threading.Lock()
+
+    def matches(self, method: str, path: str) -> bool:
+        """`POST …/responses` (not the sub-resources such as `…/responses/{id}/cancel`)."""
+        return method == "POST" and path.endswith("/responses")
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """Model, instructions, input items, tools, `function_call_output` items and limits of a request.
+
+        A string `input` is recorded as the one user message it stands for. `system` joins
+        `instructions` and the text of system and developer messages.
+        """
+        raw_input = body.get("input")
+        messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
+        tools = as_list(body.get("tools"))
+        instructions = body.get("instructions")
+        return Parsed(
+            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            system=join_system(
+                [
+                    instructions if isinstance(instructions, str) else None,
+                    *(
+                        text_of_parts(m.get("content"))
+                        for m in messages
+                        if isinstance(m, dict) and m.get("role") in _SYSTEM_ROLES
+                    ),
+                ]
+            ),
+            messages=messages,
+            tools=tools,
+            tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
+            tool_results=[m for m in messages if isinstance(m, dict) and m.get("type") in _TOOL_OUTPUTS],
+            stream=body.get("stream") is True,
+            max_tokens=as_int(body.get("max_output_tokens")),
+            temperature=as_float(body.get("temperature")),
+        )
+
+    def resolve(self, record: RecordedRequest) -> None:
+        """Prepend the stored conversation of the response a request continues (`previous_response_id`)."""
+        previous = record.body.get("previous_response_id") if isinstance(record.body, dict) else None
+        if not isinstance(previous, str):
+            return
+        with self._stored_lock:
+            known = self._stored.get(previous)
+        if known is not None:
+            record.conversation = [*known, *record.messages]
+
+    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+        """A Response as JSON, or the documented event sequence when the request streams.
+
+        `malformed_tool_json` breaks the arguments string of every function call, in the deltas
+        and in the completed response alike.
+        """
+        index = record.index
+        body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
+        reason = INCOMPLETE_REASONS.get(canonical_stop(turn))
+        items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
+        counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
+        response = _response(body, record, items, counts, reason)
+        if body.get("store") is not False:
+            with self._stored_lock:
+                self._stored[response["id"]] = [*record.conversation, *items]
+        headers = request_id(record)
+        if not record.stream:
+            return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
+        return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response))
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """`{"error": {"message", "type", "param", "code"}}` with the status and an `x-request-id`."""
+        return openai_error(spec, record)
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """`event: error` with `code` (the scripted type) and `message`.
+
+        The raw stream yields it as a `ResponseErrorEvent`; `responses.stream()` then reports that
+        no `response.completed` arrived. Its `sequence_number` is the number of events sent before it.
+        """
+        data = {
+            "type": "error",
+            "code": spec.type,
+            "message": spec.message,
+            "param": None,
+            "sequence_number": spec.after,
+        }
+        return Frame("error", encode_event("error", json_dumps(data)))
+
+
+def _wants_encrypted(body: dict[str, Any]) -> bool:
+    return "reasoning.encrypted_content" in as_list(body.get("include"))
+
+
+def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: bool) -> list[dict[str, Any]]:
+    status = "completed" if complete else "incomplete"
+    items: list[dict[str, Any]] = []
+    if turn.thinking is not None:
+        reasoning: dict[str, Any] = {
+            "id": f"rs_{index:04d}",
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": turn.thinking}] if turn.thinking else [],
+        }
+        if encrypted:
+            reasoning["encrypted_content"] = f"wirescript-reasoning-{index:04d}"
+        items.append(reasoning)
+    if turn.text is not None:
+        items.append(
+            {
+                "id": f"msg_{index:04d}",
+                "type": "message",
+                "role": "assistant",
+                "status": status,
+                "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}],
+            }
+        )
+    for k, call in enumerate(turn.tool_calls):
+        items.append(
+            {
+                "id": f"fc_{index:04d}_{k}",
+                "type": "function_call",
+                "status": status,
+                "call_id": call_id(call, index, k),
+                "name": call.name,
+                "arguments": arguments(call, malformed),
+            }
+        )
+    return items
+
+
+def _response(
+    body: dict[str, Any],
+    record: RecordedRequest,
+    items: list[dict[str, Any]],
+    counts: TokenCounts,
+    incomplete_reason: str | None,
+) -> dict[str, Any]:
+    created = CREATED + record.index
+    text = body.get("text")
+    reasoning = body.get("reasoning")
+    metadata = body.get("metadata")
+    instructions = body.get("instructions")
+    previous = body.get("previous_response_id")
+    return {
+        "id": f"resp_{record.index:04d}",
+        "object": "response",
+        "created_at": created,
+        "status": "completed" if incomplete_reason is None else "incomplete",
+        "completed_at": created if incomplete_reason is None else None,
+        "error": None,
+        "incomplete_details": {"reason": incomplete_reason} if incomplete_reason is not None else None,
+        "instructions": instructions if isinstance(instructions, str) else None,
+        "max_output_tokens": record.max_tokens,
+        "model": record.model or DEFAULT_MODEL,
+        "output": items,
+        "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
+        "previous_response_id": previous if isinstance(previous, str) else None,
+        "reasoning": reasoning if isinstance(reasoning, dict) else {"effort": None, "summary": None},
+        "store": body.get("store") is not False,
+        "temperature": record.temperature if record.temperature is not None else 1.0,
+        "text": text if isinstance(text, dict) else {"format": {"type": "text"}},
+        "tool_choice": body.get("tool_choice", "auto"),
+        "tools": record.tools,
+        "top_p": as_float(body.get("top_p")) or 1.0,
+        "truncation": "auto" if body.get("truncation") == "auto" else "disabled",
+        "usage": {
+            "input_tokens": counts.input,
+            "input_tokens_details": {"cached_tokens": counts.cached, "cache_write_tokens": counts.cache_write},
+            "output_tokens": counts.output,
+            "output_tokens_details": {"reasoning_tokens": counts.reasoning},
+            "total_tokens": counts.total,
+        },
+        "metadata": metadata if isinstance(metadata, dict) else {},
+    }
+
+
+def _stream(response: dict[str, Any]) -> Iterator[Frame]:
+    """`response.created`, `response.in_progress`, each item's events, then `response.completed`."""
+    sequence = itertools.count()
+
+    def event(kind: str, **fields: Any) -> Frame:
+        data = {"type": kind, **fields, "sequence_number": next(sequence)}
+        return Frame(kind, encode_event(kind, json_dumps(data)))
+
+    start = {
+        **response,
+        "status": "in_progress",
+        "completed_at": None,
+        "incomplete_details": None,
+        "output": [],
+        "usage": None,
+    }
+    yield event("response.created", response=start)
+    yield event("response.in_progress", response=start)
+    for output_index, item in enumerate(response["output"]):
+        where = {"item_id": item["id"], "output_index": output_index}
+        kind = item["type"]
+        if kind == "reasoning":
+            yield event("response.output_item.added", output_index=output_index, item={**item, "summary": []})
+            for summary_index, part in enumerate(item["summary"]):
+                at = {**where, "summary_index": summary_index}
+                yield event("response.reasoning_summary_part.added", **at, part={**part, "text": ""})
+                for piece in chunks(part["text"]):
+                    yield event("response.reasoning_summary_text.delta", **at, delta=piece)
+                yield event("response.reasoning_summary_text.done", **at, text=part["text"])
+                yield event("response.reasoning_summary_part.done", **at, part=part)
+        elif kind == "message":
+            added = {**item, "status": "in_progress", "content": []}
+            yield event("response.output_item.added", output_index=output_index, item=added)
+            for content_index, part in enumerate(item["content"]):
+                at = {**where, "content_index": content_index}
+                yield event("response.content_part.added", **at, part={**part, "text": ""})
+                for piece in chunks(part["text"]):
+                    yield event("response.output_text.delta", **at, delta=piece, logprobs=[])
+                yield event("response.output_text.done", **at, text=part["text"], logprobs=[])
+                yield event("response.content_part.done", **at, part=part)
+        else:
+            added = {**item, "status": "in_progress", "arguments": ""}
+            yield event("response.output_item.added", output_index=output_index, item=added)
+            for piece in chunks(item["arguments"], 32):
+                yield event("response.function_call_arguments.delta", **where, delta=piece)
+            yield event(
+                "response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"]
+            )
+        yield event("response.output_item.done", output_index=output_index, item=item)
+    final = "response.completed" if response["status"] == "completed" else "response.incomplete"
+    yield event(final, response=response)
