@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_QUEUE",
+    "MAX_FAULT_DELAY",
     "ErrorSpec",
     "Fault",
     "ScriptLike",
@@ -90,27 +91,70 @@ class StreamError(_Model):
     """How many events of the stream go out before the error event."""
 
 
+MAX_FAULT_DELAY = 60.0
+"""The longest delay a fault may script, in seconds: a longer one would only hang the suite."""
+
+_STREAM_ENDS = ("cut_after", "disconnect_after", "timeout_after", "stream_error")
+
+
 class Fault(_Model):
-    """Wire faults applied to a turn's response. Counts are in SSE events (frames)."""
+    """Wire faults applied to a turn's response.
+
+    Counts are in events: the SSE frames of a streamed answer, in the order they would be sent. A
+    JSON answer (the request did not stream, or the turn is an `error`) is one event, its body. A
+    fault must take effect: one that cannot on the answer at hand (a count past the answer's end,
+    a dropped event the answer does not send, a stream fault on a JSON answer) is answered with a
+    loud error naming it and reported in `stub.problems`.
+    """
 
     cut_after: int | None = Field(default=None, ge=0)
-    """End the stream cleanly (EOF) after this many events."""
+    """End the stream cleanly (EOF) after this many events; 0 sends an empty body."""
     drop: tuple[str, ...] = ()
     """Event names to leave out, e.g. `message_start`, `message_stop`, `[DONE]`, `response.completed`."""
     disconnect_after: int | None = Field(default=None, ge=0)
-    """Raise the HTTP stack's `RemoteProtocolError` after this many events."""
-    delay: float = Field(default=0.0, ge=0)
-    """Seconds to sleep before each event (asyncio-friendly in async clients)."""
-    first_byte_delay: float = Field(default=0.0, ge=0)
-    """Seconds to sleep before the response starts."""
+    """Raise the HTTP stack's `RemoteProtocolError` after this many events. 0: the connection drops
+    before the response starts, which the SDK retries (with the next turn)."""
+    delay: float = Field(default=0.0, ge=0, le=MAX_FAULT_DELAY, allow_inf_nan=False)
+    """Seconds to sleep before each event (asyncio-friendly in async clients). A delay longer than
+    the client's read timeout becomes the stack's `ReadTimeout` once that timeout has passed."""
+    first_byte_delay: float = Field(default=0.0, ge=0, le=MAX_FAULT_DELAY, allow_inf_nan=False)
+    """Seconds to sleep before the response starts. Longer than the client's read timeout: the
+    stack's `ReadTimeout` once that timeout has passed, before the response starts."""
     timeout_after: int | None = Field(default=None, ge=0)
-    """Raise the stack's `ReadTimeout` after this many events (0: before the response starts)."""
+    """Raise the stack's `ReadTimeout` after this many events, at once (0: before the response
+    starts, which the SDK retries). For a timeout that takes real time, use `delay`."""
     stream_error: StreamError | None = None
-    """Send an in-stream error event."""
+    """Send an in-stream error event, which ends the stream."""
     malformed_tool_json: bool = False
-    """Stream tool arguments that are not valid JSON."""
-    raw: str | None = None
-    """Serve these exact body bytes (UTF-8) instead of the rendered turn, with the turn's status."""
+    """Send tool arguments that are not valid JSON (the turn needs a tool call)."""
+    raw: str | bytes | None = None
+    """Serve these exact body bytes (a string is sent as UTF-8) instead of the rendered turn, with
+    the turn's status and headers. Only `first_byte_delay` combines with it."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Fault:
+        active = self.active()
+        if not active:
+            raise ValueError(f"a fault needs at least one of: {', '.join(type(self).model_fields)}")
+        ends = [name for name in _STREAM_ENDS if name in active]
+        if len(ends) > 1:
+            raise ValueError(f"give at most one way to end the stream, got {' and '.join(map(repr, ends))}")
+        others = [name for name in active if name not in ("raw", "first_byte_delay")]
+        if self.raw is not None and others:
+            raise ValueError(
+                f"'raw' replaces the whole body, so it cannot be combined with {', '.join(map(repr, others))} "
+                "(only 'first_byte_delay' can)"
+            )
+        if "" in self.drop:
+            raise ValueError("'drop' names events; an empty name matches none")
+        if len(set(self.drop)) != len(self.drop):
+            raise ValueError(f"'drop' names an event twice: {list(self.drop)!r}")
+        return self
+
+    def active(self) -> list[str]:
+        """The names of the fields that do something, in declaration order."""
+        idle: dict[str, object] = {"drop": (), "delay": 0.0, "first_byte_delay": 0.0, "malformed_tool_json": False}
+        return [name for name in type(self).model_fields if getattr(self, name) != idle.get(name)]
 
 
 class Turn(_Model):
@@ -148,6 +192,8 @@ class Turn(_Model):
                 raise ValueError(
                     f"an 'error' turn answers with an HTTP error, so it cannot also have {', '.join(map(repr, clash))}"
                 )
+        if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
+            raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
         return self
 
     @property
@@ -173,7 +219,11 @@ class Turn(_Model):
 
 
 def _short(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+    return repr(_clip(text, limit))
+
+
+def _clip(text: str, limit: int = 50) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 TurnLike: TypeAlias = Turn | Mapping[str, Any] | str
@@ -197,7 +247,7 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
     if not isinstance(value, Mapping):
         raise ScriptError(
             f"{where}: expected a turn (a dict such as {{'text': 'Hi'}}, a Turn, or a string), "
-            f"got {type(value).__name__}: {_short(repr(value), 60)}"
+            f"got {type(value).__name__}: {_clip(repr(value), 60)}"
         )
     try:
         return Turn.model_validate(value)
@@ -221,14 +271,13 @@ def _explain(exc: ValidationError, where: str) -> str:
             continue
         got = err.get("input")
         got_text = (
-            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {_short(repr(got), 50)}"
+            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {_clip(repr(got))}"
         )
         msg = err["msg"].removeprefix("Value error, ")
         lines.append(f"field {loc!r}: {msg}{got_text}" if loc else f"{msg}")
-    head = f"invalid {where}: "
     if len(lines) == 1:
-        return head + lines[0]
-    return head + "".join(f"\n  - {line}" for line in lines)
+        return f"invalid {where}: {lines[0]}"
+    return f"invalid {where}:" + "".join(f"\n  - {line}" for line in lines)
 
 
 def _suggest(loc: tuple[int | str, ...]) -> str:
@@ -244,7 +293,7 @@ def _suggest(loc: tuple[int | str, ...]) -> str:
             return ""
         model = sub
     names = list(model.model_fields)
-    close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+    close = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f" (expected one of: {', '.join(names)}){hint}"
 

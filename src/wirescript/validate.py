@@ -171,7 +171,7 @@ def _apply_delta(block: dict[str, Any], delta: Any, partial_json: dict[int, list
         raise StreamValidationError(f"{where}: unknown delta {delta!r}")
     kind = delta["type"]
     if block["type"] not in _DELTA_BLOCKS[kind]:
-        raise StreamValidationError(f"{where}: a {kind} for a {block['type']!r} block")
+        raise StreamValidationError(f"{where}: {kind} cannot apply to a {block['type']!r} block")
     if kind == "text_delta":
         block["text"] = block.get("text", "") + _str(delta, "text", where)
     elif kind == "thinking_delta":

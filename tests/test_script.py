@@ -1,0 +1,126 @@
+"""Script validation: malformed scripts fail at construction, naming the turn and the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from wirescript import ScriptError, ScriptTransport, ToolCall, Turn
+
+
+def test_a_plain_string_is_a_text_turn() -> None:
+    stub = ScriptTransport(["Hello", {"text": "Bye"}, Turn(text="Third")])
+    assert [p.turn.text for p in stub.pending] == ["Hello", "Bye", "Third"]
+
+
+def test_a_turn_with_tool_and_tools_lists_every_call_in_order() -> None:
+    turn = Turn(tools=(ToolCall(name="a"), ToolCall(name="b", input={"x": 1}, id="call_b")))
+    assert [c.name for c in turn.tool_calls] == ["a", "b"]
+    assert Turn(tool=ToolCall(name="a")).tool_calls == (ToolCall(name="a"),)
+    assert Turn().tool_calls == ()
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        (
+            [{"text": "ok"}, {"txt": "typo"}],
+            (
+                "invalid script[1]: unknown field 'txt' (expected one of: text, tool, tools, thinking, usage, "
+                "stop_reason, error, fault); did you mean 'text'?"
+            ),
+        ),
+        (
+            [{"tool": {"name": "create_card", "input": "x"}}],
+            "invalid script[0]: field 'tool.input': Input should be a valid dictionary, got str 'x'",
+        ),
+        (
+            [{"tool": {"name": "create_card", "inptu": {}}}],
+            "invalid script[0]: unknown field 'tool.inptu' (expected one of: name, input, id); did you mean 'input'?",
+        ),
+        (
+            [{"tool": {"input": {}}}],
+            "invalid script[0]: field 'tool.name': Field required",
+        ),
+        (
+            [{"text": 3}],
+            "invalid script[0]: field 'text': Input should be a valid string, got int 3",
+        ),
+        (
+            [{"tool": {"name": "a"}, "tools": [{"name": "b"}]}],
+            "invalid script[0]: give either 'tool' (one call) or 'tools' (several), not both",
+        ),
+        (
+            [{"error": {"status": 429}, "text": "no"}],
+            "invalid script[0]: an 'error' turn answers with an HTTP error, so it cannot also have 'text'",
+        ),
+        (
+            [{"error": {"status": 200}}],
+            "invalid script[0]: field 'error.status': Input should be greater than or equal to 400, got int 200",
+        ),
+        (
+            [{"error": {"status": 429, "kind": "x"}}],
+            "invalid script[0]: unknown field 'error.kind' (expected one of: status, type, message, code, headers)",
+        ),
+        (
+            [{"usage": {"input_tokens": -1}}],
+            "invalid script[0]: field 'usage.input_tokens': Input should be greater than or equal to 0, got int -1",
+        ),
+        (
+            [{"tools": [{"name": "a"}, {"name": ""}]}],
+            "invalid script[0]: field 'tools.1.name': String should have at least 1 character, got str ''",
+        ),
+        (
+            [42],
+            "script[0]: expected a turn (a dict such as {'text': 'Hi'}, a Turn, or a string), got int: 42",
+        ),
+        (
+            "Hello",
+            "script: expected a list of turns, got str",
+        ),
+        (
+            {"claude-a": [{"text": "a"}], "*": [{"text": 1}]},
+            "invalid script['*'][0]: field 'text': Input should be a valid string, got int 1",
+        ),
+        (
+            {1: ["a"]},
+            "script: queue keys are model names (str), got int 1",
+        ),
+    ],
+)
+def test_malformed_scripts_fail_at_construction_naming_turn_and_field(script: object, message: str) -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport(script)  # type: ignore[arg-type]
+    assert str(info.value) == message
+
+
+def test_several_errors_in_one_turn_are_all_listed() -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport([{"text": 1, "stop_reason": "", "extra": True}])
+    assert str(info.value) == (
+        "invalid script[0]:\n"
+        "  - field 'text': Input should be a valid string, got int 1\n"
+        "  - field 'stop_reason': String should have at least 1 character, got str ''\n"
+        "  - unknown field 'extra' (expected one of: text, tool, tools, thinking, usage, stop_reason, error, fault)"
+    )
+
+
+def test_transport_options_are_validated() -> None:
+    with pytest.raises(ScriptError, match=r"^hold_timeout: expected a positive number of seconds, got 0$"):
+        ScriptTransport([], hold_timeout=0)
+    with pytest.raises(ScriptError, match=r"^fallback: expected a function \(RecordedRequest\) -> turn, got str$"):
+        ScriptTransport([], fallback="echo")  # type: ignore[arg-type]
+
+
+def test_turns_are_immutable_so_a_script_cannot_change_under_a_running_test() -> None:
+    turn = Turn(text="a")
+    with pytest.raises(ValueError, match="frozen"):
+        turn.text = "b"  # type: ignore[misc]
+
+
+def test_describe_summarises_a_turn_for_messages() -> None:
+    assert Turn().describe() == "empty"
+    assert Turn(text="Done.").describe() == "text 'Done.'"
+    assert Turn(text="x" * 50, thinking="t", tool=ToolCall(name="f")).describe() == (
+        "thinking, text 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…', tool f"
+    )
+    assert Turn.model_validate({"error": {"status": 529}}).describe() == "error 529"
