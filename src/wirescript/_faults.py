@@ -1,14 +1,30 @@
-"""Turn a rendered stream plus a `Fault` into the steps a response body takes. Pure: no I/O."""
+"""Plan a faulted response: check that the fault can take effect, then lay out the steps. Pure: no I/O.
+
+A response is served in two parts: the *lead*, run before the response exists (the first-byte
+delay, a connection that fails before any byte, which the SDK retries), and the *body*, run as the
+client reads (events, per-event delays, a cut, a mid-stream failure, which nothing retries).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import difflib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .script import Fault
-from .wires.base import Frame
+from .errors import ScriptError
+from .script import Fault, Turn
+from .wires.base import Frame, Wire
 
-__all__ = ["Disconnect", "Sleep", "Step", "Timeout", "fault_steps", "plain_steps"]
+__all__ = [
+    "Disconnect",
+    "FaultPlan",
+    "Sleep",
+    "Step",
+    "Timeout",
+    "check_script_faults",
+    "plain_steps",
+    "plan_fault",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,65 +49,209 @@ class Timeout:
 
 
 Step = bytes | Sleep | Disconnect | Timeout
+"""One step of a response body: bytes to send, a wait, or a failure of the connection."""
 
 
-def plain_steps(frames: Iterator[Frame]) -> Iterator[Step]:
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """How a faulted response goes out."""
+
+    lead: tuple[Sleep | Disconnect | Timeout, ...]
+    """Run before the response exists: a failure here happens inside the client's `send`."""
+    body: Iterator[Step]
+    """The response body, step by step as the client reads it."""
+
+
+def plain_steps(frames: Iterable[Frame]) -> Iterator[Step]:
     """The unfaulted stream: each frame's bytes as the reader asks for them."""
     for frame in frames:
         yield frame.data
 
 
-def fault_steps(
-    frames: Iterator[Frame],
+def check_script_faults(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire]) -> None:
+    """Reject, at construction, faults that can never take effect on any answer.
+
+    Checks that every dropped event is one some wire sends, and that an error turn's fault suits a
+    JSON answer (an error is never streamed).
+
+    Raises:
+        ScriptError: Naming the turn (`where`) and the fault field.
+
+    """
+    known = frozenset().union(*(wire.events for wire in wires))
+    for where, turn in turns:
+        fault = turn.fault
+        if fault is None:
+            continue
+        for name in fault.drop:
+            if name not in known:
+                close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ScriptError(
+                    f"invalid {where}: field 'fault.drop': no wire sends an event named {name!r} "
+                    f"(known events: {', '.join(sorted(known))}){hint}"
+                )
+        if turn.error is not None:
+            problem = _json_problem(fault, "an 'error' turn answers with one JSON body", None)
+            if problem is not None:
+                raise ScriptError(f"invalid {where}: {problem}")
+
+
+def plan_fault(
     fault: Fault,
-    error_frame: Callable[[], Frame] | None,
+    frames: Sequence[Frame] | None,
+    body: bytes,
+    *,
+    wire: Wire,
+    why_json: str,
+    error_frame: Frame | None,
+    read_timeout: float | None,
+) -> FaultPlan | str:
+    """Lay out a faulted response, or say why the fault cannot take effect on this answer.
+
+    Args:
+        fault: The turn's fault.
+        frames: The frames of a streamed answer, or None for a JSON answer.
+        body: The JSON answer's body (unused for a stream).
+        wire: The wire serving the answer.
+        why_json: For a JSON answer, why it is one (for the message).
+        error_frame: The wire's in-stream error event, when the fault asks for one.
+        read_timeout: The client's read timeout in seconds, from the request, if it has one.
+
+    Returns:
+        The plan, or a sentence naming the fault field that would not take effect.
+
+    """
+    if fault.raw is not None:
+        raw = fault.raw.encode() if isinstance(fault.raw, str) else fault.raw
+        return FaultPlan(_lead(fault, read_timeout), iter((raw,)))
+    if frames is None:
+        problem = _json_problem(fault, why_json, wire)
+        if problem is not None:
+            return problem
+        frames = (Frame("body", body),)
+    else:
+        problem = _stream_problem(fault, [frame.name for frame in frames], wire.name)
+        if problem is not None:
+            return problem
+    return FaultPlan(_lead(fault, read_timeout), _body(fault, frames, error_frame, read_timeout))
+
+
+def _lead(fault: Fault, read_timeout: float | None) -> tuple[Sleep | Disconnect | Timeout, ...]:
+    lead: list[Sleep | Disconnect | Timeout] = []
+    if fault.first_byte_delay:
+        if read_timeout is not None and fault.first_byte_delay > read_timeout:
+            return (
+                Sleep(read_timeout),
+                Timeout(f"wirescript: no response within the client's read timeout of {read_timeout} s"),
+            )
+        lead.append(Sleep(fault.first_byte_delay))
+    if fault.disconnect_after == 0:
+        lead.append(Disconnect("wirescript: scripted disconnect before the response"))
+    elif fault.timeout_after == 0:
+        lead.append(Timeout("wirescript: scripted read timeout before the response"))
+    return tuple(lead)
+
+
+def _json_problem(fault: Fault, why_json: str, wire: Wire | None) -> str | None:
+    """Why a fault cannot take effect on a JSON answer (one event, its body), or None."""
+    if fault.drop:
+        return (
+            f"the fault drops {_names(fault.drop)}, but {why_json}, which has no events to drop; "
+            "fault.drop needs a streamed answer"
+        )
+    if fault.stream_error is not None:
+        return (
+            f"fault.stream_error needs a streamed answer, but {why_json}; "
+            "script an 'error' turn for an HTTP error instead"
+        )
+    for name in ("cut_after", "disconnect_after", "timeout_after"):
+        count = getattr(fault, name)
+        if count is not None and count > 0:
+            return (
+                f"fault.{name}={count} needs a streamed answer, but {why_json} (a single event); "
+                f"only {name}=0 applies to it"
+            )
+    if fault.malformed_tool_json and wire is not None and not wire.malformed_tool_json_applies_to_json:
+        return (
+            f"fault.malformed_tool_json needs a streamed answer from the {wire.name} wire, but {why_json}, "
+            "whose tool input is a JSON object, not text that could be malformed"
+        )
+    return None
+
+
+def _stream_problem(fault: Fault, names: list[str], wire: str) -> str | None:
+    """Why a fault cannot take effect on a streamed answer with these event names, or None."""
+    missing = [name for name in fault.drop if name not in names]
+    if missing:
+        sent = ", ".join(dict.fromkeys(names))
+        return f"the fault drops {_names(missing)}, which this {wire} answer does not send (its events: {sent})"
+    total = sum(1 for name in names if name not in fault.drop)
+    after_drops = " after the drops" if fault.drop else ""
+    if fault.cut_after is not None and fault.cut_after >= total:
+        return (
+            f"fault.cut_after={fault.cut_after} cuts nothing: this answer sends {total} events{after_drops}; "
+            f"cut_after must be below {total}"
+        )
+    for name, count in (
+        ("disconnect_after", fault.disconnect_after),
+        ("timeout_after", fault.timeout_after),
+        ("stream_error.after", fault.stream_error.after if fault.stream_error is not None else None),
+    ):
+        if count is not None and count > total:
+            return (
+                f"fault.{name}={count} is never reached: this answer sends {total} events{after_drops}; "
+                f"{name} must be at most {total}"
+            )
+    return None
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(map(repr, names))
+
+
+def _body(
+    fault: Fault,
+    frames: Iterable[Frame],
+    error_frame: Frame | None,
     read_timeout: float | None,
 ) -> Iterator[Step]:
-    """The stream as the fault damages it. Counts refer to frames actually sent.
-
-    A per-event delay longer than the client's read timeout becomes a `ReadTimeout` after that
-    timeout, as it would on a network.
-    """
-    sent = 0
-    stream_error_at = fault.stream_error.after if fault.stream_error is not None else None
-    dropped = frozenset(fault.drop)
-
-    def limits() -> Step | None:
-        if fault.cut_after is not None and sent >= fault.cut_after:
-            return b""
-        if fault.disconnect_after is not None and sent >= fault.disconnect_after:
-            return Disconnect(f"wirescript: scripted disconnect after {sent} events")
-        if fault.timeout_after is not None and sent >= fault.timeout_after:
-            return Timeout(f"wirescript: scripted read timeout after {sent} events")
-        return None
-
-    for frame in frames:
-        if stream_error_at is not None and sent >= stream_error_at and error_frame is not None:
-            stop = limits()
-            if stop is not None:
-                if stop != b"":
-                    yield stop
-                return
-            yield error_frame().data
+    """The body as the fault damages it. Counts refer to events actually sent; the plan was checked."""
+    if fault.disconnect_after == 0 or fault.timeout_after == 0:
+        return  # the lead fails before the response exists
+    error_at = fault.stream_error.after if fault.stream_error is not None else None
+    events = [frame.data for frame in frames if frame.name not in fault.drop]
+    for sent, data in enumerate([*events, None]):
+        if error_at == sent:
+            assert error_frame is not None
+            yield from _delayed(fault, read_timeout, error_frame.data)
             return
-        if frame.name in dropped:
-            continue
-        stop = limits()
-        if stop is not None:
-            if stop != b"":
-                yield stop
+        if fault.cut_after == sent:
             return
-        if fault.delay:
-            if read_timeout is not None and fault.delay > read_timeout:
-                yield Sleep(read_timeout)
-                yield Timeout(f"wirescript: no event within the client's read timeout of {read_timeout} s")
-                return
-            yield Sleep(fault.delay)
-        yield frame.data
-        sent += 1
-    if stream_error_at is not None and error_frame is not None:
-        yield error_frame().data
+        if fault.disconnect_after == sent:
+            yield Disconnect(f"wirescript: scripted disconnect after {sent} events")
+            return
+        if fault.timeout_after == sent:
+            yield Timeout(f"wirescript: scripted read timeout after {sent} events")
+            return
+        if data is None:
+            return
+        yield from _delayed(fault, read_timeout, data)
+        if _times_out(fault, read_timeout):
+            return
+
+
+def _times_out(fault: Fault, read_timeout: float | None) -> bool:
+    return read_timeout is not None and fault.delay > read_timeout
+
+
+def _delayed(fault: Fault, read_timeout: float | None, data: bytes) -> Iterator[Step]:
+    """One event after the per-event delay; a delay past the read timeout is a `ReadTimeout` instead."""
+    if _times_out(fault, read_timeout):
+        assert read_timeout is not None
+        yield Sleep(read_timeout)
+        yield Timeout(f"wirescript: no event within the client's read timeout of {read_timeout} s")
         return
-    stop = limits()
-    if stop is not None and stop != b"":
-        yield stop
+    if fault.delay:
+        yield Sleep(fault.delay)
+    yield data

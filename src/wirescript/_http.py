@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
 from ._faults import Disconnect, Sleep, Step, Timeout
 
-__all__ = ["async_body", "http_module", "make_response", "read_timeout", "sync_body"]
+__all__ = ["async_body", "async_lead", "http_module", "make_response", "read_timeout", "sync_body", "sync_lead"]
 
 
 def http_module(request: Any) -> ModuleType:
@@ -70,3 +70,15 @@ async def async_body(request: Any, steps: Iterator[Step]) -> AsyncIterator[bytes
             await anyio.sleep(step.seconds)
         else:
             _raise(hx, request, step)
+
+
+def sync_lead(request: Any, steps: Iterable[Step]) -> None:
+    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`."""
+    for _ in sync_body(request, iter(steps)):
+        raise AssertionError("a response's lead sends no bytes")  # pragma: no cover - _faults never plans that
+
+
+async def async_lead(request: Any, steps: Iterable[Step]) -> None:
+    """Run the steps before an async response exists: a failure here is raised inside the client's `send`."""
+    async for _ in async_body(request, iter(steps)):
+        raise AssertionError("a response's lead sends no bytes")  # pragma: no cover - _faults never plans that

@@ -11,18 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl
 
 from . import _http
-from ._faults import Step, fault_steps, plain_steps
+from ._faults import Step, check_script_faults, plain_steps, plan_fault
 from .errors import HoldTimeoutError, ScriptError
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret
 from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns
-from .wires import Frame, Rendered, Wire, default_wires
+from .wires import Rendered, Wire, default_wires
 
 __all__ = ["PendingTurn", "ScriptTransport"]
 
@@ -166,6 +165,14 @@ class ScriptTransport(_TransportBase):
         self._arrival_waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._gate: _Gate | None = None
         self._wires = default_wires()
+        check_script_faults(
+            (
+                (("script" if queue == DEFAULT_QUEUE else f"script[{queue!r}]") + f"[{i}]", turn)
+                for queue, turns in self._queues.items()
+                for i, turn in enumerate(turns)
+            ),
+            self._wires,
+        )
         self.closed = False
 
     # ------------------------------------------------------------------ evidence
@@ -286,7 +293,9 @@ class ScriptTransport(_TransportBase):
         plan = self._arrive(request)
         if plan.gate is not None and not plan.gate.wait(self.hold_timeout):
             self._held_too_long(plan)
-        return self._respond_sync(request, plan)
+        answer = self._render(request, plan)
+        _http.sync_lead(request, answer.lead)
+        return _http.make_response(request, answer.status, answer.headers, _http.sync_body(request, answer.body))
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
@@ -294,26 +303,9 @@ class ScriptTransport(_TransportBase):
         plan = self._arrive(request)
         if plan.gate is not None and not await plan.gate.wait_async(self.hold_timeout):
             self._held_too_long(plan)
-        fault = plan.turn.fault if plan.turn is not None and plan.unscripted is None else None
-        if fault is not None and fault.first_byte_delay:
-            import anyio
-
-            limit = _http.read_timeout(request)
-            await anyio.sleep(min(fault.first_byte_delay, limit) if limit is not None else fault.first_byte_delay)
-        status, headers, steps = self._render(request, plan)
-        if steps is None:
-            return _http.make_response(request, status, headers, b"")
-        return _http.make_response(request, status, headers, _http.async_body(request, steps))
-
-    def _respond_sync(self, request: Any, plan: _Plan) -> Any:
-        fault = plan.turn.fault if plan.turn is not None and plan.unscripted is None else None
-        if fault is not None and fault.first_byte_delay:
-            limit = _http.read_timeout(request)
-            time.sleep(min(fault.first_byte_delay, limit) if limit is not None else fault.first_byte_delay)
-        status, headers, steps = self._render(request, plan)
-        if steps is None:
-            return _http.make_response(request, status, headers, b"")
-        return _http.make_response(request, status, headers, _http.sync_body(request, steps))
+        answer = self._render(request, plan)
+        await _http.async_lead(request, answer.lead)
+        return _http.make_response(request, answer.status, answer.headers, _http.async_body(request, answer.body))
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -487,7 +479,7 @@ class ScriptTransport(_TransportBase):
             self._problems.append(problem)
         plan.unscripted = problem
 
-    def _render(self, request: Any, plan: _Plan) -> tuple[int, dict[str, str], Iterator[Step] | None]:
+    def _render(self, request: Any, plan: _Plan) -> _Answer:
         record, wire, turn = plan.record, plan.wire, plan.turn
         message = f"wirescript: {plan.unscripted}" if plan.unscripted is not None else None
         if wire is None:
@@ -499,36 +491,57 @@ class ScriptTransport(_TransportBase):
                 }
             ).encode()
             headers = {"content-type": "application/json", "x-should-retry": "false"}
-            return 404, headers, iter((body,))
+            return _Answer(404, headers, (), iter((body,)))
         if message is not None or turn is None:
             rendered = wire.unscripted(message or "wirescript: no turn", record)
-            return rendered.status, rendered.headers, iter((rendered.body,))
+            return _Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
         fault = turn.fault
         if turn.error is not None:
             rendered = wire.error(turn.error, record)
         else:
             rendered = wire.render(turn, record, malformed_tool_json=bool(fault and fault.malformed_tool_json))
         if fault is None:
-            return rendered.status, rendered.headers, _steps_of(rendered)
-        if fault.raw is not None:
-            return rendered.status, rendered.headers, iter((fault.raw.encode(),))
+            return _Answer(rendered.status, rendered.headers, (), _steps_of(rendered))
+        frames = list(rendered.frames) if rendered.frames is not None else None
+        if turn.error is not None:
+            why_json = "an 'error' turn answers with one JSON body"
+        else:
+            why_json = "the request did not ask for a stream, so the answer is one JSON body"
         stream_error = fault.stream_error
-        error_frame = (lambda: wire.stream_error(stream_error, record)) if stream_error is not None else None
-        frames = rendered.frames if rendered.frames is not None else iter((_body_frame(rendered.body),))
-        if fault.timeout_after == 0:
-            return rendered.status, rendered.headers, fault_steps(iter(()), fault, None, None)
-        return (
-            rendered.status,
-            rendered.headers,
-            fault_steps(frames, fault, error_frame, _http.read_timeout(request)),
+        planned = plan_fault(
+            fault,
+            frames,
+            rendered.body,
+            wire=wire,
+            why_json=why_json,
+            error_frame=wire.stream_error(stream_error, record) if stream_error is not None else None,
+            read_timeout=_http.read_timeout(request),
         )
+        if isinstance(planned, str):
+            self._fault_cannot_apply(plan, planned)
+            return self._render(request, plan)
+        return _Answer(rendered.status, rendered.headers, planned.lead, planned.body)
+
+    def _fault_cannot_apply(self, plan: _Plan, why: str) -> None:
+        record = plan.record
+        problem = f"requests[{record.index}] {record.method} {record.path}: {why}"
+        with self._lock:
+            record.problem = problem
+            self._problems.append(problem)
+        plan.unscripted = problem
 
 
-def _body_frame(body: bytes) -> Frame:
-    return Frame("body", body)
+class _Answer(NamedTuple):
+    """A response before it meets an HTTP library."""
+
+    status: int
+    headers: dict[str, str]
+    lead: tuple[Step, ...]
+    """Run before the response exists (`FaultPlan.lead`)."""
+    body: Iterator[Step]
 
 
-def _steps_of(rendered: Rendered) -> Iterator[Step] | None:
+def _steps_of(rendered: Rendered) -> Iterator[Step]:
     if rendered.frames is not None:
         return plain_steps(rendered.frames)
     return iter((rendered.body,))

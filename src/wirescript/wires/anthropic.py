@@ -59,6 +59,17 @@ class AnthropicWire(Wire):
 
     name = "anthropic"
     endpoint = "POST …/v1/messages"
+    events = frozenset(
+        {
+            "message_start",
+            "ping",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+        }
+    )
 
     def __init__(self) -> None:
         self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}

@@ -76,6 +76,11 @@ class Wire:
     """The provider id recorded as `RecordedRequest.provider`."""
     endpoint: ClassVar[str]
     """The endpoint it serves, for messages (`POST …/v1/messages`)."""
+    events: ClassVar[frozenset[str]] = frozenset()
+    """The names of the frames its streamed answers send: what `Fault.drop` may name."""
+    malformed_tool_json_applies_to_json: ClassVar[bool] = False
+    """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
+    `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
 
     def matches(self, method: str, path: str) -> bool:
         """Whether this wire answers the request."""

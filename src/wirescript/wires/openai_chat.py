@@ -62,6 +62,8 @@ class OpenAIChatWire(Wire):
 
     name = "openai_chat"
     endpoint = "POST …/chat/completions"
+    events = frozenset({"chunk", "[DONE]"})
+    malformed_tool_json_applies_to_json = True
 
     def matches(self, method: str, path: str) -> bool:
         """`POST …/chat/completions`."""

@@ -61,6 +61,27 @@ class OpenAIResponsesWire(Wire):
 
     name = "openai_responses"
     endpoint = "POST …/responses"
+    events = frozenset(
+        {
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.reasoning_summary_part.added",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.done",
+            "response.reasoning_summary_part.done",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed",
+            "response.incomplete",
+        }
+    )
+    malformed_tool_json_applies_to_json = True
 
     def __init__(self) -> None:
         self._stored: dict[str, list[Any]] = {}
