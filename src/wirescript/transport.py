@@ -9,6 +9,7 @@ incoming request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -69,7 +70,7 @@ class _Gate:
             self.event.set()
             waiters, self._waiters = self._waiters, []
         for loop, future in waiters:
-            loop.call_soon_threadsafe(_resolve, future)
+            _wake(loop, future)
 
     def wait(self, timeout: float) -> bool:
         return self.event.wait(timeout)
@@ -89,6 +90,9 @@ class _Gate:
         try:
             await asyncio.wait_for(future, timeout)
         except TimeoutError:
+            with self._lock:  # forget the waiter: its loop may be closed by the time the gate opens
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
             return self.event.is_set()
         return True
 
@@ -96,6 +100,12 @@ class _Gate:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _wake(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
+    """Resolve `future` on its loop from any thread; a closed loop has nobody waiting any more."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(_resolve, future)
 
 
 @dataclass(slots=True)
@@ -275,6 +285,7 @@ class ScriptTransport(_TransportBase):
             await asyncio.wait_for(future, timeout)
         except TimeoutError:
             with self._lock:
+                self._arrival_waiters = [w for w in self._arrival_waiters if w[2] is not future]
                 if len(self._records) < n:
                     raise HoldTimeoutError(self._short_of(n, timeout)) from None
         return self.requests
@@ -463,7 +474,7 @@ class ScriptTransport(_TransportBase):
         keep = []
         for n, loop, future in self._arrival_waiters:
             if count >= n:
-                loop.call_soon_threadsafe(_resolve, future)
+                _wake(loop, future)
             else:
                 keep.append((n, loop, future))
         self._arrival_waiters = keep
