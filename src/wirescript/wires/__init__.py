@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, Wire
+from .gemini import GeminiWire
 from .openai_chat import OpenAIChatWire
 from .openai_responses import OpenAIResponsesWire
 
 __all__ = [
     "AnthropicWire",
     "Frame",
+    "GeminiWire",
     "OpenAIChatWire",
     "OpenAIResponsesWire",
     "Parsed",
@@ -21,4 +23,4 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire()]
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire()]

@@ -1,0 +1,258 @@
+"""Gemini Developer API (google-genai): `POST …/models/{model}:generateContent` and `:streamGenerateContent`.
+
+The answer is a `GenerateContentResponse`: JSON, or for `:streamGenerateContent?alt=sse` a series of
+`data:` frames, each a whole `GenerateContentResponse` holding the next piece of the answer. The
+last frame carries the `finishReason` and the full `usageMetadata`.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, StreamError, Turn
+from ..sse import encode_event, json_dumps
+from .base import (
+    Frame,
+    Parsed,
+    Rendered,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    canonical_stop,
+    chunks,
+    default_usage,
+    retry_headers,
+    text_blocks,
+)
+
+__all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
+
+GEMINI_ERROR_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+"""The `error.status` (a `google.rpc.Code` name) for each HTTP status; other statuses are `UNKNOWN`."""
+
+GEMINI_FINISH_REASONS = {
+    "end_turn": "STOP",
+    "tool_use": "STOP",
+    "stop_sequence": "STOP",
+    "max_tokens": "MAX_TOKENS",
+    "refusal": "SAFETY",
+}
+"""The `finishReason` for each canonical stop reason; other values are sent unchanged (`RECITATION`, …)."""
+
+_STATUS_CODES = {status: code for code, status in GEMINI_ERROR_STATUSES.items()}
+_STREAM_ERROR_CODES = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "overloaded_error": 503,
+    "timeout_error": 504,
+}
+_JSON_HEADERS = {"content-type": "application/json; charset=UTF-8"}
+_SSE_HEADERS = {"content-type": "text/event-stream"}
+_METHODS = (":generateContent", ":streamGenerateContent")
+
+
+def _error_status(status: int) -> str:
+    return GEMINI_ERROR_STATUSES.get(status, "UNKNOWN")
+
+
+def _model_of(path: str) -> str | None:
+    """The model id: the last path segment before the method (`…/models/gemini-2.5-flash:generateContent`).
+
+    The same holds for tuned models (`…/tunedModels/my-tune:…`) and Vertex AI publisher paths.
+    """
+    resource, _, _ = path.rpartition(":")
+    return resource.rpartition("/")[2] or None
+
+
+class GeminiWire(Wire):
+    """The Gemini Developer API as google-genai (and frameworks on it) calls it.
+
+    The model comes from the path, streaming from the method (`:streamGenerateContent`). Thinking
+    is rendered as thought parts (`thought: true`), tool calls as `functionCall` parts, several in
+    one turn; a turn's stop reason is translated to Gemini's `finishReason` (`end_turn` and
+    `tool_use` are `STOP`, `max_tokens` is `MAX_TOKENS`, `refusal` is `SAFETY`).
+    """
+
+    name = "gemini"
+    endpoint = "POST …/models/{model}:generateContent"
+    events = frozenset({"chunk", "final_chunk"})
+    malformed_tool_json_applies_to_json = True
+
+    def matches(self, method: str, path: str) -> bool:
+        """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version."""
+        return method == "POST" and path.endswith(_METHODS)
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """Model and stream flag from the path; contents, system instruction, tools and results from the body."""
+        contents = as_list(body.get("contents"))
+        tools = as_list(body.get("tools"))
+        system = body.get("systemInstruction")
+        config = body.get("generationConfig")
+        config = config if isinstance(config, dict) else {}
+        return Parsed(
+            model=_model_of(path),
+            system=text_blocks(system.get("parts")) if isinstance(system, dict) else text_blocks(system),
+            messages=contents,
+            tools=tools,
+            tool_names=[
+                declaration["name"]
+                for tool in tools
+                if isinstance(tool, dict)
+                for declaration in as_list(tool.get("functionDeclarations"))
+                if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
+            ],
+            tool_results=[
+                part
+                for content in contents
+                if isinstance(content, dict)
+                for part in as_list(content.get("parts"))
+                if isinstance(part, dict) and "functionResponse" in part
+            ],
+            stream=path.endswith(":streamGenerateContent"),
+            max_tokens=as_int(config.get("maxOutputTokens")),
+            temperature=as_float(config.get("temperature")),
+        )
+
+    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+        """A `GenerateContentResponse` as JSON, or as SSE chunks when the request streams.
+
+        With `malformed_tool_json`, the tool calls are replaced by what Gemini answers when the model
+        botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.
+        """
+        index = record.index
+        calls = [] if malformed_tool_json else list(turn.tool_calls)
+        chars = len(turn.text or "") + len(turn.thinking or "")
+        chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        input_tokens, output_tokens = default_usage(turn, chars)
+        usage: dict[str, Any] = {
+            "promptTokenCount": input_tokens,
+            "candidatesTokenCount": output_tokens,
+            "totalTokenCount": input_tokens + output_tokens,
+        }
+        cached = turn.usage.cache_read_input_tokens if turn.usage else None
+        if cached is not None:
+            usage["cachedContentTokenCount"] = cached
+        if malformed_tool_json and turn.tool_calls:
+            finish = "MALFORMED_FUNCTION_CALL"
+        else:
+            stop = canonical_stop(turn)
+            finish = GEMINI_FINISH_REASONS.get(stop, stop)
+        envelope = {
+            "usageMetadata": usage,
+            "modelVersion": record.model or "gemini-wirescript",
+            "responseId": f"resp_{index:04d}",
+        }
+        signature = base64.b64encode(f"sig_{index:04d}".encode()).decode() if turn.thinking is not None else None
+        function_parts = [
+            {"functionCall": {"id": call.id or f"fc_{index:04d}_{k}", "name": call.name, "args": call.input}}
+            for k, call in enumerate(calls)
+        ]
+        if not record.stream:
+            parts: list[dict[str, Any]] = []
+            if turn.thinking is not None:
+                parts.append({"text": turn.thinking, "thought": True})
+            if turn.text is not None:
+                parts.append({"text": turn.text})
+            parts.extend(function_parts)
+            _sign(parts, signature)
+            body = {"candidates": [_candidate(parts, finish)], **envelope}
+            return Rendered(200, dict(_JSON_HEADERS), json_dumps(body).encode())
+        pieces: list[dict[str, Any]] = []
+        if turn.thinking is not None:
+            pieces.extend({"text": piece, "thought": True} for piece in chunks(turn.thinking) or [""])
+        if turn.text is not None:
+            pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
+        pieces.extend(function_parts)
+        _sign(pieces, signature)
+        return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope))
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """`{"error": {"code", "message", "status"}}`, with an `ErrorInfo` detail carrying `spec.code`."""
+        error: dict[str, Any] = {
+            "code": spec.status,
+            "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+            "status": spec.type or _error_status(spec.status),
+        }
+        if spec.code is not None:
+            error["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": spec.code,
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "generativelanguage.googleapis.com"},
+                }
+            ]
+        headers = {**_JSON_HEADERS, **retry_headers(spec)}
+        return Rendered(spec.status, headers, json_dumps({"error": error}).encode())
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """A `data:` chunk holding `{"error": {"code", "message", "status"}}`, which google-genai raises.
+
+        `spec.type` is a Gemini status (`UNAVAILABLE`) or a provider-neutral error type
+        (`overloaded_error` is 503 `UNAVAILABLE`, `rate_limit_error` 429 `RESOURCE_EXHAUSTED`, …).
+        """
+        if spec.type in _STATUS_CODES:
+            code, status = _STATUS_CODES[spec.type], spec.type
+        elif spec.type in _STREAM_ERROR_CODES:
+            code = _STREAM_ERROR_CODES[spec.type]
+            status = _error_status(code)
+        else:
+            code, status = 500, spec.type
+        data = {"error": {"code": code, "message": spec.message, "status": status}}
+        return Frame("error", encode_event(None, json_dumps(data)))
+
+
+def _sign(parts: list[dict[str, Any]], signature: str | None) -> None:
+    """Attach the thought signature where Gemini does: the first function call, else the last part."""
+    if signature is None or not parts:
+        return
+    target = next((p for p in parts if "functionCall" in p), parts[-1])
+    target["thoughtSignature"] = signature
+
+
+def _candidate(parts: list[dict[str, Any]], finish: str | None) -> dict[str, Any]:
+    # An answer with no parts has a content with no `parts` key, as proto3 JSON leaves out empty fields.
+    content: dict[str, Any] = {"parts": parts, "role": "model"} if parts else {"role": "model"}
+    candidate: dict[str, Any] = {"content": content}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    candidate["index"] = 0
+    return candidate
+
+
+def _stream(pieces: list[dict[str, Any]], finish: str, envelope: dict[str, Any]) -> Iterator[Frame]:
+    """One chunk per piece; the last also carries `finishReason` and the full usage.
+
+    Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
+    usage across chunks is caught.
+    """
+    usage = envelope["usageMetadata"]
+    partial = {**envelope, "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]}}
+    partial["usageMetadata"]["totalTokenCount"] = usage["promptTokenCount"]
+    groups = [[piece] for piece in pieces] or [[]]
+    for number, parts in enumerate(groups):
+        last = number == len(groups) - 1
+        candidate = _candidate(parts, finish if last else None)
+        chunk = {"candidates": [candidate], **(envelope if last else partial)}
+        yield Frame("final_chunk" if last else "chunk", encode_event(None, json_dumps(chunk)))
