@@ -1,0 +1,319 @@
+"""The audit: real keys, key reads and unscripted clients, each reported as `file:line: CODE message`.
+
+The sources audited here are strings and temporary files, and every key-shaped value is built at
+run time, so this file itself passes the audit.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wirescript.audit import CODES, Finding, audit_paths, audit_text
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def fake_key(prefix: str, length: int, alphabet: str = ALNUM) -> str:
+    """A key-shaped random string, assembled at run time so no source line holds one."""
+    rng = random.Random(prefix + str(length))
+    return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def lines(text: str, path: str = "t.py") -> list[str]:
+    return [str(f) for f in audit_text(textwrap.dedent(text), path)]
+
+
+# ---------------------------------------------------------------------------------------------- keys
+
+KEYS = [
+    ("sk-ant-api03-", 95, ALNUM + "-_", "an Anthropic API key"),
+    ("sk-ant-admin01-", 95, ALNUM + "-_", "an Anthropic API key"),
+    ("sk-proj-", 120, ALNUM + "-_", "an OpenAI project/service key"),
+    ("sk-svcacct-", 120, ALNUM + "-_", "an OpenAI project/service key"),
+    ("sk-", 48, ALNUM, "an OpenAI-style secret key"),
+    ("sk-or-v1-", 64, "0123456789abcdef", "an OpenRouter key"),
+    ("AIza", 35, ALNUM + "-_", "a Google API key"),
+    ("gsk_", 52, ALNUM, "a Groq key"),
+    ("xai-", 80, ALNUM, "an xAI key"),
+    ("hf_", 34, ALNUM, "a Hugging Face token"),
+    ("pplx-", 48, ALNUM, "a Perplexity key"),
+    ("r8_", 37, ALNUM, "a Replicate token"),
+    ("AKIA", 16, string.ascii_uppercase + string.digits, "an AWS access key id"),
+]
+
+
+@pytest.mark.parametrize(("prefix", "length", "alphabet", "label"), KEYS, ids=[k[0] for k in KEYS])
+def test_a_real_looking_key_is_reported_by_its_prefix_only(prefix: str, length: int, alphabet: str, label: str) -> None:
+    key = fake_key(prefix, length, alphabet)
+    source = f'client = make(api_key="{key}")\n'
+    assert lines(source) == [
+        (
+            f't.py:1: WS101 {label} ({prefix}…): a test never needs a real key; use api_key="test-key" '
+            "and revoke this one if it is real"
+        )
+    ]
+    assert key[len(prefix) :] not in lines(source)[0]  # the secret part never reaches the log
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "test-key",
+        "sk-ant-test",
+        "sk-ant-api03-" + "x" * 95,
+        "sk-ant-api03-your-key-goes-here-" + "0" * 60,
+        "sk-proj-" + "X" * 40,
+        "sk-" + "a" * 48,
+        "sk-" + "0123456789" * 5,
+        "sk-" + "abcdefghijklmnopqrstuvwxyz" * 2,
+        "sk-" + fake_key("", 40)[:20] + "EXAMPLE" + fake_key("", 40)[:20],
+        "sk-" + fake_key("", 20),
+        "AIza" + "Sy" + "A" * 33,
+        "AKIAIOSFODNN7EXAMPLE",
+        "mysk-" + fake_key("", 48),
+        "sk-ant-...",
+    ],
+)
+def test_placeholders_are_not_keys(value: str) -> None:
+    assert lines(f'API_KEY = "{value}"\n') == []
+
+
+def test_keys_are_found_in_any_text_file_and_in_comments() -> None:
+    key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
+    cassette = f"request:\n  headers:\n    x-api-key: {key}\n"
+    assert [f.line for f in audit_text(cassette, "cassettes/run.yaml")] == [3]
+    assert [f.line for f in audit_text(f"# old key: {key}\nx = 1\n", "t.py")] == [1]
+    assert [f.line for f in audit_text(f'{{"key": "{key}"}}', "fixture.json")] == [1]
+
+
+# ---------------------------------------------------------------------------------------- env reads
+
+ENV_SOURCE = """\
+import os
+from os import environ, getenv
+import dotenv
+from dotenv import load_dotenv as load
+
+KEY = os.environ["ANTHROPIC_API_KEY"]
+KEY = os.getenv("OPENAI_API_KEY")
+KEY = os.environ.get("GEMINI_API_KEY", "")
+KEY = environ["AZURE_OPENAI_API_KEY"]
+KEY = getenv("hf_token")
+KEY = os.environ.setdefault("ANTHROPIC_AUTH_TOKEN", "x")
+LIVE = "OPENAI_API_KEY" in os.environ
+dotenv.load_dotenv()
+load()
+
+os.environ["ANTHROPIC_API_KEY"] = "test-key"
+del os.environ["OPENAI_API_KEY"]
+os.environ.pop("OPENAI_API_KEY", None)
+HOME = os.environ["HOME"]
+CI = os.getenv("CI")
+NAME = os.getenv(NAME)
+
+
+def test_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+"""
+
+
+def test_reads_of_key_variables_are_reported_and_writes_are_not() -> None:
+    advice = (
+        'a test that uses a real key can reach the real API; pass api_key="test-key" to a client on a ScriptTransport'
+    )
+    assert lines(ENV_SOURCE) == [
+        f"t.py:6: WS102 reads the key variable ANTHROPIC_API_KEY: {advice}",
+        f"t.py:7: WS102 reads the key variable OPENAI_API_KEY: {advice}",
+        f"t.py:8: WS102 reads the key variable GEMINI_API_KEY: {advice}",
+        f"t.py:9: WS102 reads the key variable AZURE_OPENAI_API_KEY: {advice}",
+        f"t.py:10: WS102 reads the key variable hf_token: {advice}",
+        f"t.py:11: WS102 reads the key variable ANTHROPIC_AUTH_TOKEN: {advice}",
+        f"t.py:12: WS102 checks for the key variable OPENAI_API_KEY: {advice}",
+        "t.py:13: WS102 load_dotenv() loads a .env file, where real keys live; tests need none",
+        "t.py:14: WS102 load_dotenv() loads a .env file, where real keys live; tests need none",
+    ]
+
+
+def test_a_real_looking_key_set_into_the_environment_is_a_key_finding() -> None:
+    key = fake_key("sk-proj-", 120, ALNUM + "-_")
+    found = audit_text(f'def test_x(monkeypatch):\n    monkeypatch.setenv("OPENAI_API_KEY", "{key}")\n', "t.py")
+    assert [(f.line, f.code) for f in found] == [(2, "WS101")]
+
+
+# ------------------------------------------------------------------------------------------ clients
+
+CLIENT_SOURCE = """\
+import anthropic, openai, httpx, httpx2
+from anthropic import AsyncAnthropic
+from openai import AsyncOpenAI as Client
+from google import genai
+from pydantic_ai import Agent
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+
+a = anthropic.Anthropic(api_key="test-key")
+a = AsyncAnthropic()
+a = openai.OpenAI(api_key="test-key", http_client=None)
+a = Client(api_key="test-key")
+a = genai.Client(api_key="test-key")
+a = anthropic.Anthropic(api_key="test-key", base_url="https://api.anthropic.com")
+a = AnthropicProvider(api_key="test-key")
+a = AnthropicModel("claude-x")
+a = Agent("anthropic:claude-x")
+a = httpx.Client()
+a = httpx2.AsyncClient(timeout=3)
+a = anthropic.DefaultHttpxClient()
+a = httpx.Client(transport=httpx.HTTPTransport(retries=2))
+a = httpx.get("https://example.com")
+
+ok = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=stub))
+ok = openai.OpenAI(api_key="test-key", base_url=server.url)
+ok = openai.OpenAI(api_key="test-key", base_url="http://127.0.0.1:8080/v1")
+ok = anthropic.Anthropic(api_key="test-key", base_url="http://localhost:9999")
+ok = anthropic.Anthropic(**kwargs)
+ok = genai.Client(api_key="test-key", http_options=options)
+ok = AnthropicProvider(http_client=client)
+ok = AnthropicModel("claude-x", provider=AnthropicProvider(anthropic_client=client))
+ok = Agent("test")
+ok = Agent(model)
+ok = httpx.AsyncClient(transport=stub)
+ok = httpx.Client(mounts=mounts)
+ok = anthropic.DefaultHttpxClient(transport=stub)
+"""
+
+
+STUB = "<an httpx/httpx2 client with transport=ScriptTransport(...)>"
+REAL_API = "talks to the real API; pass"
+NETWORK = "uses the real network; pass transport=ScriptTransport(...)"
+
+
+def test_clients_without_a_scripted_transport_are_reported() -> None:
+    assert lines(CLIENT_SOURCE) == [
+        f"t.py:9: WS103 anthropic.Anthropic() without http_client= {REAL_API} http_client={STUB}",
+        f"t.py:10: WS103 anthropic.AsyncAnthropic() without http_client= {REAL_API} http_client={STUB}",
+        f"t.py:11: WS103 openai.OpenAI() without http_client= {REAL_API} http_client={STUB}",
+        f"t.py:12: WS103 openai.AsyncOpenAI() without http_client= {REAL_API} http_client={STUB}",
+        (
+            f"t.py:13: WS103 google.genai.Client() without http_options= {REAL_API} "
+            f"http_options=types.HttpOptions(httpx_client={STUB})"
+        ),
+        (
+            "t.py:14: WS103 anthropic.Anthropic(base_url='https://api.anthropic.com') talks to a real host; "
+            f"pass http_client={STUB}"
+        ),
+        f"t.py:15: WS103 AnthropicProvider() without a client {REAL_API} http_client={STUB}",
+        (
+            "t.py:16: WS103 AnthropicModel() without a provider object builds a real client; "
+            "pass provider=<a provider whose client has transport=ScriptTransport(...)>"
+        ),
+        (
+            "t.py:17: WS103 Agent('anthropic:claude-x') builds a real client from a model name; "
+            "pass a model whose provider's client has transport=ScriptTransport(...)"
+        ),
+        f"t.py:18: WS104 httpx.Client() without transport= {NETWORK}",
+        f"t.py:19: WS104 httpx2.AsyncClient() without transport= {NETWORK}",
+        f"t.py:20: WS104 anthropic.DefaultHttpxClient() without transport= {NETWORK}",
+        "t.py:21: WS104 httpx.Client(transport=httpx.HTTPTransport(...)) is the real network; pass a ScriptTransport",
+        (
+            "t.py:22: WS105 httpx.get() always uses the real network; "
+            "send through a client with transport=ScriptTransport(...)"
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "marker",
+    ["import respx", "from pytest_httpx import HTTPXMock", "def test_x(respx_mock): pass", "def t(httpx_mock): pass"],
+)
+def test_httpx_interceptors_silence_httpx_findings_but_not_sdk_clients(marker: str) -> None:
+    source = f"import httpx, openai\n{marker}\nhttpx.Client()\nhttpx.get('https://x.test')\nopenai.OpenAI()\n"
+    assert [f.code for f in audit_text(source, "t.py")] == ["WS103"]
+
+
+def test_an_unrelated_class_of_the_same_name_is_not_a_client() -> None:
+    assert lines("class Anthropic: ...\nclient = Anthropic()\nhttp = Client()\n") == []
+
+
+# ------------------------------------------------------------------------------------------ allowing
+
+
+def test_an_allow_comment_silences_its_line_for_all_or_the_named_codes() -> None:
+    source = textwrap.dedent(
+        """\
+        import os, openai
+        a = os.environ["OPENAI_API_KEY"]  # wirescript: allow
+        b = os.environ["OPENAI_API_KEY"]  # wirescript: allow[WS102]
+        c = os.environ["OPENAI_API_KEY"]  # wirescript: allow[WS101, WS103]
+        d = openai.OpenAI(api_key=os.environ["OPENAI_API_KEY"])  # wirescript: allow[WS103,WS102]
+        e = openai.OpenAI(api_key=os.environ["OPENAI_API_KEY"])  # wirescript: allow[WS102]
+        """
+    )
+    assert [(f.line, f.code) for f in audit_text(source, "t.py")] == [(4, "WS102"), (6, "WS103")]
+
+
+def test_an_allow_comment_works_in_any_file() -> None:
+    key = fake_key("AIza", 35, ALNUM + "-_")
+    assert audit_text(f"key: {key}  # wirescript: allow\n", "c.yaml") == []
+    assert audit_text(f'"{key}" // wirescript: allow[WS101]\n', "c.js") == []
+
+
+# ------------------------------------------------------------------------------------------- files
+
+
+def test_a_python_file_that_does_not_parse_is_a_finding() -> None:
+    assert lines("def broken(:\n    pass\n") == [
+        "t.py:1: WS100 does not parse (invalid syntax), so its code was not audited"
+    ]
+    # Its text is still searched for keys.
+    key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
+    assert [f.code for f in audit_text(f"x = (\n'{key}'\n", "t.py")] == ["WS100", "WS101"]
+
+
+def test_every_code_is_documented() -> None:
+    assert sorted(CODES) == ["WS100", "WS101", "WS102", "WS103", "WS104", "WS105"]
+    import wirescript.audit
+
+    assert all(code in (wirescript.audit.__doc__ or "") for code in CODES)
+
+
+def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_binaries_and_exclusions(tmp_path: Path) -> None:
+    bad = "import httpx\nhttpx.Client()\n"
+    for rel in [
+        "tests/test_a.py",
+        "tests/sub/test_b.py",
+        "tests/.hidden/test_c.py",
+        "tests/__pycache__/test_d.py",
+        "tests/venv/lib/test_e.py",
+        "tests/fixtures/test_f.py",
+        "tests/test_g.py",
+    ]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(bad)
+    (tmp_path / "tests/venv/pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "tests/image.png").write_bytes(b"\x89PNG\0\0" + fake_key("sk-ant-api03-", 95).encode())
+    (tmp_path / "tests/clean.py").write_text("x = 1\n")
+    report = audit_paths([tmp_path / "tests"], exclude=["fixtures", "test_g.py"])
+    root = (tmp_path / "tests").as_posix()
+    assert [(f.path.removeprefix(root), f.line, f.code) for f in report.findings] == [
+        ("/sub/test_b.py", 2, "WS104"),
+        ("/test_a.py", 2, "WS104"),
+    ]
+    assert report.files == 3  # test_a.py, sub/test_b.py, clean.py
+    # A file named directly is audited whatever its place.
+    assert [f.code for f in audit_paths([tmp_path / "tests/.hidden/test_c.py"]).findings] == ["WS104"]
+
+
+def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"^no such file or directory: .*nope$"):
+        audit_paths([tmp_path / "nope"])
+
+
+def test_findings_sort_by_file_then_line() -> None:
+    findings = [Finding("b.py", 1, "WS101", "x"), Finding("a.py", 9, "WS101", "x"), Finding("a.py", 2, "WS102", "x")]
+    assert [str(f) for f in sorted(findings)] == ["a.py:2: WS102 x", "a.py:9: WS101 x", "b.py:1: WS101 x"]
