@@ -1,13 +1,197 @@
-"""The `wirescript` command line."""
+"""The `wirescript` command line (also `python -m wirescript`).
+
+```
+wirescript schema                 print the JSON Schema of script files
+wirescript check FILE...          validate JSON/YAML script files
+wirescript audit PATH...          find real keys, key reads and unscripted clients in a test tree
+wirescript serve FILE             serve a script over loopback HTTP until stopped (prints the base URL)
+```
+
+Exit status: 0 on success, 1 when `check` or `audit` found a problem, 2 for a usage error.
+
+Each command is a function `_<name>(commands)` that adds its subparser and sets `handler` to a
+function `(argparse.Namespace) -> int`; add a command by writing one and listing it in `_COMMANDS`.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import sys
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
-    print("wirescript: no commands yet", file=sys.stderr)
-    return 2
+    """Run the command line with `argv` (default: `sys.argv[1:]`); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version or a usage error: argparse has printed it
+        return exc.code if isinstance(exc.code, int) else 2
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return handler(args)
+    except BrokenPipeError:  # the reader left early (`| head`): silence the flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="wirescript",
+        description="wirescript: a scripted LLM provider on the HTTP wire, for tests that run the real SDK.",
+    )
+    parser.add_argument("--version", action="version", version=f"wirescript {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for add in _COMMANDS:
+        add(commands)
+    return parser
+
+
+# ------------------------------------------------------------------------------------------ schema
+
+
+def _schema(commands: _Commands) -> None:
+    parser = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of script files",
+        description=(
+            "Print the JSON Schema of a wirescript script file (a list of turns, or a mapping of model name to "
+            "turns), for editors to complete and check script files."
+        ),
+    )
+    parser.set_defaults(handler=_run_schema)
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    from .files import script_json_schema
+
+    print(json.dumps(script_json_schema(), indent=2))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- check
+
+
+def _check(commands: _Commands) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="validate JSON/YAML script files",
+        description="Load and validate script files as ScriptTransport would; print one line per file.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="a .json, .yaml or .yml script file")
+    parser.set_defaults(handler=_run_check)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from .errors import ScriptError
+    from .files import load_script
+
+    failed = 0
+    for name in args.files:
+        try:
+            script = load_script(name)
+        except ScriptError as exc:
+            failed += 1
+            print(exc)
+            continue
+        if isinstance(script, dict):
+            turns = sum(len(q) for q in script.values())
+            print(f"{name}: ok, {turns} turn(s) in {len(script)} queue(s)")
+        else:
+            print(f"{name}: ok, {len(script)} turn(s)")
+    return 1 if failed else 0
+
+
+# ------------------------------------------------------------------------------------------- audit
+
+
+def _audit(commands: _Commands) -> None:
+    parser = commands.add_parser(
+        "audit",
+        help="find real keys, key reads and unscripted clients in a test tree",
+        description=(
+            "Scan files and directories for real-looking provider keys (WS101), reads of key environment "
+            "variables (WS102), SDK clients without a scripted HTTP client (WS103), httpx clients without a "
+            "scripted transport (WS104) and httpx request functions (WS105). Silence a deliberate line with "
+            "the comment '# wirescript: allow' or '# wirescript: allow[WS102]'. Exits 1 when anything is found."
+        ),
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a file or a directory (walked recursively)")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files and directories whose name or path matches (repeatable)",
+    )
+    parser.set_defaults(handler=_run_audit)
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    from .audit import audit_paths
+
+    try:
+        report = audit_paths(args.paths, exclude=args.exclude)
+    except FileNotFoundError as exc:
+        print(f"wirescript audit: {exc}", file=sys.stderr)
+        return 2
+    for finding in report.findings:
+        print(finding)
+    files = f"{report.files} file(s) scanned"
+    if report.findings:
+        paths = len({f.path for f in report.findings})
+        print(f"wirescript audit: {len(report.findings)} finding(s) in {paths} file(s); {files}", file=sys.stderr)
+        return 1
+    print(f"wirescript audit: no findings; {files}", file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- serve
+
+
+def _serve(commands: _Commands) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="serve a script over loopback HTTP until stopped",
+        description=(
+            "Serve a JSON/YAML script file on a loopback port, for an app under test in another process. "
+            "Prints the base URL alone on the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it "
+            "plus /v1) and serves until SIGINT or SIGTERM, then exits 0 with a summary on stderr. A control API "
+            "under /_wirescript/ lists the recorded requests (GET requests?wait=N&timeout=S), reports status "
+            "and check, and holds and releases responses (POST hold, POST release). Needs wirescript[server]."
+        ),
+    )
+    parser.add_argument("script", metavar="FILE", help="a .json, .yaml or .yml script file")
+    parser.add_argument("--host", default="127.0.0.1", help="a loopback address (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="the TCP port (default: 0, a free port)")
+    parser.add_argument(
+        "--hold-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a held request waits for release before it is answered with an error (default: 30)",
+    )
+    parser.set_defaults(handler=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .server import serve_command
+
+    return serve_command(args.script, host=args.host, port=args.port, hold_timeout=args.hold_timeout)
+
+
+_COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve)
+"""The commands, in the order `--help` lists them."""
