@@ -11,6 +11,8 @@ from typing import Any
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from _support import STACKS, openai_client
@@ -638,3 +640,36 @@ def test_malformed_tool_json_reaches_the_app_as_unparsable_arguments() -> None:
         assert arguments == '{"city":"Paris", "oops": }'
         with pytest.raises(json.JSONDecodeError):
             json.loads(arguments)
+
+
+# ---------------------------------------------------------------- any request body
+
+VOCABULARY = ["model", "messages", "role", "content", "text", "type", "tools", "function", "name", "stream"]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(VOCABULARY) | st.text(max_size=3), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+ODD_BODIES = st.dictionaries(
+    st.sampled_from([*VOCABULARY, "stream_options", "max_completion_tokens", "max_tokens", "temperature"]),
+    JSON,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=ODD_BODIES)
+def test_any_json_object_is_recorded_and_answered(body: dict[str, Any]) -> None:
+    stub = ScriptTransport(lambda request: TURNS["parallel"])
+    with STACKS[0].Client(transport=stub) as http:
+        response = http.post("https://api.openai.com/v1/chat/completions", json=body)
+        content = response.content
+    assert response.status_code == 200, content
+    record = stub.requests[0]
+    assert record.provider == "openai_chat"
+    assert isinstance(record.messages, list)
+    assert all(isinstance(name, str) for name in record.tool_names)
+    assert record.system is None or isinstance(record.system, str)
+    assert stub.problems == []

@@ -11,6 +11,8 @@ from typing import Any
 import openai
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
 
 from _support import STACKS, openai_client
@@ -670,3 +672,53 @@ def test_malformed_tool_json_breaks_the_arguments_everywhere_alike() -> None:
     assert events[-1]["response"]["output"][0]["arguments"] == args
     response = final_response("create", False, ScriptTransport([turn]))
     assert response.output[0].arguments == args
+
+
+# ---------------------------------------------------------------- any request body
+
+VOCABULARY = ["model", "input", "role", "content", "text", "type", "tools", "name", "call_id", "output", "stream"]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(VOCABULARY) | st.text(max_size=3), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+ODD_BODIES = st.dictionaries(
+    st.sampled_from(
+        [
+            *VOCABULARY,
+            "instructions",
+            "include",
+            "previous_response_id",
+            "store",
+            "max_output_tokens",
+            "temperature",
+            "top_p",
+            "tool_choice",
+            "parallel_tool_calls",
+            "reasoning",
+            "metadata",
+            "truncation",
+        ]
+    ),
+    JSON,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=ODD_BODIES)
+def test_any_json_object_is_recorded_and_answered(body: dict[str, Any]) -> None:
+    stub = ScriptTransport(lambda request: TURNS["parallel"])
+    with STACKS[0].Client(transport=stub) as http:
+        for _ in range(2):  # the second may continue the first (previous_response_id)
+            response = http.post("https://api.openai.com/v1/responses", json=body)
+            content = response.content
+            assert response.status_code == 200, content
+    record = stub.requests[1]
+    assert record.provider == "openai_responses"
+    assert isinstance(record.messages, list)
+    assert all(isinstance(name, str) for name in record.tool_names)
+    assert record.system is None or isinstance(record.system, str)
+    assert stub.problems == []

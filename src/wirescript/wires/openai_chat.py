@@ -43,8 +43,9 @@ FINISH_REASONS = {
 }
 """A turn's stop reason (canonical, Anthropic's vocabulary) as a Chat `finish_reason`; others pass through."""
 
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-_TOOL_RESULT_ROLES = frozenset({"tool", "function"})
+# Tuples, not sets: a request may carry any JSON there, and membership in a tuple never hashes it.
+_SYSTEM_ROLES = ("system", "developer")
+_TOOL_RESULT_ROLES = ("tool", "function")
 
 
 def finish_reason(turn: Turn) -> str:
@@ -148,7 +149,8 @@ class OpenAIChatWire(Wire):
 def _tool_name(tool: Any) -> str | None:
     if not isinstance(tool, dict):
         return None
-    inner = tool.get(tool.get("type", "function"))
+    kind = tool.get("type", "function")
+    inner = tool.get(kind) if isinstance(kind, str) else None
     name = inner.get("name") if isinstance(inner, dict) else None
     return name if isinstance(name, str) else None
 

@@ -47,8 +47,9 @@ INCOMPLETE_REASONS = {
 }
 """Stop reasons (canonical) that make a response `incomplete`, with their `incomplete_details.reason`."""
 
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-_TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# Tuples, not sets: a request may carry any JSON there, and membership in a tuple never hashes it.
+_SYSTEM_ROLES = ("system", "developer")
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 class OpenAIResponsesWire(Wire):
@@ -245,7 +246,7 @@ def _response(
         "text": text if isinstance(text, dict) else {"format": {"type": "text"}},
         "tool_choice": body.get("tool_choice", "auto"),
         "tools": record.tools,
-        "top_p": as_float(body.get("top_p")) or 1.0,
+        "top_p": top_p if (top_p := as_float(body.get("top_p"))) is not None else 1.0,
         "truncation": "auto" if body.get("truncation") == "auto" else "disabled",
         "usage": {
             "input_tokens": counts.input,
