@@ -2,34 +2,90 @@
 
 `ScriptTransport` is an httpx/httpx2 transport. Give it to the provider SDK's HTTP client and
 the SDK, its streaming decoder, its retry loop and the app run for real, against scripted turns.
+
+The public names are imported on first use (PEP 562), so that pytest loading the wirescript
+plugin does not import pydantic and the models: add a new name to both `_EXPORTS` and the
+`TYPE_CHECKING` block.
 """
 
 from __future__ import annotations
 
-from .errors import HoldTimeoutError, ScriptError, StreamValidationError, UsageError, WirescriptError
-from .recorded import RecordedRequest, Secret
-from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
-from .transport import PendingTurn, ScriptTransport
-from .validate import validate_anthropic_stream
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .builder import ScriptBuilder
+    from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
+    from .errors import HoldTimeoutError, ScriptError, StreamValidationError, UsageError, WirescriptError
+    from .pytest_plugin import StubFactory
+    from .recorded import RecordedRequest, Secret
+    from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
+    from .transport import PendingTurn, ScriptTransport
+    from .validate import validate_anthropic_stream
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ErrorCase",
     "ErrorSpec",
     "Fault",
     "HoldTimeoutError",
     "PendingTurn",
     "RecordedRequest",
+    "ScriptBuilder",
     "ScriptError",
     "ScriptTransport",
     "Secret",
     "StreamError",
     "StreamValidationError",
+    "StubFactory",
     "ToolCall",
     "Turn",
     "Usage",
     "UsageError",
     "WirescriptError",
     "__version__",
+    "anthropic_errors",
+    "gemini_errors",
+    "openai_errors",
     "validate_anthropic_stream",
 ]
+
+_EXPORTS = {
+    "ErrorCase": "catalog",
+    "ErrorSpec": "script",
+    "Fault": "script",
+    "HoldTimeoutError": "errors",
+    "PendingTurn": "transport",
+    "RecordedRequest": "recorded",
+    "ScriptBuilder": "builder",
+    "ScriptError": "errors",
+    "ScriptTransport": "transport",
+    "Secret": "recorded",
+    "StreamError": "script",
+    "StreamValidationError": "errors",
+    "StubFactory": "pytest_plugin",
+    "ToolCall": "script",
+    "Turn": "script",
+    "Usage": "script",
+    "UsageError": "errors",
+    "WirescriptError": "errors",
+    "anthropic_errors": "catalog",
+    "gemini_errors": "catalog",
+    "openai_errors": "catalog",
+    "validate_anthropic_stream": "validate",
+}
+"""Where each public name lives; imported when first asked for."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wirescript' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
