@@ -1,1 +1,258 @@
-"""The wirescript pytest plugin (registered through the `pytest11` entry point)."""
+"""The wirescript pytest plugin (registered through the `pytest11` entry point).
+
+It provides the `wirescript` fixture, a factory of stubs that are checked at teardown, and the
+`wirescript` marker that turns those checks off. Loading it imports neither wirescript's models
+nor pydantic: the library is imported when a test first uses the fixture, so pytest starts as
+fast with the plugin installed as without it.
+
+```
+def test_agent(wirescript):
+    stub = wirescript(["Hello!"])        # a ScriptTransport; hand it to the SDK's HTTP client
+    ...
+
+@pytest.mark.wirescript(check_unused=False)   # per test, class or module (closest wins)
+def test_partial_script(wirescript): ...
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .builder import ScriptBuilder
+    from .script import ScriptLike
+    from .server import ScriptServer
+    from .transport import ScriptTransport
+
+__all__ = ["StubFactory", "pytest_configure", "pytest_make_parametrize_id", "wirescript", "wirescript_server"]
+
+MARKER = "wirescript"
+_MARKER_HELP = (
+    "wirescript(*, check_overflow=True, check_unused=True): turn off the wirescript fixture's teardown "
+    "check of requests the script did not answer, or of scripted turns never requested."
+)
+_OPTIONS = ("check_overflow", "check_unused")
+
+
+class StubFactory:
+    """The `wirescript` fixture: makes stubs and checks every one of them when the test ends.
+
+    `wirescript(script, **kwargs)` returns `ScriptTransport(script, **kwargs)`; `script` may also
+    be a `ScriptBuilder`. At teardown the test fails, listing each request the stub could not
+    answer as scripted (past the end of the script, an endpoint no wire knows, ... — even when the
+    app swallowed the API error) and each scripted turn no request consumed.
+    """
+
+    __slots__ = ("_check_overflow", "_check_unused", "_stubs")
+
+    def __init__(self, *, check_overflow: bool = True, check_unused: bool = True) -> None:
+        self._check_overflow = check_overflow
+        self._check_unused = check_unused
+        self._stubs: list[ScriptTransport] = []
+
+    def __call__(self, script: ScriptLike | ScriptBuilder, **kwargs: Any) -> ScriptTransport:
+        """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown."""
+        from .builder import ScriptBuilder
+        from .transport import ScriptTransport
+
+        stub = script.build(**kwargs) if isinstance(script, ScriptBuilder) else ScriptTransport(script, **kwargs)
+        self._stubs.append(stub)
+        return stub
+
+    @property
+    def stubs(self) -> list[ScriptTransport]:
+        """Every stub made so far, in order."""
+        return list(self._stubs)
+
+    def report(self) -> str | None:
+        """The teardown failure message, or None when every stub went as scripted."""
+        blocks = []
+        for number, stub in enumerate(self._stubs, 1):
+            sections = []
+            if self._check_overflow:
+                unanswered = _unanswered(stub)
+                if unanswered:
+                    sections.append(unanswered)
+            if self._check_unused:
+                try:
+                    stub.check(unanswered=False)
+                except AssertionError as exc:
+                    sections.append(
+                        f"{exc}\n(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)"
+                    )
+            if sections:
+                head = [f"wirescript stub {number} of {len(self._stubs)}:"] if len(self._stubs) > 1 else []
+                blocks.append("\n".join([*head, *sections]))
+        return "\n".join(blocks) if blocks else None
+
+
+def _unanswered(stub: ScriptTransport) -> str | None:
+    offending = [record for record in stub.requests if record.problem is not None]
+    if not offending:
+        return None
+    lines = [f"wirescript: {len(offending)} request(s) were not answered as scripted:"]
+    for record in offending:
+        assert record.problem is not None
+        head = f"requests[{record.index}] {record.method} {record.path}"
+        reason = record.problem.removeprefix(head)
+        if record.model is not None:
+            reason = reason.removeprefix(f" (model {record.model!r})")
+        lines.append(f"  - {record.summary()}")
+        lines.append(f"    {reason.removeprefix(':').strip()}")
+    lines.append(
+        "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)"
+    )
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
+    """A factory of scripted LLM providers, each checked at teardown: call it with a script for a stub.
+
+    The test fails at teardown when a request was not answered as scripted or a scripted turn was
+    never requested. `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the
+    test, its class or its module turns either check off.
+    """
+    factory = StubFactory(**_marker_options(request.node))
+    yield factory
+    message = factory.report()
+    if message is not None:
+        pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture
+def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptServer]]:
+    """Serve stubs over loopback HTTP to an app in another process; each server stops when the test ends.
+
+    `wirescript_server(script, **kwargs)` makes a stub with the `wirescript` fixture (so it is checked
+    at teardown, after its server stopped), serves it on `127.0.0.1` and a free port, and returns
+    the running `ScriptServer`: point the app at `server.base_url`, assert on `server.stub`. A
+    `ScriptTransport` may be passed instead of a script (it is checked if the `wirescript` fixture
+    made it). Needs `wirescript[server]`.
+    """
+    from .errors import UsageError
+    from .server import ScriptServer
+    from .transport import ScriptTransport
+
+    servers: list[ScriptServer] = []
+
+    def serve(script: ScriptLike | ScriptBuilder | ScriptTransport, **kwargs: Any) -> ScriptServer:
+        if isinstance(script, ScriptTransport):
+            if kwargs:
+                raise UsageError(
+                    f"wirescript_server: options ({', '.join(kwargs)}) configure a new stub; "
+                    "pass a script with them, or the ScriptTransport alone"
+                )
+            stub = script
+        else:
+            stub = wirescript(script, **kwargs)
+        server = ScriptServer(stub)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield serve
+    for server in servers:
+        server.stop()
+
+
+def _marker_options(node: pytest.Item) -> dict[str, bool]:
+    """The marker options for `node`, the closest marker winning; a bad option fails the test's setup."""
+    __tracebackhide__ = True
+    options: dict[str, Any] = {}
+    for owner, mark in node.iter_markers_with_node(MARKER):
+        where = _location(owner)
+        if mark.args:
+            pytest.fail(
+                f"{where}: @pytest.mark.wirescript takes keyword options only "
+                f"({', '.join(f'{o}=...' for o in _OPTIONS)}), got positional {_args(mark.args)}",
+                pytrace=False,
+            )
+        problem = _check(mark.kwargs)
+        if problem is not None:
+            pytest.fail(f"{where}: @pytest.mark.wirescript({_kwargs(mark.kwargs)}): {problem}", pytrace=False)
+        options = {**mark.kwargs, **options}
+    return options
+
+
+@functools.cache
+def _options_model() -> type[Any]:
+    """The marker's options, a keyword-only pydantic model (built on first use: pydantic loads lazily)."""
+    from pydantic import BaseModel, ConfigDict
+
+    class MarkerOptions(BaseModel):
+        """`@pytest.mark.wirescript(...)` options."""
+
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        check_overflow: bool = True
+        """Fail the test when a request was not answered as scripted (overflow, unknown endpoint, ...)."""
+        check_unused: bool = True
+        """Fail the test when a scripted turn was never requested."""
+
+    return MarkerOptions
+
+
+def _check(kwargs: Mapping[str, Any]) -> str | None:
+    """Validate marker options with the keyword-only model; the problem in words, or None."""
+    import difflib
+
+    from pydantic import ValidationError
+
+    try:
+        _options_model()(**kwargs)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            name = str(error["loc"][0]) if error["loc"] else "?"
+            if error["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(name, _OPTIONS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                problems.append(f"unknown option {name!r}{hint} (options: {', '.join(_OPTIONS)})")
+            else:
+                value = error.get("input")
+                problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+        return "; ".join(problems)
+    return None
+
+
+def _location(node: Any) -> str:
+    """`tests/test_x.py:12` for a test function or class (its first decorator line), the path for a module."""
+    path, line = Path(node.path), None
+    reportinfo = getattr(node, "reportinfo", None)
+    if reportinfo is not None and not isinstance(node, pytest.Module):
+        path_or_str, lineno, _ = reportinfo()
+        path, line = Path(path_or_str), lineno
+    try:
+        shown = str(path.relative_to(node.config.invocation_params.dir))
+    except ValueError:
+        shown = str(path)
+    return f"{shown}:{line + 1}" if line is not None else shown
+
+
+def _args(args: tuple[Any, ...]) -> str:
+    return ", ".join(repr(a) for a in args)
+
+
+def _kwargs(kwargs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the `wirescript` marker."""
+    config.addinivalue_line("markers", _MARKER_HELP)
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """Show an `ErrorCase` of the error catalog by its id in test ids (`[429-rate_limit_error]`)."""
+    catalog = sys.modules.get("wirescript.catalog")
+    if catalog is not None and isinstance(val, catalog.ErrorCase):
+        return str(val.id)
+    return None

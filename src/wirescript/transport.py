@@ -222,13 +222,13 @@ class ScriptTransport(_TransportBase):
                 if index >= self._cursor[queue]
             ]
 
-    def check(self, *, unused_turns: bool = True) -> None:
-        """Raise `AssertionError` listing every problem (and every unconsumed turn, unless disabled).
+    def check(self, *, unanswered: bool = True, unused_turns: bool = True) -> None:
+        """Raise `AssertionError` listing every problem and every unconsumed turn (each unless disabled).
 
         This is what the pytest fixture runs at teardown; call it yourself when not using the plugin.
         """
         lines: list[str] = []
-        problems = self.problems
+        problems = self.problems if unanswered else []
         if problems:
             lines.append(f"wirescript: {len(problems)} request(s) were not answered as scripted:")
             lines.extend(f"  - {p}" for p in problems)

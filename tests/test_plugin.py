@@ -1,0 +1,386 @@
+"""The pytest plugin, run on temporary projects (pytester) with the real anthropic SDK inside them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import anthropic
+import pytest
+
+import wirescript.builder
+import wirescript.catalog
+
+pytest_plugins = ["pytester"]
+
+# pytester restores `sys.modules` after each run: what the temporary tests import is imported
+# here first, so that it stays loaded from one run to the next.
+assert anthropic
+assert wirescript.builder
+assert wirescript.catalog
+
+# Prepended to every temporary test module: a real anthropic client on the HTTP library its major
+# uses (httpx2 for anthropic >= 1, httpx for 0.x), with no retries so each call is one request.
+HEADER = """
+import anthropic
+import pytest
+
+hx = __import__("httpx2" if int(anthropic.__version__.split(".")[0]) >= 1 else "httpx")
+
+
+def ask(stub, text, model="claude-test"):
+    client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
+    message = client.messages.create(model=model, max_tokens=64, messages=[{"role": "user", "content": text}])
+    return message.content[0].text
+"""
+
+
+def make_tests(pytester: pytest.Pytester, body: str) -> None:
+    pytester.makepyfile(test_app=HEADER + textwrap.dedent(body))
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """Run pytest on the temporary project with only the wirescript plugin (the others cost time)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return pytester.runpytest("-p", "wirescript.pytest_plugin", *args)
+
+
+def test_a_scripted_conversation_passes(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        def test_app(wirescript):
+            stub = wirescript(["Hello!", {"text": "Bye."}], hold_timeout=2.0)
+            assert type(stub).__name__ == "ScriptTransport"
+            assert stub.hold_timeout == 2.0
+            assert ask(stub, "Hi") == "Hello!"
+            assert ask(stub, "Bye") == "Bye."
+            assert wirescript.stubs == [stub]
+        """,
+    )
+    result = pytester.runpytest()  # the plugin loads through its entry point
+    result.assert_outcomes(passed=1)
+
+
+def test_an_overflow_the_app_swallowed_fails_the_test(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        def test_app(wirescript):
+            stub = wirescript(["Hello!"])
+            assert ask(stub, "Hi") == "Hello!"
+            try:
+                ask(stub, "And again?")
+            except anthropic.APIError:
+                pass  # the app hides the error
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_app _*",
+            "wirescript: 1 request(s) were not answered as scripted:",
+            "  - requests[1] POST /v1/messages model='claude-test' last=user:'And again?'",
+            (
+                "    is past the end of the script: it has 1 turn(s), all served. The app made a model call the "
+                "script does not expect; add a turn for it or find the extra call."
+            ),
+            "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_an_unknown_endpoint_and_unused_turns_are_both_listed(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        def test_app(wirescript):
+            stub = wirescript({"claude-test": ["Hello!", "Unused"], "*": [{"tool": {"name": "search"}}]})
+            assert ask(stub, "Hi") == "Hello!"
+            client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
+            with pytest.raises(anthropic.NotFoundError):
+                client.models.list()
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_app _*",
+            "wirescript: 1 request(s) were not answered as scripted:",
+            "  - requests[1] GET /v1/models",
+            "    no wire serves this endpoint (known: POST …/v1/messages, *). Nothing was consumed from the script.",
+            "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)",
+            "wirescript: 2 scripted turn(s) were never requested:",
+            "  - script['claude-test'][1]: text 'Unused'",
+            "  - script[0]: tool search",
+            "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_a_failing_test_still_reports_what_the_stub_saw(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        def test_app(wirescript):
+            stub = wirescript([])
+            ask(stub, "Anyone there?")
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_app _*",
+            "wirescript: 1 request(s) were not answered as scripted:",
+            "  - requests[0] POST /v1/messages model='claude-test' last=user:'Anyone there?'",
+            "    is past the end of the script: it has 0 turn(s), all served.*",
+        ],
+        consecutive=True,
+    )
+    result.stdout.fnmatch_lines(["E *anthropic.BadRequestError: Error code: 400 - *is past the end of the script*"])
+
+
+def test_every_stub_of_the_test_is_checked_and_named(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        def test_app(wirescript):
+            first = wirescript(["One"])
+            second = wirescript(["Two", "Three"])
+            assert ask(first, "1") == "One"
+            assert ask(second, "2") == "Two"
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_app _*",
+            "wirescript stub 2 of 2:",
+            "wirescript: 1 scripted turn(s) were never requested:",
+            "  - script[1]: text 'Three'",
+            "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_the_marker_turns_each_check_off_and_the_closest_marker_wins(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        pytestmark = pytest.mark.wirescript(check_unused=False)
+
+
+        def overflow_and_leave_a_turn(wirescript):
+            stub = wirescript(["Hello!", "Unused"])
+            ask(stub, "Hi")
+            stub_2 = wirescript([])
+            with pytest.raises(anthropic.BadRequestError):
+                ask(stub_2, "Too many")
+
+
+        @pytest.mark.wirescript(check_overflow=False)
+        def test_both_off(wirescript):
+            overflow_and_leave_a_turn(wirescript)
+
+
+        def test_module_turns_unused_off(wirescript):
+            overflow_and_leave_a_turn(wirescript)
+
+
+        @pytest.mark.wirescript(check_overflow=False)
+        class TestClass:
+            @pytest.mark.wirescript(check_unused=True)
+            def test_function_turns_unused_back_on(self, wirescript):
+                overflow_and_leave_a_turn(wirescript)
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=3, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_module_turns_unused_off _*",
+            "wirescript stub 2 of 2:",
+            "wirescript: 1 request(s) were not answered as scripted:",
+            "  - requests[0] POST /v1/messages model='claude-test' last=user:'Too many'",
+            "*",
+            "*",
+            "*_ ERROR at teardown of TestClass.test_function_turns_unused_back_on _*",
+            "wirescript stub 1 of 2:",
+            "wirescript: 1 scripted turn(s) were never requested:",
+            "  - script[1]: text 'Unused'",
+            "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        @pytest.mark.wirescript(check_overflwo=False)
+        def test_typo(wirescript):
+            pass
+
+
+        class TestWrongType:
+            pytestmark = pytest.mark.wirescript(check_unused="no")
+
+            def test_app(self, wirescript):
+                pass
+
+
+        @pytest.mark.wirescript(False)
+        def test_positional(wirescript):
+            pass
+
+
+        @pytest.mark.wirescript(check_overflwo=False)
+        def test_no_fixture_no_check():
+            pass
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at setup of test_typo _*",
+            (
+                "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused)"
+            ),
+            "*_ ERROR at setup of TestWrongType.test_app _*",
+            (
+                "test_app.py:17: @pytest.mark.wirescript(check_unused='no'): check_unused must be True or False, "
+                "got str 'no'"
+            ),
+            "*_ ERROR at setup of test_positional _*",
+            (
+                "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
+                "check_unused=...), got positional False"
+            ),
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_a_bad_module_marker_names_the_module(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        pytestmark = pytest.mark.wirescript(check_unused=0)
+
+
+        def test_app(wirescript):
+            pass
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at setup of test_app _*",
+            "test_app.py: @pytest.mark.wirescript(check_unused=0): check_unused must be True or False, got int 0",
+        ],
+        consecutive=True,
+    )
+
+
+def test_the_fixture_takes_a_script_builder(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        from wirescript import ScriptBuilder
+
+
+        def test_app(wirescript):
+            stub = wirescript(ScriptBuilder().says("Hello!").says("Unused").for_model("claude-b").echoes_user())
+            assert ask(stub, "Hi") == "Hello!"
+            assert ask(stub, "Echo this", model="claude-b") == "Echo this"
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["wirescript: 1 scripted turn(s) were never requested:", "  - script[1]: text 'Unused'"], consecutive=True
+    )
+
+
+def test_error_cases_show_by_id_in_test_ids(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        from wirescript import anthropic_errors
+
+
+        @pytest.mark.parametrize("err", anthropic_errors())
+        def test_app(wirescript, err):
+            stub = wirescript([err.turn])
+            client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
+            with pytest.raises(err.exception) as info:
+                if err.in_stream:
+                    for _ in client.messages.create(
+                        model="m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}], stream=True
+                    ):
+                        pass
+                else:
+                    client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "Hi"}])
+            assert type(info.value) is err.exception
+        """,
+    )
+    result = run(pytester, "-v")
+    result.assert_outcomes(passed=11)
+    result.stdout.fnmatch_lines(
+        [
+            "test_app.py::test_app[[]400-invalid_request_error] PASSED*",
+            "test_app.py::test_app[[]401-authentication_error] PASSED*",
+            "test_app.py::test_app[[]402-billing_error] PASSED*",
+            "test_app.py::test_app[[]403-permission_error] PASSED*",
+            "test_app.py::test_app[[]404-not_found_error] PASSED*",
+            "test_app.py::test_app[[]413-request_too_large] PASSED*",
+            "test_app.py::test_app[[]429-rate_limit_error] PASSED*",
+            "test_app.py::test_app[[]500-api_error] PASSED*",
+            "test_app.py::test_app[[]504-timeout_error] PASSED*",
+            "test_app.py::test_app[[]529-overloaded_error] PASSED*",
+            "test_app.py::test_app[[]stream-overloaded_error] PASSED*",
+        ],
+        consecutive=True,
+    )
+
+
+def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--markers")
+    result.stdout.fnmatch_lines(
+        [
+            (
+                "@pytest.mark.wirescript(*, check_overflow=True, check_unused=True): turn off the wirescript "
+                "fixture's teardown check of requests the script did not answer, or of scripted turns never requested."
+            )
+        ]
+    )
+    make_tests(pytester, "@pytest.mark.wirescript(check_unused=False)\ndef test_app():\n    pass\n")
+    run(pytester, "--strict-markers").assert_outcomes(passed=1)
+
+
+def test_loading_the_plugin_imports_neither_pydantic_nor_the_library() -> None:
+    code = (
+        "import sys, wirescript.pytest_plugin\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('pydantic', 'wirescript.', 'anthropic')))\n"
+        "print(loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "['wirescript.pytest_plugin']\n"
