@@ -679,3 +679,40 @@ def model_text(contents: list[dict[str, Any]]) -> str:
 def test_an_unknown_fault_event_name_is_refused_at_construction() -> None:
     with pytest.raises(ScriptError, match=r"did you mean 'final_chunk'\?$"):
         ScriptTransport([{"text": "x", "fault": {"drop": ["final_chunks"]}}])
+
+
+def test_vertex_ai_express_mode_is_served_by_the_same_wire() -> None:
+    stub = ScriptTransport(["From Vertex.", "Streamed from Vertex."])
+    http_options = types.HttpOptions(
+        httpx_client=HX.Client(transport=stub),
+        httpx_async_client=HX.AsyncClient(transport=stub),
+        async_client_args={"ssl": _TLS},
+    )
+    client = genai.Client(vertexai=True, api_key="test-key", http_options=http_options)
+    assert client.models.generate_content(model=MODEL, contents="Hi").text == "From Vertex."
+    assert "".join(c.text for c in client.models.generate_content_stream(model=MODEL, contents="Hi")) == (
+        "Streamed from Vertex."
+    )
+    assert [(r.path, r.model, r.stream) for r in stub.requests] == [
+        (f"/v1beta1/publishers/google/models/{MODEL}:generateContent", MODEL, False),
+        (f"/v1beta1/publishers/google/models/{MODEL}:streamGenerateContent", MODEL, True),
+    ]
+    assert stub.requests[0].api_key == "test-key"
+
+
+def test_the_one_line_summary_names_each_parts_kind() -> None:
+    stub = ScriptTransport(["ok"])
+    contents = [
+        types.Content(
+            role="user",
+            parts=[
+                types.Part(function_response=types.FunctionResponse(name="weather", response={"t": 21})),
+                types.Part(text="And tomorrow?"),
+            ],
+        )
+    ]
+    generate(stub, stream=False, is_async=False, contents=contents)
+    assert stub.requests[0].summary() == (
+        f"requests[0] POST /v1/models/{MODEL}:generateContent model='{MODEL}' "
+        "last=user[functionResponse,text] 'And tomorrow?'"
+    )

@@ -143,7 +143,8 @@ def _describe_message(message: Any) -> str:
     if isinstance(content, str):
         return f"{role}:{_clip(repr(content))}"
     if isinstance(content, list):
-        kinds = [b.get("type", "?") if isinstance(b, dict) else type(b).__name__ for b in content]
+        # A Gemini part has no `type`: its kind is its first key (`text`, `functionCall`, …).
+        kinds = [(b.get("type") or next(iter(b), "?")) if isinstance(b, dict) else type(b).__name__ for b in content]
         texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
         extra = f" {_clip(repr(texts[0]))}" if texts else ""
         return f"{role}[{','.join(str(k) for k in kinds)}]{extra}"
