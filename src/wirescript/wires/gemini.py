@@ -92,6 +92,12 @@ class GeminiWire(Wire):
     is rendered as thought parts (`thought: true`), tool calls as `functionCall` parts, several in
     one turn; a turn's stop reason is translated to Gemini's `finishReason` (`end_turn` and
     `tool_use` are `STOP`, `max_tokens` is `MAX_TOKENS`, `refusal` is `SAFETY`).
+
+    A stream sends one chunk per text piece (cut mid-word) and per function call; only the last
+    chunk (`final_chunk`, the others are `chunk`) has the `finishReason` and the output token
+    count. Ids are deterministic per stub: `fc_0003_1` is the second function call of
+    `requests[3]`, `resp_0003` its `responseId`, and a thinking turn's `thoughtSignature` (on the
+    first function call, else on the last part) is `sig_0003` base64-encoded.
     """
 
     name = "gemini"
