@@ -1,0 +1,788 @@
+"""The loopback HTTP server: a script served to apps in other processes, over a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import pytest
+
+from _support import ANTHROPIC_HX as hx
+from wirescript import ScriptTransport, UsageError
+from wirescript.cli import main
+from wirescript.server import ScriptServer, serve_command
+
+pytest.importorskip("uvicorn")
+
+pytest_plugins = ["pytester"]
+
+APPS = pathlib.Path(__file__).parent / "apps"
+PYTHON = sys.executable
+USER = [{"role": "user", "content": "Hi"}]
+PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": USER}
+WEATHER_TOOL = {"tool": {"name": "get_weather", "input": {"city": "Paris"}}}
+WEATHER_RESULT = '{"city": "Paris", "sky": "sunny", "celsius": 21}'
+
+
+@pytest.fixture(autouse=True)
+def _server_logs_nothing(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Scripted disconnects, stalls and stops are deliberate: uvicorn must not log them as errors."""
+    yield
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("uvicorn")] == []
+
+
+def app_env(**variables: str) -> dict[str, str]:
+    """The test process's environment (provider variables already cleared) plus `variables`."""
+    return {**os.environ, **variables}
+
+
+def run_app(name: str, question: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, str(APPS / name), question], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+_CLIENTS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Close the test's clients: a pooled socket left to the garbage collector warns in a later test."""
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
+def client(base_url: str, **kwargs: Any) -> Any:
+    """A real anthropic client that reaches the server over the network stack, no transport of ours."""
+    kwargs.setdefault("max_retries", 0)
+    sdk = anthropic.Anthropic(api_key="test-key", base_url=base_url, **kwargs)
+    _CLIENTS.append(sdk)
+    return sdk
+
+
+def refused(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+# ---------------------------------------------------------------------- apps in other processes
+
+
+def test_anthropic_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
+    stub = ScriptTransport([WEATHER_TOOL, "Sunny, 21 °C in Paris."])
+    with stub.serve() as base_url:
+        done = run_app(
+            "anthropic_agent.py",
+            "Weather in Paris?",
+            app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy-key"),
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Sunny, 21 °C in Paris.\n", "")
+    first, second = stub.requests
+    assert (first.provider, first.path, first.model, first.system) == (
+        "anthropic",
+        "/v1/messages",
+        "claude-test",
+        "Be brief.",
+    )
+    assert (first.stream, first.tool_names, first.last_user_text) == (True, ["get_weather"], "Weather in Paris?")
+    assert first.api_key == "dummy-key"
+    assert "dummy-key" not in repr(first.headers)
+    # the app ran the tool and sent its result back: the loop really closed over the wire
+    assert second.tool_results == [{"type": "tool_result", "tool_use_id": "toolu_0000_0", "content": WEATHER_RESULT}]
+    stub.check()
+
+
+def test_openai_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
+    stub = ScriptTransport([WEATHER_TOOL, "Sunny in Paris."])
+    with stub.serve() as base_url:
+        done = run_app(
+            "openai_agent.py",
+            "Weather in Paris?",
+            app_env(OPENAI_BASE_URL=f"{base_url}/v1", OPENAI_API_KEY="dummy-key"),
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Sunny in Paris.\n", "")
+    first, second = stub.requests
+    assert (first.provider, first.path, first.model, first.system) == (
+        "openai_chat",
+        "/v1/chat/completions",
+        "gpt-test",
+        "Be brief.",
+    )
+    assert (first.tool_names, first.api_key) == (["get_weather"], "dummy-key")
+    assert second.tool_results == [{"role": "tool", "tool_call_id": "call_0000_0", "content": WEATHER_RESULT}]
+    stub.check()
+
+
+def test_hold_records_two_concurrent_requests_from_two_processes_before_answering_either() -> None:
+    stub = ScriptTransport(lambda request: f"Answer to {request.last_user_text}.")
+    stub.hold()
+    with stub.serve() as base_url:
+        env = app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy-key")
+        apps = [
+            subprocess.Popen(
+                [PYTHON, str(APPS / "anthropic_agent.py"), question], env=env, stdout=subprocess.PIPE, text=True
+            )
+            for question in ("one", "two")
+        ]
+        try:
+            held = stub.wait_for_requests(2, timeout=30)
+            # both asked, neither answered: both processes are still waiting on their response
+            assert sorted(r.last_user_text or "" for r in held) == ["one", "two"]
+            assert [app.poll() for app in apps] == [None, None]
+            stub.release()
+            outputs = [app.communicate(timeout=30)[0] for app in apps]
+        finally:
+            for app in apps:
+                app.kill()
+                app.wait()
+    assert outputs == ["Answer to one.\n", "Answer to two.\n"]
+    assert [app.returncode for app in apps] == [0, 0]
+    assert len(stub.requests) == 2
+    stub.check()
+
+
+# ---------------------------------------------------------------------- the stub's semantics over HTTP
+
+
+def test_overflow_over_http_is_a_loud_non_retried_error_counted_on_the_stub() -> None:
+    stub = ScriptTransport(["Only turn."])
+    with stub.serve() as base_url:
+        sdk = client(base_url, max_retries=2)
+        assert sdk.messages.create(**PARAMS).content[0].text == "Only turn."
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            sdk.messages.create(**PARAMS)
+        status = hx.get(f"{base_url}/_wirescript/status").json()
+    problem = (
+        "requests[1] POST /v1/messages (model 'claude-test') is past the end of the script: it has 1 turn(s), "
+        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call."
+    )
+    assert caught.value.status_code == 400
+    assert f"wirescript: {problem}" in str(caught.value)
+    assert (stub.overflow, stub.problems, len(stub.requests)) == (1, [problem], 2)  # not retried
+    assert status == {"requests": 2, "overflow": 1, "problems": [problem], "pending": [], "held": False}
+
+
+def test_streamed_events_are_flushed_one_by_one_and_a_scripted_read_timeout_stalls() -> None:
+    # `timeout_after: 1`: one event goes out, then nothing. Reading that first event proves it was
+    # flushed on its own; the client's own read timeout then fires, as on a network.
+    stub = ScriptTransport([{"text": "Never finished.", "fault": {"timeout_after": 1}}])
+    with stub.serve() as base_url, hx.Client(timeout=hx.Timeout(5.0, read=0.5)) as http:
+        body = {**PARAMS, "stream": True}
+        headers = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+        with http.stream("POST", f"{base_url}/v1/messages", json=body, headers=headers) as response:
+            lines = response.iter_lines()
+            first = [next(lines), next(lines), next(lines)]
+            with pytest.raises(hx.ReadTimeout):
+                next(lines)
+    assert response.status_code == 200
+    assert first[0] == "event: message_start"
+    assert json.loads(first[1].removeprefix("data: "))["type"] == "message_start"
+    assert first[2] == ""
+
+
+def test_a_scripted_disconnect_closes_the_connection_mid_stream_as_in_process() -> None:
+    turn = {"text": "Hello there, friend.", "fault": {"disconnect_after": 4}}
+    stub = ScriptTransport([turn, turn])
+    in_process = anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub), max_retries=0)
+    received: list[list[str]] = [[], []]
+    with pytest.raises(hx.RemoteProtocolError) as local:  # noqa: SIM117
+        with in_process.messages.stream(**PARAMS) as stream:
+            received[0].extend(stream.text_stream)
+    with stub.serve() as base_url, pytest.raises(hx.RemoteProtocolError) as remote:  # noqa: SIM117
+        with client(base_url).messages.stream(**PARAMS) as stream:
+            received[1].extend(stream.text_stream)
+    # message_start, ping, content_block_start and one text delta arrived, then the connection dropped
+    assert received == [["Hello th"], ["Hello th"]]
+    assert str(local.value) == "wirescript: scripted disconnect after 4 events"
+    assert str(remote.value) == "peer closed connection without sending complete message body (incomplete chunked read)"
+    assert len(stub.requests) == 2
+
+
+def test_a_disconnect_before_the_response_drops_the_connection_without_answering() -> None:
+    stub = ScriptTransport([{"text": "Lost.", "fault": {"disconnect_after": 0}}, "Next."])
+    with stub.serve() as base_url:
+        sdk = client(base_url)
+        with pytest.raises(anthropic.APIConnectionError) as caught:
+            sdk.messages.create(**PARAMS)
+        assert sdk.messages.create(**PARAMS).content[0].text == "Next."  # the server is still serving
+    assert isinstance(caught.value.__cause__, hx.RemoteProtocolError)
+    assert str(caught.value.__cause__) == "Server disconnected without sending a response."
+    assert [r.turn_index for r in stub.requests] == [0, 1]
+
+
+def test_latency_beyond_the_client_timeout_is_a_real_client_timeout() -> None:
+    stub = ScriptTransport([{"text": "Too late.", "fault": {"first_byte_delay": 30}}])
+    with stub.serve() as base_url, pytest.raises(anthropic.APITimeoutError):
+        client(base_url, timeout=0.3).messages.create(**PARAMS)
+    # the server stopped at once although the stub was still sleeping on the request
+    assert len(stub.requests) == 1
+
+
+def test_cors_preflight_is_answered_without_a_turn_and_responses_carry_cors_headers() -> None:
+    stub = ScriptTransport(["Hi from the browser."])
+    with stub.serve() as base_url:
+        preflight = hx.request(
+            "OPTIONS",
+            f"{base_url}/v1/messages",
+            headers={
+                "origin": "http://127.0.0.1:1",
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "x-api-key,anthropic-version,content-type",
+                "access-control-request-private-network": "true",
+            },
+        )
+        assert (stub.requests, len(stub.pending)) == ([], 1)
+        answer = client(base_url).messages.with_raw_response.create(**PARAMS)
+    assert preflight.status_code == 204
+    assert preflight.content == b""
+    assert {k: v for k, v in preflight.headers.items() if k.startswith("access-control-")} == {
+        "access-control-allow-origin": "*",
+        "access-control-expose-headers": "*",
+        "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
+        "access-control-allow-headers": "x-api-key,anthropic-version,content-type",
+        "access-control-max-age": "600",
+        "access-control-allow-private-network": "true",
+    }
+    assert answer.headers["access-control-allow-origin"] == "*"
+    assert answer.parse().content[0].text == "Hi from the browser."
+    assert len(stub.requests) == 1
+
+
+def test_the_same_stub_serves_in_process_and_over_http_with_one_record() -> None:
+    stub = ScriptTransport(["In process.", "Over HTTP."])
+    in_process = anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub))
+    with stub.serve() as base_url:
+        assert in_process.messages.create(**PARAMS).content[0].text == "In process."
+        assert client(base_url).messages.create(**PARAMS).content[0].text == "Over HTTP."
+    assert [r.turn_index for r in stub.requests] == [0, 1]
+    assert stub.requests[1].headers["host"] == base_url.removeprefix("http://")
+
+
+def test_an_async_client_streams_over_http_while_the_stub_holds_and_releases() -> None:
+    stub = ScriptTransport(lambda request: f"Streamed to {request.last_user_text}.")
+
+    async def main(base_url: str) -> list[str]:
+        async with anthropic.AsyncAnthropic(api_key="test-key", base_url=base_url, max_retries=0) as sdk:
+
+            async def ask(who: str) -> str:
+                params = {**PARAMS, "messages": [{"role": "user", "content": who}]}
+                async with sdk.messages.stream(**params) as stream:
+                    return "".join([text async for text in stream.text_stream])
+
+            stub.hold()
+            tasks = [asyncio.create_task(ask(who)) for who in ("a", "b", "c")]
+            await stub.wait_for_requests_async(3, timeout=10)
+            assert not any(task.done() for task in tasks)
+            stub.release()
+            return list(await asyncio.gather(*tasks))
+
+    with stub.serve() as base_url:
+        answers = asyncio.run(main(base_url))
+    assert answers == ["Streamed to a.", "Streamed to b.", "Streamed to c."]
+    assert sorted(r.last_user_text or "" for r in stub.requests) == ["a", "b", "c"]
+
+
+# ---------------------------------------------------------------------- control API
+
+
+def test_control_api_reports_holds_and_releases_without_being_recorded() -> None:
+    stub = ScriptTransport(["First.", "Second."])
+    with stub.serve() as base_url, hx.Client(base_url=f"{base_url}/_wirescript") as control:
+        assert control.post("/hold").json() == {"held": True}
+        assert stub.held
+        answers: list[str] = []
+        worker = threading.Thread(
+            target=lambda: answers.append(client(base_url).messages.create(**PARAMS).content[0].text)
+        )
+        worker.start()
+        waited = control.get("/requests", params={"wait": 1, "timeout": 10})
+        assert [r["index"] for r in waited.json()] == [0]
+        assert answers == []  # recorded, still held
+        assert control.get("/status").json() == {
+            "requests": 1,
+            "overflow": 0,
+            "problems": [],
+            "pending": [{"queue": "*", "position": 1, "turn": "text 'Second.'"}],
+            "held": True,
+        }
+        assert control.post("/release").json() == {"held": False}
+        worker.join(10)
+        assert answers == ["First."]
+        check = control.get("/check")
+        assert (check.status_code, check.json()) == (
+            409,
+            {
+                "ok": False,
+                "message": "wirescript: 1 scripted turn(s) were never requested:\n  - script[1]: text 'Second.'",
+            },
+        )
+        listed = control.get("/requests")
+    [record] = listed.json()
+    assert (record["path"], record["model"], record["messages"], record["api_key"]) == (
+        "/v1/messages",
+        "claude-test",
+        USER,
+        "<redacted>",
+    )
+    assert record["headers"]["authorization" if "authorization" in record["headers"] else "x-api-key"] == ("<redacted>")
+    assert "test-key" not in listed.text
+    assert "content" not in record
+    assert len(stub.requests) == 1  # no control call was recorded
+
+
+def test_control_api_check_passes_when_the_script_was_used_up() -> None:
+    stub = ScriptTransport(["Only."])
+    with stub.serve() as base_url:
+        client(base_url).messages.create(**PARAMS)
+        check = hx.get(f"{base_url}/_wirescript/check")
+    assert (check.status_code, check.json()) == (200, {"ok": True})
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "error"),
+    [
+        (
+            "GET",
+            "/_wirescript/nope",
+            404,
+            (
+                "wirescript: no control endpoint /_wirescript/nope; known: GET /_wirescript/requests, "
+                "GET /_wirescript/status, GET /_wirescript/check, POST /_wirescript/hold, POST /_wirescript/release"
+            ),
+        ),
+        ("GET", "/_wirescript/hold", 405, "wirescript: GET /_wirescript/hold is not allowed; use POST"),
+        ("POST", "/_wirescript/status", 405, "wirescript: POST /_wirescript/status is not allowed; use GET"),
+        (
+            "GET",
+            "/_wirescript/requests?wait=two",
+            400,
+            "wirescript: wait: expected a non-negative integer, got 'two'",
+        ),
+        (
+            "GET",
+            "/_wirescript/requests?wait=1&timeout=0",
+            400,
+            "wirescript: timeout: expected a positive number of seconds, got '0'",
+        ),
+        (
+            "GET",
+            "/_wirescript/requests?since=3",
+            400,
+            "wirescript: unknown query parameter(s) since; known: wait, timeout",
+        ),
+        (
+            "GET",
+            "/_wirescript/requests?wait=1&timeout=0.05",
+            504,
+            (
+                "wirescript: waited 0.05 s for 1 request(s), 0 arrived. Is the app still running, or did it send "
+                "fewer requests than the test expects?"
+            ),
+        ),
+    ],
+)
+def test_control_api_errors_name_what_was_expected(method: str, path: str, status: int, error: str) -> None:
+    stub = ScriptTransport(["Unused."])
+    with stub.serve() as base_url:
+        response = hx.request(method, f"{base_url}{path}")
+    assert (response.status_code, response.json()) == (status, {"error": error})
+    if status == 405:
+        assert response.headers["allow"] == ("POST" if "hold" in path else "GET")
+    assert stub.requests == []
+
+
+# ---------------------------------------------------------------------- lifecycle
+
+
+def test_stop_leaves_no_thread_and_no_listening_port_behind() -> None:
+    before = set(threading.enumerate())
+    stub = ScriptTransport(["One."])
+    server = ScriptServer(stub)
+    base_url = server.start()
+    port = server.port
+    assert base_url == f"http://127.0.0.1:{port}"
+    assert server.running
+    assert client(base_url).messages.create(**PARAMS).content[0].text == "One."
+    server.stop()
+    assert not server.running
+    assert set(threading.enumerate()) == before
+    assert refused(port)
+    server.stop()  # idempotent
+    assert len(stub.requests) == 1  # the stub keeps its records
+
+
+def test_stop_answers_a_request_still_held_with_an_error_that_says_so() -> None:
+    before = set(threading.enumerate())
+    stub = ScriptTransport(["Never sent."])
+    stub.hold()
+    errors: list[BaseException] = []
+
+    def ask(base_url: str) -> None:
+        try:
+            client(base_url).messages.create(**PARAMS)
+        except anthropic.APIError as exc:
+            errors.append(exc)
+
+    with stub.serve() as base_url:
+        worker = threading.Thread(target=ask, args=(base_url,))
+        worker.start()
+        stub.wait_for_requests(1)
+    worker.join(10)
+    [error] = errors
+    assert isinstance(error, anthropic.APIStatusError)
+    assert error.status_code == 503
+    assert error.body == {
+        "type": "error",
+        "error": {
+            "type": "api_error",
+            "message": "wirescript: the server stopped before answering POST /v1/messages",
+        },
+    }
+    assert len(stub.requests) == 1  # the SDK did not retry: x-should-retry is false
+    assert set(threading.enumerate()) == before
+
+
+def test_a_server_can_start_again_after_stopping() -> None:
+    stub = ScriptTransport(["One.", "Two."])
+    server = ScriptServer(stub)
+    for expected in ("One.", "Two."):
+        with server:
+            assert client(server.base_url).messages.create(**PARAMS).content[0].text == expected
+
+
+def test_an_explicit_port_and_the_ipv6_loopback_are_served() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    stub = ScriptTransport(["v4.", "v6."])
+    with stub.serve(port=free) as base_url:
+        assert base_url == f"http://127.0.0.1:{free}"
+        assert client(base_url).messages.create(**PARAMS).content[0].text == "v4."
+    if not socket.has_ipv6:  # pragma: no cover
+        return
+    try:
+        with stub.serve(host="::1") as base_url:
+            assert base_url.startswith("http://[::1]:")
+            assert client(base_url).messages.create(**PARAMS).content[0].text == "v6."
+    except UsageError as exc:  # pragma: no cover - a host without IPv6 loopback
+        pytest.skip(str(exc))
+
+
+def test_localhost_binds_the_ipv4_loopback() -> None:
+    server = ScriptServer(ScriptTransport([]), host="localhost")
+    with server:
+        assert server.base_url == f"http://127.0.0.1:{server.port}"
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com", ""])
+def test_only_loopback_addresses_are_served(host: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        ScriptServer(ScriptTransport([]), host=host)
+    assert str(caught.value) == (
+        f"host: wirescript serves on a loopback address only (127.0.0.1, ::1 or localhost), got {host!r}"
+    )
+
+
+@pytest.mark.parametrize("port", [-1, 65536, "8080", True, 1.5])
+def test_the_port_must_be_an_integer_in_range(port: Any) -> None:
+    with pytest.raises(UsageError) as caught:
+        ScriptServer(ScriptTransport([]), port=port)
+    assert str(caught.value) == f"port: expected an integer from 0 (a free port) to 65535, got {port!r}"
+
+
+def test_a_port_in_use_is_refused_clearly() -> None:
+    with ScriptServer(ScriptTransport([])) as first:
+        port = first.port
+        second = ScriptServer(ScriptTransport([]), port=port)
+        with pytest.raises(UsageError) as caught:
+            second.start()
+    assert str(caught.value) == (
+        f"port: cannot listen on 127.0.0.1:{port}: [Errno {98 if sys.platform == 'linux' else 48}] "
+        "Address already in use"
+    )
+    assert not second.running
+
+
+def test_a_server_that_fails_to_start_says_why_and_frees_the_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    async def broken(self: Any, sockets: Any = None) -> None:
+        raise OSError("no event loop for you")
+
+    monkeypatch.setattr(uvicorn.Server, "startup", broken)
+    before = set(threading.enumerate())
+    server = ScriptServer(ScriptTransport([]))
+    with pytest.raises(RuntimeError) as caught:
+        server.start()
+    assert str(caught.value) == "wirescript: the server did not start: OSError('no event loop for you')"
+    assert not server.running
+    assert set(threading.enumerate()) == before
+
+
+def test_misuse_of_the_lifecycle_says_what_to_do() -> None:
+    server = ScriptServer(ScriptTransport([]))
+    with pytest.raises(UsageError) as caught:
+        server.base_url  # noqa: B018
+    assert str(caught.value) == "the server is not running: call start() or use it as a context manager"
+    with server:
+        with pytest.raises(UsageError) as caught:
+            server.start()
+        assert str(caught.value) == "the server is already running; stop() it first"
+        assert repr(server) == f"<ScriptServer {server.base_url} <ScriptTransport requests=0 pending=0 overflow=0>>"
+    assert repr(server) == "<ScriptServer stopped <ScriptTransport requests=0 pending=0 overflow=0>>"
+
+
+def test_without_uvicorn_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    with pytest.raises(UsageError) as caught:
+        ScriptServer(ScriptTransport([]))
+    assert str(caught.value) == "serving a script over HTTP needs uvicorn: pip install 'wirescript[server]'"
+
+
+def test_without_an_http_library_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx2", None)
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(UsageError) as caught:
+        ScriptServer(ScriptTransport([]))
+    assert str(caught.value) == (
+        "wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'"
+    )
+
+
+# ---------------------------------------------------------------------- the `wirescript serve` command
+
+
+@pytest.fixture
+def script_file(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([WEATHER_TOOL, "Sunny, 21 °C in Paris.", "Unused turn."]))
+    return path
+
+
+@pytest.fixture
+def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`python -m wirescript serve SCRIPT` running, with the base URL it printed."""
+    process = subprocess.Popen(
+        [PYTHON, "-m", "wirescript", "serve", str(script_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        yield process, base_url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
+    served: tuple[subprocess.Popen[str], str], script_file: pathlib.Path
+) -> None:
+    process, base_url = served
+    assert base_url.startswith("http://127.0.0.1:")
+    port = int(base_url.rpartition(":")[2])
+    done = run_app(
+        "anthropic_agent.py", "Weather in Paris?", app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy")
+    )
+    assert (done.returncode, done.stdout) == (0, "Sunny, 21 °C in Paris.\n")
+    with hx.Client(base_url=f"{base_url}/_wirescript") as control:
+        records = control.get("/requests").json()
+        status = control.get("/status").json()
+        check = control.get("/check").json()
+    assert [(r["index"], r["turn_index"], r["tool_names"]) for r in records] == [
+        (0, 0, ["get_weather"]),
+        (1, 1, ["get_weather"]),
+    ]
+    assert records[1]["tool_results"][0]["content"] == WEATHER_RESULT
+    assert "dummy" not in json.dumps(records)
+    assert status == {
+        "requests": 2,
+        "overflow": 0,
+        "problems": [],
+        "pending": [{"queue": "*", "position": 2, "turn": "text 'Unused turn.'"}],
+        "held": False,
+    }
+    assert check["ok"] is False
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=15)
+    assert (process.returncode, out) == (0, "")
+    assert err.splitlines() == [
+        (
+            f"wirescript serve: {script_file} (3 turn(s)) at {base_url}; control API at {base_url}/_wirescript/ "
+            "(requests, status, check, hold, release); stop with Ctrl-C"
+        ),
+        "wirescript serve: stopped after 2 request(s), overflow 0",
+        "wirescript: 1 scripted turn(s) were never requested:",
+        "  - script[2]: text 'Unused turn.'",
+    ]
+    assert refused(port)
+
+
+def test_cli_serve_stops_cleanly_on_sigterm(served: tuple[subprocess.Popen[str], str]) -> None:
+    process, base_url = served
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=15)
+    assert (process.returncode, out) == (0, "")
+    assert err.splitlines()[1:3] == [
+        "wirescript serve: stopped after 0 request(s), overflow 0",
+        "wirescript: 3 scripted turn(s) were never requested:",
+    ]
+    assert refused(int(base_url.rpartition(":")[2]))
+
+
+def test_cli_serve_holds_releases_and_reports_overflow_for_a_runner_in_another_language(
+    served: tuple[subprocess.Popen[str], str],
+) -> None:
+    process, base_url = served
+    answers: list[str] = []
+    with hx.Client(base_url=f"{base_url}/_wirescript", timeout=30) as control:
+        assert control.post("/hold").json() == {"held": True}
+        asking = threading.Thread(target=lambda: answers.append(client(base_url).messages.create(**PARAMS).stop_reason))
+        asking.start()
+        assert len(control.get("/requests", params={"wait": 1, "timeout": 30}).json()) == 1
+        assert (answers, control.get("/status").json()["held"]) == ([], True)
+        assert control.post("/release").json() == {"held": False}
+        asking.join(30)
+        assert answers == ["tool_use"]
+        sdk = client(base_url)
+        sdk.messages.create(**PARAMS)
+        sdk.messages.create(**PARAMS)
+        with pytest.raises(anthropic.BadRequestError):
+            sdk.messages.create(**PARAMS)
+        status = control.get("/status").json()
+        check = control.get("/check")
+    assert (status["requests"], status["overflow"], status["pending"]) == (4, 1, [])
+    assert status["problems"] == [
+        (
+            "requests[3] POST /v1/messages (model 'claude-test') is past the end of the script: it has 3 "
+            "turn(s), all served. The app made a model call the script does not expect; add a turn for it or "
+            "find the extra call."
+        )
+    ]
+    assert check.status_code == 409
+    assert check.json()["message"].startswith("wirescript: 1 request(s) were not answered as scripted:")
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=15) == 0
+
+
+def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"txt": "Hi"}]')
+    assert main(["serve", str(bad)]) == 2
+    assert capsys.readouterr() == (
+        "",
+        (
+            f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, tool, tools, "
+            "thinking, usage, stop_reason, error, fault); did you mean 'text'?\n"
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (
+            ["--host", "0.0.0.0"],
+            "host: wirescript serves on a loopback address only (127.0.0.1, ::1 or localhost), got '0.0.0.0'",
+        ),
+        (["--port", "70000"], "port: expected an integer from 0 (a free port) to 65535, got 70000"),
+        (["--hold-timeout", "0"], "hold_timeout: expected a positive number of seconds, got 0.0"),
+    ],
+)
+def test_cli_serve_refuses_bad_options_before_printing_any_url(
+    script_file: pathlib.Path, capsys: pytest.CaptureFixture[str], options: list[str], error: str
+) -> None:
+    assert main(["serve", str(script_file), *options]) == 2
+    assert capsys.readouterr() == ("", f"wirescript serve: {error}\n")
+
+
+def test_serve_command_writes_to_the_streams_it_is_given(tmp_path: pathlib.Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert serve_command(tmp_path / "missing.json", out=out, err=err) == 2
+    assert out.getvalue() == ""
+    assert err.getvalue() == f"wirescript serve: {tmp_path / 'missing.json'}: no such script file\n"
+
+
+# ---------------------------------------------------------------------- the `wirescript_server` fixture
+
+
+def test_the_fixture_serves_a_script_made_by_the_wirescript_fixture(wirescript: Any, wirescript_server: Any) -> None:
+    server = wirescript_server(["Served over HTTP."], hold_timeout=5.0)
+    assert server.running
+    assert wirescript.stubs == [server.stub]  # checked at teardown, after the server stopped
+    assert server.stub.hold_timeout == 5.0
+    assert client(server.base_url).messages.create(**PARAMS).content[0].text == "Served over HTTP."
+    assert [r.turn_index for r in server.stub.requests] == [0]
+
+
+def test_the_fixture_serves_an_existing_stub_but_refuses_options_for_it(
+    wirescript: Any, wirescript_server: Any
+) -> None:
+    stub = wirescript(["Served."])
+    server = wirescript_server(stub)
+    assert server.stub is stub
+    assert client(server.base_url).messages.create(**PARAMS).content[0].text == "Served."
+    with pytest.raises(UsageError) as caught:
+        wirescript_server(stub, hold_timeout=1.0)
+    assert str(caught.value) == (
+        "wirescript_server: options (hold_timeout) configure a new stub; pass a script with them, "
+        "or the ScriptTransport alone"
+    )
+
+
+def test_the_fixture_fails_the_test_when_the_app_swallowed_an_overflow(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_app="""
+        import anthropic
+
+        def test_app(wirescript_server):
+            server = wirescript_server(["Only turn."])
+            with anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0) as sdk:
+                for question in ("first", "second"):
+                    try:
+                        sdk.messages.create(
+                            model="claude-test", max_tokens=64, messages=[{"role": "user", "content": question}]
+                        )
+                    except anthropic.BadRequestError:
+                        pass  # the app swallows the error: only the fixture can notice
+            assert server.running
+
+        def test_stopped(wirescript_server):
+            server = wirescript_server([])
+            pytest_server.append(server)
+
+        pytest_server = []
+
+        def test_after():
+            assert not pytest_server[0].running
+        """
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        result = pytester.runpytest("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "wirescript: 1 request(s) were not answered as scripted:",
+            "  - requests[1] POST /v1/messages model='claude-test' last=user:'second'",
+            "    is past the end of the script: it has 1 turn(s), all served.*",
+        ],
+        consecutive=True,
+    )
