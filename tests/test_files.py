@@ -208,6 +208,7 @@ ERRORS: list[tuple[str, str | bytes, str]] = [
             "'tag:yaml.org,2002:python/object:os.system'"
         ),
     ),
+    ("turns.yaml", "- !!int\n", "turns.yaml: invalid YAML: IndexError: string index out of range"),
     ("turns.yaml", "1: [Hi]\n", "turns.yaml: script: queue keys are model names (strings), got int 1"),
     (
         "turns.yaml",

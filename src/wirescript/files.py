@@ -173,6 +173,8 @@ def _parse_yaml(text: str, name: str) -> Any:
         raise ScriptError(f"{name}: invalid YAML: {exc}") from None
     except RecursionError:
         raise ScriptError(f"{name}: invalid YAML: nested too deeply") from None
+    except Exception as exc:  # PyYAML's constructors fail on some odd input (`!!int` alone: IndexError)
+        raise ScriptError(f"{name}: invalid YAML: {type(exc).__name__}: {exc}") from None
     if data is None:  # an empty file, only comments, or an explicit null
         raise ScriptError(
             f"{name}: the file holds no script; expected a list of turns or a mapping of model name to turns"
