@@ -7,6 +7,7 @@ run time, so this file itself passes the audit.
 from __future__ import annotations
 
 import random
+import re
 import string
 import textwrap
 from pathlib import Path
@@ -273,6 +274,14 @@ def test_a_python_file_that_does_not_parse_is_a_finding() -> None:
     # Its text is still searched for keys.
     key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
     assert [f.code for f in audit_text(f"x = (\n'{key}'\n", "t.py")] == ["WS100", "WS101"]
+
+
+@pytest.mark.parametrize("source", ["x = " + "-" * 100_000 + "1\n", "x = 1\0\n", "x = a" + ".b" * 50_000 + "\n"])
+def test_python_the_parser_refuses_is_a_finding_not_a_crash(source: str) -> None:
+    # The parser's reason depends on the Python version (MemoryError, RecursionError, null bytes).
+    [finding] = audit_text(source, "t.py")
+    assert (finding.line, finding.code) == (1, "WS100")
+    assert re.fullmatch(r"does not parse \(.+\), so its code was not audited", finding.message)
 
 
 def test_every_code_is_documented() -> None:

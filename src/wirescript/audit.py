@@ -437,8 +437,9 @@ def audit_text(text: str, path: str = "<text>", *, python: bool | None = None) -
             findings.append(
                 Finding(path, exc.lineno or 1, "WS100", f"does not parse ({exc.msg}), so its code was not audited")
             )
-        except (ValueError, RecursionError, MemoryError) as exc:
-            findings.append(Finding(path, 1, "WS100", f"does not parse ({exc}), so its code was not audited"))
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, nesting the parser refuses
+            reason = str(exc) or type(exc).__name__
+            findings.append(Finding(path, 1, "WS100", f"does not parse ({reason}), so its code was not audited"))
         else:
             findings.extend(_CodeAudit(path, tree).run())
     kept = {f for f in findings if not (0 < f.line <= len(lines) and _allowed(lines[f.line - 1], f.code))}
