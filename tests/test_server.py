@@ -417,7 +417,7 @@ def test_stop_leaves_no_thread_and_no_listening_port_behind() -> None:
     assert client(base_url).messages.create(**PARAMS).content[0].text == "One."
     server.stop()
     assert not server.running
-    assert set(threading.enumerate()) == before
+    assert set(threading.enumerate()) <= before  # no thread left behind
     assert refused(port)
     server.stop()  # idempotent
     assert len(stub.requests) == 1  # the stub keeps its records
@@ -451,7 +451,7 @@ def test_stop_answers_a_request_still_held_with_an_error_that_says_so() -> None:
         },
     }
     assert len(stub.requests) == 1  # the SDK did not retry: x-should-retry is false
-    assert set(threading.enumerate()) == before
+    assert set(threading.enumerate()) <= before  # no thread left behind
 
 
 def test_a_server_can_start_again_after_stopping() -> None:
@@ -528,7 +528,7 @@ def test_a_server_that_fails_to_start_says_why_and_frees_the_port(monkeypatch: p
         server.start()
     assert str(caught.value) == "wirescript: the server did not start: OSError('no event loop for you')"
     assert not server.running
-    assert set(threading.enumerate()) == before
+    assert set(threading.enumerate()) <= before  # no thread left behind
 
 
 def test_misuse_of_the_lifecycle_says_what_to_do() -> None:
