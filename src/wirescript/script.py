@@ -194,6 +194,13 @@ class Turn(_Model):
                 )
         if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
             raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
+        bad = _unencodable(self.model_dump(exclude_defaults=True), "")
+        if bad is not None:
+            where, char = bad
+            raise ValueError(
+                f"field {where!r} holds the lone surrogate {char!r}, which UTF-8 cannot encode, so no "
+                "provider could send it"
+            )
         return self
 
     @property
@@ -216,6 +223,28 @@ class Turn(_Model):
         if self.fault is not None:
             parts.append("fault")
         return ", ".join(parts) or "empty"
+
+
+def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
+    """The first string (or dict key) in `value` that UTF-8 cannot encode: (its field path, the character)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, value[exc.start]
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found = _unencodable(key, path) or _unencodable(item, path)
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _unencodable(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -243,7 +272,7 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
     if isinstance(value, Turn):
         return value
     if isinstance(value, str):
-        return Turn(text=value)
+        value = {"text": value}
     if not isinstance(value, Mapping):
         raise ScriptError(
             f"{where}: expected a turn (a dict such as {{'text': 'Hi'}}, a Turn, or a string), "
@@ -270,9 +299,7 @@ def _explain(exc: ValidationError, where: str) -> str:
             lines.append(f"unknown field {loc!r}{_suggest(err['loc'])}")
             continue
         got = err.get("input")
-        got_text = (
-            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {_clip(repr(got))}"
-        )
+        got_text = "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {_clip(repr(got))}"
         msg = err["msg"].removeprefix("Value error, ")
         lines.append(f"field {loc!r}: {msg}{got_text}" if loc else f"{msg}")
     if len(lines) == 1:

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["SSEEvent", "encode_event", "json_dumps", "parse_sse"]
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def json_dumps(value: Any) -> str:
-    """Compact, key-order-preserving JSON, as the providers send it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact, key-order-preserving JSON, as the providers send it.
+
+    Text is sent as UTF-8, except when it holds a lone surrogate (which UTF-8 cannot carry, and which
+    a request may send as a JSON escape that the answer echoes): then the whole document is escaped
+    to ASCII, which decodes to the same value.
+    """
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if _SURROGATE.search(text) is not None:
+        return json.dumps(value, separators=(",", ":"))
+    return text
 
 
 def encode_event(event: str | None, data: str) -> bytes:
