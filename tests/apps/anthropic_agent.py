@@ -27,7 +27,9 @@ def get_weather(city: str) -> str:
 
 
 def main() -> int:
-    client = anthropic.Anthropic(max_retries=0)
+    # Configured by the environment only, like a deployed app: the test points the base-URL variable at
+    # wirescript's loopback server.
+    client = anthropic.Anthropic(max_retries=0)  # wirescript: allow[WS103]
     messages: list[dict[str, object]] = [{"role": "user", "content": sys.argv[1]}]
     try:
         for _ in range(5):

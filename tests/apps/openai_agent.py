@@ -28,7 +28,9 @@ def get_weather(city: str) -> str:
 
 
 def main() -> int:
-    client = openai.OpenAI(max_retries=0)
+    # Configured by the environment only, like a deployed app: the test points the base-URL variable at
+    # wirescript's loopback server.
+    client = openai.OpenAI(max_retries=0)  # wirescript: allow[WS103]
     messages: list[dict[str, object]] = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": sys.argv[1]},
