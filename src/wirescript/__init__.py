@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import HoldTimeoutError, ScriptError, StreamValidationError, UsageError, WirescriptError
+    from .files import load_script, script_json_schema
     from .pytest_plugin import StubFactory
     from .recorded import RecordedRequest, Secret
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
+    from .server import ScriptServer
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
 
@@ -34,6 +36,7 @@ __all__ = [
     "RecordedRequest",
     "ScriptBuilder",
     "ScriptError",
+    "ScriptServer",
     "ScriptTransport",
     "Secret",
     "StreamError",
@@ -47,7 +50,9 @@ __all__ = [
     "__version__",
     "anthropic_errors",
     "gemini_errors",
+    "load_script",
     "openai_errors",
+    "script_json_schema",
     "validate_anthropic_stream",
 ]
 
@@ -60,6 +65,7 @@ _EXPORTS = {
     "RecordedRequest": "recorded",
     "ScriptBuilder": "builder",
     "ScriptError": "errors",
+    "ScriptServer": "server",
     "ScriptTransport": "transport",
     "Secret": "recorded",
     "StreamError": "script",
@@ -72,7 +78,9 @@ _EXPORTS = {
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
     "gemini_errors": "catalog",
+    "load_script": "files",
     "openai_errors": "catalog",
+    "script_json_schema": "files",
     "validate_anthropic_stream": "validate",
 }
 """Where each public name lives; imported when first asked for."""

@@ -296,6 +296,21 @@ class ScriptTransport(_TransportBase):
             "Is the app still running, or did it send fewer requests than the test expects?"
         )
 
+    # ------------------------------------------------------------------ another process
+
+    @contextlib.contextmanager
+    def serve(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+        """Serve this stub over real HTTP on a loopback port while the block runs; yield the base URL.
+
+        For an app under test in another process: point its SDK at the URL (`ANTHROPIC_BASE_URL`,
+        `OPENAI_BASE_URL` + `/v1`). Recording, overflow, hold and faults are the same as in-process.
+        Needs the `wirescript[server]` extra (uvicorn); see `wirescript.server.ScriptServer`.
+        """
+        from .server import ScriptServer
+
+        with ScriptServer(self, host=host, port=port) as server:
+            yield server.base_url
+
     # ------------------------------------------------------------------ transport protocol
 
     def handle_request(self, request: Any) -> Any:
@@ -352,8 +367,11 @@ class ScriptTransport(_TransportBase):
         url = request.url
         path = url.path
         content = request.content
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        query = dict(parse_qsl(url.query.decode() if isinstance(url.query, bytes) else str(url.query)))
+        headers = dict(request.headers.items())  # httpx and httpx2 give the names lower-cased
+        raw_query = url.query
+        query = {}
+        if raw_query:
+            query = dict(parse_qsl(raw_query.decode() if isinstance(raw_query, bytes) else str(raw_query)))
         api_key = _api_key(headers, query)
         body, body_error = _parse_body(content)
         wire = next((w for w in self._wires if w.matches(method, path)), None)
@@ -363,8 +381,8 @@ class ScriptTransport(_TransportBase):
             provider=wire.name if wire is not None else None,
             method=method,
             path=path,
-            query={k: (REDACTED if k in _SECRET_QUERY else v) for k, v in query.items()},
-            headers={k: (REDACTED if k in SENSITIVE_HEADERS else v) for k, v in headers.items()},
+            query=_redacted(query, _SECRET_QUERY),
+            headers=_redacted(headers, SENSITIVE_HEADERS),
             content=content,
             body=body,
             body_error=body_error,
@@ -585,6 +603,14 @@ def _parsed_fields(parsed: Any) -> dict[str, Any]:
         "max_tokens": parsed.max_tokens,
         "temperature": parsed.temperature,
     }
+
+
+def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
+    """A copy of `values` with the value of every name in `secret` redacted, in the same order."""
+    copy = dict(values)
+    for name in secret.intersection(copy):
+        copy[name] = REDACTED
+    return copy
 
 
 def _parse_body(content: bytes) -> tuple[Any, str | None]:
