@@ -439,3 +439,21 @@ def test_repr_summarises_the_stub() -> None:
     stub.hold()
     assert repr(stub) == "<ScriptTransport requests=1 pending=1 overflow=0 held>"
     assert stub.requests[0].summary() == "requests[0] POST /v1/messages model='claude-test' last=user:'Hi'"
+
+
+def test_a_wire_that_fails_to_parse_is_loud_not_a_retried_connection_error() -> None:
+    stub = ScriptTransport(["kept"])
+
+    def broken(body: Any, path: str) -> Any:
+        raise KeyError("role")
+
+    stub._wires[0].parse = broken  # type: ignore[method-assign]
+    with pytest.raises(anthropic.BadRequestError):
+        anthropic_client(stub).messages.create(**PARAMS)
+    assert stub.problems == [
+        (
+            "requests[0] POST /v1/messages: the anthropic wire could not parse the body (KeyError: 'role'); "
+            "nothing was consumed from the script."
+        )
+    ]
+    assert len(stub.requests) == 1

@@ -375,7 +375,13 @@ class ScriptTransport(_TransportBase):
         api_key = _api_key(headers, query)
         body, body_error = _parse_body(content)
         wire = next((w for w in self._wires if w.matches(method, path)), None)
-        parsed = wire.parse(body, path) if wire is not None and isinstance(body, dict) else None
+        parsed = None
+        wire_failure: str | None = None
+        if wire is not None and isinstance(body, dict):
+            try:
+                parsed = wire.parse(body, path)
+            except Exception as exc:  # a wire's bug must be loud, not a retried "Connection error."
+                wire_failure = f"the {wire.name} wire could not parse the body ({type(exc).__name__}: {exc})"
         record = RecordedRequest.model_construct(
             index=0,
             provider=wire.name if wire is not None else None,
@@ -406,10 +412,8 @@ class ScriptTransport(_TransportBase):
                     f"(known: {', '.join(w.endpoint for w in self._wires)}). Nothing was consumed from the script."
                 )
             elif parsed is None:
-                unscripted = (
-                    f"requests[{index}] {method} {path}: the body is not a JSON object "
-                    f"({body_error or 'not an object'}); nothing was consumed from the script."
-                )
+                reason = wire_failure or f"the body is not a JSON object ({body_error or 'not an object'})"
+                unscripted = f"requests[{index}] {method} {path}: {reason}; nothing was consumed from the script."
             elif self._function is None:
                 turn, unscripted = self._next_turn(record)
             if unscripted is not None and self._fallback is not None and wire is not None and parsed is not None:
