@@ -190,10 +190,7 @@ def test_the_check_names_the_model_queue() -> None:
         ),
         (
             {"stream_error": {}},
-            (
-                "fault.stream_error needs a streamed answer, but an 'error' turn answers with one JSON body; "
-                "script an 'error' turn for an HTTP error instead"
-            ),
+            ("fault.stream_error needs a streamed answer, but an 'error' turn answers with one JSON body"),
         ),
         (
             {"cut_after": 1},

@@ -161,10 +161,8 @@ def _json_problem(fault: Fault, why_json: str, wire: Wire | None) -> str | None:
             "fault.drop needs a streamed answer"
         )
     if fault.stream_error is not None:
-        return (
-            f"fault.stream_error needs a streamed answer, but {why_json}; "
-            "script an 'error' turn for an HTTP error instead"
-        )
+        hint = "" if wire is None else "; script an 'error' turn for an HTTP error instead"
+        return f"fault.stream_error needs a streamed answer, but {why_json}{hint}"
     for name in ("cut_after", "disconnect_after", "timeout_after"):
         count = getattr(fault, name)
         if count is not None and count > 0:
