@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import wirescript
+from wirescript import script_json_schema
 from wirescript.cli import main
-from wirescript.files import script_json_schema
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _support import anthropic_client
-from wirescript import ScriptError, ScriptTransport, ToolCall, Turn
-from wirescript.files import MAX_DEPTH, load_script, script_json_schema
+from wirescript import ScriptError, ScriptTransport, ToolCall, Turn, load_script, script_json_schema
+from wirescript.files import MAX_DEPTH
 
 LIST_JSON = """[
   {"text": "Looking it up."},
