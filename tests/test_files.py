@@ -295,7 +295,10 @@ def test_yaml_without_pyyaml_names_the_extra(tmp_path: Path, monkeypatch: pytest
 def test_the_transport_takes_the_loaded_script_not_a_path(tmp_path: Path) -> None:
     path = write(tmp_path, "t.yaml", LIST_YAML)
     assert [p.turn for p in ScriptTransport(load_script(path)).pending] == EXPECTED
-    with pytest.raises(ScriptError, match=r"^script: expected a list of turns, got \w*Path$"):
+    with pytest.raises(
+        ScriptError,
+        match=r"^script: expected a list of turns, got \w*Path \(for a script file, pass load_script\(path\)\)$",
+    ):
         ScriptTransport(path)  # type: ignore[arg-type]
 
 

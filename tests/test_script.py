@@ -104,6 +104,18 @@ def test_several_errors_in_one_turn_are_all_listed() -> None:
     )
 
 
+def test_a_path_gets_a_hint_to_load_it() -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport("turns.yaml")  # type: ignore[arg-type]
+    assert str(info.value) == "script: expected a list of turns, got str (for a script file, pass load_script(path))"
+
+
+def test_non_finite_numbers_are_refused_so_a_delay_cannot_hang_a_test() -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport([{"text": "x", "fault": {"delay": float("inf")}}])
+    assert str(info.value) == "invalid script[0]: field 'fault.delay': Input should be a finite number, got float inf"
+
+
 def test_transport_options_are_validated() -> None:
     with pytest.raises(ScriptError, match=r"^hold_timeout: expected a positive number of seconds, got 0$"):
         ScriptTransport([], hold_timeout=0)

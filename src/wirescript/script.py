@@ -8,6 +8,7 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -38,7 +39,9 @@ DEFAULT_QUEUE = "*"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=False, use_attribute_docstrings=True, allow_inf_nan=False
+    )
 
 
 class ToolCall(_Model):
@@ -287,7 +290,10 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
 def parse_turns(values: object, where: str = "script") -> list[Turn]:
     """Validate a list of turns; each error names `where[index]` and the field."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
-        raise ScriptError(f"{where}: expected a list of turns, got {type(values).__name__}")
+        hint = ""
+        if isinstance(values, os.PathLike) or (isinstance(values, str) and values.endswith((".json", ".yaml", ".yml"))):
+            hint = " (for a script file, pass load_script(path))"
+        raise ScriptError(f"{where}: expected a list of turns, got {type(values).__name__}{hint}")
     return [parse_turn(v, f"{where}[{i}]") for i, v in enumerate(values)]
 
 
