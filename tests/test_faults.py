@@ -453,6 +453,16 @@ def test_a_disconnect_before_the_response_is_retried_with_the_next_turn(wire: st
     assert [r.turn_index for r in stub.requests] == [0, 1]
 
 
+@pytest.mark.skipif("gemini" not in DRIVERS, reason="google-genai is not installed")
+@pytest.mark.parametrize("fault", [{"disconnect_after": 0}, {"timeout_after": 0}], ids=["disconnect", "timeout"])
+def test_google_genai_does_not_retry_a_failure_before_the_response_by_default(fault: dict[str, Any]) -> None:
+    driver = DRIVERS["gemini"]
+    stub = faulted(fault, "never served")
+    with pytest.raises((driver.hx.RemoteProtocolError, driver.hx.ReadTimeout)):
+        run(driver, "json", stub)  # the client's default retry options
+    assert len(stub.requests) == 1
+
+
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("surface", STREAMED)
 @SYNC_ASYNC
