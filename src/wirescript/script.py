@@ -65,7 +65,7 @@ class Usage(_Model):
     cache_read_input_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens read from the cache (Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`)."""
     cache_creation_input_tokens: int | None = Field(default=None, ge=0)
-    """Prompt tokens written to the cache (Anthropic only)."""
+    """Prompt tokens written to the cache (Anthropic `cache_creation_input_tokens`, OpenAI `cache_write_tokens`)."""
 
 
 class ErrorSpec(_Model):
