@@ -4,7 +4,7 @@ import anthropic
 import httpx
 import httpx2
 
-from wirescript import RecordedRequest, ScriptTransport, Turn
+from wirescript import RecordedRequest, ScriptBuilder, ScriptTransport, StubFactory, Turn, load_script
 
 
 def pick(request: RecordedRequest) -> Turn | None:
@@ -21,3 +21,11 @@ by_function = ScriptTransport(pick)
 by_model = ScriptTransport({"claude-a": ["a"], "*": [{"text": "rest"}]})
 count: int = stub.overflow
 requests: list[RecordedRequest] = stub.requests
+
+builder_stub: ScriptTransport = ScriptBuilder().says("Hi").calls("f", {"x": 1}).fails(429).build()
+loaded = ScriptTransport(load_script("turns.json"))
+
+
+def test_with_the_fixture(wirescript: StubFactory) -> None:
+    made: ScriptTransport = wirescript(["Hello"])
+    assert made.overflow == 0
