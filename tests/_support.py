@@ -25,6 +25,34 @@ ANTHROPIC_HX: ModuleType = httpx2 if ANTHROPIC_MAJOR >= 1 else httpx  # type: ig
 STACKS: list[ModuleType] = [m for m in (httpx2, httpx) if m is not None]
 
 
+SAMPLE_TURNS: dict[str, dict[str, Any]] = {
+    "text": {"text": "The quick brown fox jumps over the lazy dog."},
+    "empty": {},
+    "empty-text": {"text": ""},
+    "tool": {"text": "Filing a card.", "tool": {"name": "create_card", "input": {"title": "x", "tags": ["a", "b"]}}},
+    "tool-only": {"tool": {"name": "lookup", "input": {}, "id": "call_fixed"}},
+    "thinking": {"thinking": "Let me think about this carefully.", "text": "Answer."},
+    "parallel": {
+        "thinking": "Two lookups.",
+        "text": "Looking both up.",
+        "tools": [
+            {"name": "weather", "input": {"city": "Paris", "nested": {"deep": [1, 2.5, None, True]}}},
+            {"name": "weather", "input": {"city": "Zürich ☃"}},
+        ],
+    },
+    "usage": {
+        "text": "Counted.",
+        "usage": {
+            "input_tokens": 123,
+            "output_tokens": 45,
+            "cache_read_input_tokens": 6,
+            "cache_creation_input_tokens": 7,
+        },
+    },
+}
+"""One turn of every shape, shared by the per-wire exactness tests."""
+
+
 def anthropic_client(stub: Any, *, is_async: bool = False, **kwargs: Any) -> Any:
     """A real anthropic client whose HTTP client carries `stub`."""
     kwargs.setdefault("api_key", "test-key")

@@ -9,38 +9,13 @@ from typing import Any
 
 import pytest
 
-from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, anthropic_client
+from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, SAMPLE_TURNS, anthropic_client
 from wirescript import ScriptTransport, StreamValidationError, validate_anthropic_stream
 
 USER = [{"role": "user", "content": "Hi"}]
 PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 256, "messages": USER}
 
-TURNS: dict[str, dict[str, Any]] = {
-    "text": {"text": "The quick brown fox jumps over the lazy dog."},
-    "empty": {},
-    "empty-text": {"text": ""},
-    "tool": {"text": "Filing a card.", "tool": {"name": "create_card", "input": {"title": "x", "tags": ["a", "b"]}}},
-    "tool-only": {"tool": {"name": "lookup", "input": {}, "id": "toolu_fixed"}},
-    "thinking": {"thinking": "Let me think about this carefully.", "text": "Answer."},
-    "parallel": {
-        "thinking": "Two lookups.",
-        "text": "Looking both up.",
-        "tools": [
-            {"name": "weather", "input": {"city": "Paris", "nested": {"deep": [1, 2.5, None, True]}}},
-            {"name": "weather", "input": {"city": "Zürich ☃"}},
-        ],
-    },
-    "usage": {
-        "text": "Counted.",
-        "usage": {
-            "input_tokens": 123,
-            "output_tokens": 45,
-            "cache_read_input_tokens": 6,
-            "cache_creation_input_tokens": 7,
-        },
-    },
-    "stop": {"text": "Cut off", "stop_reason": "max_tokens"},
-}
+TURNS = SAMPLE_TURNS
 
 
 def expected_content(turn: dict[str, Any], index: int = 0) -> list[dict[str, Any]]:

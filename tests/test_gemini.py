@@ -14,7 +14,7 @@ genai = pytest.importorskip("google.genai")
 
 from google.genai import errors, types  # noqa: E402
 
-from _support import STACKS  # noqa: E402
+from _support import SAMPLE_TURNS, STACKS  # noqa: E402
 from wirescript import ScriptTransport  # noqa: E402
 from wirescript.errors import ScriptError  # noqa: E402
 from wirescript.sse import parse_sse  # noqa: E402
@@ -26,25 +26,10 @@ HX: ModuleType = STACKS[0]
 # `async_client_args` carries one; sharing one keeps this suite fast. No connection is ever made.
 _TLS = ssl.create_default_context()
 
-TURNS: dict[str, dict[str, Any]] = {
-    "text": {"text": "The quick brown fox jumps over the lazy dog."},
-    "empty": {},
-    "empty-text": {"text": ""},
-    "tool": {"text": "Filing a card.", "tool": {"name": "create_card", "input": {"title": "x", "tags": ["a", "b"]}}},
-    "tool-only": {"tool": {"name": "lookup", "input": {}, "id": "call_fixed"}},
-    "thinking": {"thinking": "Let me think about this carefully.", "text": "Answer."},
-    "parallel": {
-        "thinking": "Two lookups.",
-        "text": "Looking both up.",
-        "tools": [
-            {"name": "weather", "input": {"city": "Paris", "nested": {"deep": [1, 2.5, None, True]}}},
-            {"name": "weather", "input": {"city": "Zürich ☃"}},
-        ],
-    },
-    "usage": {
-        "text": "Counted.",
-        "usage": {"input_tokens": 123, "output_tokens": 45, "cache_read_input_tokens": 6},
-    },
+# Gemini reports no cache writes.
+TURNS = {
+    **SAMPLE_TURNS,
+    "usage": {"text": "Counted.", "usage": {"input_tokens": 123, "output_tokens": 45, "cache_read_input_tokens": 6}},
 }
 
 

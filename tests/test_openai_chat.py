@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from _support import STACKS, openai_client
+from _support import SAMPLE_TURNS, STACKS, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
@@ -31,31 +31,7 @@ WEATHER_TOOL = {
     },
 }
 
-TURNS: dict[str, dict[str, Any]] = {
-    "text": {"text": "The quick brown fox jumps over the lazy dog."},
-    "empty": {},
-    "empty-text": {"text": ""},
-    "tool": {"text": "Filing a card.", "tool": {"name": "create_card", "input": {"title": "x", "tags": ["a", "b"]}}},
-    "tool-only": {"tool": {"name": "lookup", "input": {}, "id": "call_fixed"}},
-    "thinking": {"thinking": "Let me think about this carefully.", "text": "Answer."},
-    "parallel": {
-        "thinking": "Two lookups.",
-        "text": "Looking both up.",
-        "tools": [
-            {"name": "weather", "input": {"city": "Paris", "nested": {"deep": [1, 2.5, None, True]}}},
-            {"name": "weather", "input": {"city": "Zürich ☃"}},
-        ],
-    },
-    "usage": {
-        "text": "Counted.",
-        "usage": {
-            "input_tokens": 123,
-            "output_tokens": 45,
-            "cache_read_input_tokens": 6,
-            "cache_creation_input_tokens": 7,
-        },
-    },
-}
+TURNS = SAMPLE_TURNS
 
 
 def calls_of(turn: dict[str, Any]) -> list[dict[str, Any]]:
