@@ -1,0 +1,127 @@
+"""Formatting: the terminal report and the README's markdown table (ratios only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .timing import Stats
+
+FLOOR = "floor"
+WIRESCRIPT = "wirescript"
+PEER = "httpx2-pytest"
+
+
+def duration(seconds: float) -> str:
+    """A short human duration: 812 ns, 3.4 µs, 1.25 ms, 2.1 s."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            value = seconds / scale
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{seconds / 1e-9:.0f} ns"
+
+
+def size(nbytes: float) -> str:
+    """A short human size: 812 B, 3.4 KB."""
+    return f"{nbytes:.0f} B" if nbytes < 1000 else f"{nbytes / 1000:.1f} KB"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One workload of one provider: the three contenders' statistics and the target."""
+
+    provider: str
+    key: str
+    title: str
+    stats: dict[str, Stats]
+    target: float | None
+    """The most wirescript may cost as a ratio to the floor (None: the set-up, whose target is absolute)."""
+    absolute_target: float | None = None
+    """For the set-up: the most wirescript may take, in seconds."""
+
+    def ratio(self, contender: str) -> float:
+        """The contender over the floor of this run, round by round (`Stats.ratio`)."""
+        return self.stats[contender].ratio(self.stats[FLOOR])
+
+    @property
+    def meets_target(self) -> bool:
+        """Whether wirescript is within its target."""
+        if self.absolute_target is not None:
+            return self.stats[WIRESCRIPT].median <= self.absolute_target
+        assert self.target is not None
+        return self.ratio(WIRESCRIPT) <= self.target
+
+    @property
+    def ahead_of_peer(self) -> bool:
+        """Whether wirescript costs less than the peer, both measured against the same floor."""
+        return self.ratio(WIRESCRIPT) < self.ratio(PEER)
+
+    def target_text(self) -> str:
+        """The target as written in the table."""
+        if self.absolute_target is not None:
+            return f"≤ {duration(self.absolute_target)}"
+        return f"≤ {self.target:.2f}x"
+
+
+@dataclass
+class Findings:
+    """Everything measured, with the verdicts."""
+
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Lines of the growth, memory and import sections."""
+    misses: list[str] = field(default_factory=list)
+    """Targets missed."""
+    gross: list[str] = field(default_factory=list)
+    """Gross regressions: what the quick gate fails on."""
+
+
+def terminal(rows: list[Row]) -> list[str]:
+    """The per-workload table: median, p90 and ratio to the floor for each contender."""
+    lines = []
+    name_width = max(len(f"{r.key} {r.title}") for r in rows)
+    head = f"  {'workload':<{name_width}}  {'contender':<13}  {'median':>9}  {'p90':>9}  {'x floor':>7}  target"
+    provider = None
+    for row in rows:
+        if row.provider != provider:
+            provider = row.provider
+            lines += ["", provider, head]
+        label = f"{row.key} {row.title}"
+        for contender in (FLOOR, WIRESCRIPT, PEER):
+            stats = row.stats[contender]
+            verdict = ""
+            if contender == WIRESCRIPT:
+                verdict = f"{row.target_text()}  {'ok' if row.meets_target else 'MISS'}"
+                verdict += "  ahead of peer" if row.ahead_of_peer else "  BEHIND PEER"
+            lines.append(
+                f"  {label:<{name_width}}  {contender:<13}  {duration(stats.median):>9}  {duration(stats.p90):>9}"
+                f"  {row.ratio(contender):>6.2f}x  {verdict}".rstrip()
+            )
+            label = ""
+    return lines
+
+
+def markdown(rows: list[Row]) -> list[str]:
+    """The README table: ratios to the floor only, one column pair per provider."""
+    providers = list(dict.fromkeys(r.provider for r in rows))
+    by_key: dict[str, dict[str, Row]] = {}
+    for row in rows:
+        by_key.setdefault(row.key, {})[row.provider] = row
+    head = "| workload | target |" + "".join(f" {p}: wirescript | {p}: {PEER} |" for p in providers)
+    rule = "|---|---|" + "---:|---:|" * len(providers)
+    lines = [head, rule]
+    for cells in by_key.values():
+        first = next(iter(cells.values()))
+        line = f"| {first.key} {first.title} | {first.target_text()} |"
+        for provider in providers:
+            cell = cells.get(provider)
+            if cell is None:
+                line += " | |"
+            elif cell.absolute_target is not None:  # an absolute target: show the time too
+                line += (
+                    f" {cell.ratio(WIRESCRIPT):.2f}x ({duration(cell.stats[WIRESCRIPT].median)}) |"
+                    f" {cell.ratio(PEER):.0f}x ({duration(cell.stats[PEER].median)}) |"
+                )
+            else:
+                line += f" {cell.ratio(WIRESCRIPT):.2f}x | {cell.ratio(PEER):.2f}x |"
+        lines.append(line)
+    return lines

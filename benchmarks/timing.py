@@ -1,0 +1,149 @@
+"""Interleaved timing: contenders take turns round by round, so machine drift hits all alike."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .contenders import Canned, Contender
+from .providers import Provider
+from .workloads import Workload
+
+
+@dataclass(frozen=True)
+class Stats:
+    """One contender's samples for one workload, in seconds per request, kept round by round."""
+
+    rounds: tuple[tuple[float, ...], ...]
+
+    @property
+    def samples(self) -> list[float]:
+        """Every sample, all rounds together."""
+        return [t for kept in self.rounds for t in kept]
+
+    @property
+    def median(self) -> float:
+        """The median."""
+        return statistics.median(self.samples)
+
+    @property
+    def p90(self) -> float:
+        """The 90th percentile."""
+        samples = self.samples
+        if len(samples) < 2:
+            return samples[0]
+        return statistics.quantiles(samples, n=10, method="inclusive")[-1]
+
+    def ratio(self, floor: Stats) -> float:
+        """This contender over the floor: the median, over rounds, of the ratio of the two rounds' medians.
+
+        Rounds run back to back, so the two sides of each ratio saw the same machine; load that
+        comes and goes between rounds cancels out instead of landing on whoever ran during it.
+        """
+        return statistics.median(
+            statistics.median(mine) / statistics.median(theirs)
+            for mine, theirs in zip(self.rounds, floor.rounds, strict=True)
+        )
+
+
+def _rotations(contenders: Sequence[Contender], rounds: int) -> list[list[Contender]]:
+    """A B C, B C A, C A B, ...: no contender always goes first (or right after a collection)."""
+    n = len(contenders)
+    return [[*contenders[r % n :], *contenders[: r % n]] for r in range(rounds)]
+
+
+def run_workload(
+    provider: Provider,
+    workload: Workload,
+    canned: list[Canned],
+    expected: Any,
+    contenders: Sequence[Contender],
+    *,
+    rounds: int,
+    samples: int,
+) -> dict[str, Stats]:
+    """Time `samples` samples per contender per round; check every contender's answer in round one."""
+    times: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
+    loop = asyncio.new_event_loop() if workload.is_async else None
+
+    def on_loop(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        if loop is None:
+            return run
+        return lambda client: loop.run_until_complete(run(client))
+
+    sample = on_loop(workload.async_run(provider) if workload.is_async else workload.sync_run(provider))
+    warmup = on_loop(workload.warmup(provider))
+    close = on_loop(lambda client: client.close())
+    fingerprint = _fingerprinter(provider, workload)
+    want = fingerprint(expected)
+    _settle()
+    try:
+        for number, order in enumerate(_rotations(contenders, rounds)):
+            for contender in order:
+                gc.collect()
+                state = contender.start(provider, workload, canned, samples)
+                state.before_sample()
+                warmup(state.client)
+                kept: list[float] = []
+                for index in range(samples):
+                    state.before_sample()
+                    start = time.process_time()
+                    got = sample(state.client)
+                    kept.append((time.process_time() - start) / workload.requests)
+                    if number == 0 and index == 0 and fingerprint(got) != want:
+                        raise AssertionError(
+                            f"{provider.name} {workload.key}: {contender.name} answered {fingerprint(got)!r}, "
+                            f"wirescript answered {want!r}"
+                        )
+                times[contender.name].append(tuple(kept))
+                close(state.client)
+                state.finish()
+    finally:
+        if loop is not None:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+    return {name: Stats(tuple(kept)) for name, kept in times.items()}
+
+
+def _settle() -> None:
+    """Collect, then freeze what survives (imports, captures): the per-round collections scan only new objects."""
+    gc.collect()
+    gc.freeze()
+
+
+def _fingerprinter(provider: Provider, workload: Workload) -> Callable[[Any], Any]:
+    if workload.is_async:
+        return lambda results: sorted(map(repr, map(provider.fingerprint, results)))
+    return provider.fingerprint
+
+
+def run_setup(
+    provider: Provider,
+    canned: list[Canned],
+    contenders: Sequence[Contender],
+    *,
+    rounds: int,
+    samples: int,
+) -> dict[str, Stats]:
+    """Time building one test's stub and SDK client (the teardown is not timed)."""
+    times: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
+    builders = {c.name: c.build(provider, canned) for c in contenders}
+    _settle()
+    for order in _rotations(contenders, rounds):
+        for contender in order:
+            build = builders[contender.name]
+            gc.collect()
+            build()()  # warm-up
+            kept: list[float] = []
+            for _ in range(samples):
+                start = time.process_time()
+                teardown = build()
+                kept.append(time.process_time() - start)
+                teardown()
+            times[contender.name].append(tuple(kept))
+    return {name: Stats(tuple(kept)) for name, kept in times.items()}
