@@ -182,6 +182,8 @@ def test_an_unknown_endpoint_is_loud_and_consumes_nothing() -> None:
     with pytest.raises(anthropic.NotFoundError) as info:
         client.models.list()
     assert "no wire serves this endpoint" in str(info.value)
+    # The same machine-readable code as the other loud errors.
+    assert info.value.body["error"]["details"] == {"error_code": "wirescript_unscripted"}
     assert stub.overflow == 1
     assert stub.requests[0].provider is None
     assert stub.problems[0].startswith(

@@ -385,3 +385,14 @@ def test_loading_the_plugin_imports_neither_pydantic_nor_the_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "['wirescript.pytest_plugin']\n"
+
+
+def test_using_the_factory_as_a_stub_says_to_make_a_stub_first() -> None:
+    from wirescript import StubFactory
+
+    with pytest.raises(AttributeError) as info:
+        _ = StubFactory().requests
+    assert str(info.value) == (
+        "'StubFactory' object has no attribute 'requests': the `wirescript` fixture is a factory; "
+        "make a stub first (stub = wirescript(script)), then use stub.requests"
+    )

@@ -136,3 +136,15 @@ def test_describe_summarises_a_turn_for_messages() -> None:
         "thinking, text 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…', tool f"
     )
     assert Turn.model_validate({"error": {"status": 529}}).describe() == "error 529"
+
+
+def test_a_misspelt_stop_reason_fails_at_construction() -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport([{"text": "a", "stop_reason": "max_token"}])
+    assert str(info.value) == (
+        "invalid script[0]: field 'stop_reason': unknown stop reason 'max_token'; did you mean 'max_tokens'? "
+        "(expected a provider's documented value, e.g. 'end_turn', 'tool_use', 'max_tokens', 'stop_sequence', "
+        "'refusal', 'stop', 'length', 'tool_calls', 'content_filter', 'STOP', 'MAX_TOKENS', 'SAFETY')"
+    )
+    assert Turn(stop_reason="pause_turn").stop_reason == "pause_turn"
+    assert Turn(stop_reason="length").stop_reason == "length"

@@ -12,7 +12,7 @@ import anthropic
 import pytest
 
 from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, STACKS, anthropic_client
-from wirescript import HoldTimeoutError, RecordedRequest, ScriptTransport
+from wirescript import HoldTimeoutError, RecordedRequest, ScriptError, ScriptTransport
 
 URL = "https://api.anthropic.com/v1/messages"
 PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
@@ -457,3 +457,32 @@ def test_a_wire_that_fails_to_parse_is_loud_not_a_retried_connection_error() -> 
         )
     ]
     assert len(stub.requests) == 1
+
+
+def test_an_async_script_function_is_refused_at_construction() -> None:
+    async def answer(request: RecordedRequest) -> str:
+        return "never"
+
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport(answer)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "script: answer is async, but script functions must be plain functions (they answer sync and async "
+        "clients alike); make it a plain def"
+    )
+    with pytest.raises(ScriptError, match=r"^fallback: answer is async"):
+        ScriptTransport([], fallback=answer)  # type: ignore[arg-type]
+
+
+def test_holding_releases_when_the_block_ends() -> None:
+    stub = ScriptTransport(["a", "b"])
+    client = anthropic_client(stub)
+    answers: list[str] = []
+    with stub.holding():
+        assert stub.held
+        worker = threading.Thread(target=lambda: answers.append(client.messages.create(**PARAMS).content[0].text))
+        worker.start()
+        stub.wait_for_requests(1)
+        assert answers == []
+    worker.join(5)
+    assert answers == ["a"]
+    assert not stub.held

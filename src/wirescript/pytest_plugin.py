@@ -71,6 +71,14 @@ class StubFactory:
         """Every stub made so far, in order."""
         return list(self._stubs)
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"'StubFactory' object has no attribute {name!r}: the `wirescript` fixture is a factory; "
+            f"make a stub first (stub = wirescript(script)), then use stub.{name}"
+        )
+
     def report(self) -> str | None:
         """The teardown failure message, or None when every stub went as scripted."""
         blocks = []

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ScriptError
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_QUEUE",
     "MAX_FAULT_DELAY",
+    "STOP_REASONS",
     "ErrorSpec",
     "Fault",
     "ScriptLike",
@@ -160,6 +161,42 @@ class Fault(_Model):
         return [name for name in type(self).model_fields if getattr(self, name) != idle.get(name)]
 
 
+STOP_REASONS = frozenset(
+    {
+        # Anthropic (the canonical vocabulary every wire translates from)
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+        # OpenAI Chat Completions
+        "stop",
+        "length",
+        "tool_calls",
+        "content_filter",
+        "function_call",
+        # Gemini
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MALFORMED_RESPONSE",
+    }
+)
+"""The stop reasons a turn may script: the providers' documented values. Common ones are translated per
+provider; a provider-specific one is sent as it is."""
+
+
 class Turn(_Model):
     """One scripted model answer.
 
@@ -184,6 +221,19 @@ class Turn(_Model):
     """Answer with an HTTP error instead of a message."""
     fault: Fault | None = None
     """Damage the response on the wire."""
+
+    @field_validator("stop_reason")
+    @classmethod
+    def _known_stop_reason(cls, value: str | None) -> str | None:
+        if value is not None and value not in STOP_REASONS:
+            close = difflib.get_close_matches(value, sorted(STOP_REASONS), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"unknown stop reason {value!r}{hint} (expected a provider's documented value, e.g. "
+                "'end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal', 'stop', 'length', "
+                "'tool_calls', 'content_filter', 'STOP', 'MAX_TOKENS', 'SAFETY')"
+            )
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> Turn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -152,6 +153,12 @@ class ScriptTransport(_TransportBase):
         self._function: Callable[[RecordedRequest], TurnLike | None] | None = None
         if fallback is not None and not callable(fallback):
             raise ScriptError(f"fallback: expected a function (RecordedRequest) -> turn, got {type(fallback).__name__}")
+        for what, function in (("script", script), ("fallback", fallback)):
+            if inspect.iscoroutinefunction(function):
+                raise ScriptError(
+                    f"{what}: {getattr(function, '__name__', 'the function')} is async, but script functions must "
+                    "be plain functions (they answer sync and async clients alike); make it a plain def"
+                )
         self._fallback = fallback
         self._queues: dict[str, list[Turn]] = {}
         if callable(script) and not isinstance(script, (Sequence, Mapping)):
@@ -255,6 +262,22 @@ class ScriptTransport(_TransportBase):
             gate, self._gate = self._gate, None
         if gate is not None:
             gate.open()
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[ScriptTransport]:
+        """Hold responses while the block runs and release them when it ends, even on error.
+
+        ::
+
+            with stub.holding():
+                start_three_workers()
+                stub.wait_for_requests(3)   # three in flight, none answered
+        """
+        self.hold()
+        try:
+            yield self
+        finally:
+            self.release()
 
     @property
     def held(self) -> bool:
@@ -520,7 +543,12 @@ class ScriptTransport(_TransportBase):
             body = json.dumps(
                 {
                     "type": "error",
-                    "error": {"type": "not_found_error", "message": message, "code": "wirescript_unscripted"},
+                    "error": {
+                        "type": "not_found_error",
+                        "message": message,
+                        "code": "wirescript_unscripted",
+                        "details": {"error_code": "wirescript_unscripted"},
+                    },
                 }
             ).encode()
             headers = {"content-type": "application/json", "x-should-retry": "false"}
