@@ -250,12 +250,12 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
 
 
         @pytest.mark.wirescript(check_overflwo=False)
-        def test_no_fixture_no_check():
+        def test_no_fixture_still_checked():
             pass
         """,
     )
     result = run(pytester)
-    result.assert_outcomes(passed=1, errors=3)
+    result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(
         [
             "*_ ERROR at setup of test_typo _*",
@@ -272,6 +272,11 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=...), got positional False"
+            ),
+            "*_ ERROR at setup of test_no_fixture_still_checked _*",
+            (
+                "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused)"
             ),
             "*= short test summary info =*",
         ],

@@ -258,6 +258,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Check the marker's options on tests that do not use the fixture too, so a typo is never silent."""
+    if "wirescript" not in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER) is not None:
+        _marker_options(item)
+
+
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     """Show an `ErrorCase` of the error catalog by its id in test ids (`[429-rate_limit_error]`)."""
     catalog = sys.modules.get("wirescript.catalog")
