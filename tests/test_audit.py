@@ -326,3 +326,10 @@ def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
 def test_findings_sort_by_file_then_line() -> None:
     findings = [Finding("b.py", 1, "WS101", "x"), Finding("a.py", 9, "WS101", "x"), Finding("a.py", 2, "WS102", "x")]
     assert [str(f) for f in sorted(findings)] == ["a.py:2: WS102 x", "a.py:9: WS101 x", "b.py:1: WS101 x"]
+
+
+def test_a_short_marker_inside_a_long_random_key_does_not_hide_it() -> None:
+    # `1234` or `test` turn up in real keys by chance; only a key made mostly of them is a placeholder.
+    key = fake_key("sk-ant-api03-", 40) + "1234" + fake_key("", 20)
+    assert len(lines(f'k = "{key}"\n')) == 1
+    assert lines('k = "sk-ant-api03-test1234test0000"\n') == []

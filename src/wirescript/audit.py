@@ -34,8 +34,9 @@ AWS (Bedrock)       (AKIA|ASIA)<16 of A-Z 0-9>
 
 The random part looks random when it contains at least two of lowercase, uppercase and digits,
 carries at least 3 bits of entropy per character, and contains none of the placeholder words
-`example`, `placeholder`, `your`, `fake`, `dummy`, `test`, `xxxx`, `redacted`, `sample`,
-`changeme`, `replace`, `invalid`, `mock`, `0000`, `1234`. So `test-key`, `sk-ant-xxxx`,
+`example`, `placeholder`, `your`, `fake`, `dummy`, `xxxx`, `redacted`, `sample`, `changeme`,
+`replace`, `invalid`. The short markers `test`, `mock`, `0000` and `1234` occur in real keys by
+chance, so they mark a placeholder only when they make up a quarter or more of the random part. So `test-key`, `sk-ant-xxxx`,
 `sk-proj-...`, `sk-` followed by one repeated letter, or `AKIAIOSFODNN7EXAMPLE` pass.
 
 **WS102, key reads.** `os.environ[NAME]`, `os.environ.get(NAME)`, `os.environ.setdefault(NAME, …)`,
@@ -152,23 +153,27 @@ _PLACEHOLDER_WORDS = (
     "your",
     "fake",
     "dummy",
-    "test",
     "xxxx",
     "redacted",
     "sample",
     "changeme",
     "replace",
     "invalid",
-    "mock",
-    "0000",
-    "1234",
 )
+"""Words nobody's random key contains by chance: anywhere in the body, they mark a placeholder."""
+_SHORT_PLACEHOLDERS = ("test", "mock", "0000", "1234")
+"""Short enough to occur by chance in a real key: they mark a placeholder only when they make up much of it."""
 _MIN_ENTROPY = 3.0
 
 
 def _looks_random(body: str) -> bool:
     lowered = body.lower()
     if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        return False
+    rest = lowered
+    for word in _SHORT_PLACEHOLDERS:
+        rest = rest.replace(word, "")
+    if len(rest) < 0.75 * len(lowered):
         return False
     classes = any(c.islower() for c in body) + any(c.isupper() for c in body) + any(c.isdigit() for c in body)
     if classes < 2:
