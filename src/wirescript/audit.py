@@ -36,8 +36,9 @@ The random part looks random when it contains at least two of lowercase, upperca
 carries at least 3 bits of entropy per character, and contains none of the placeholder words
 `example`, `placeholder`, `your`, `fake`, `dummy`, `xxxx`, `redacted`, `sample`, `changeme`,
 `replace`, `invalid`. The short markers `test`, `mock`, `0000` and `1234` occur in real keys by
-chance, so they mark a placeholder only when they make up a quarter or more of the random part. So `test-key`, `sk-ant-xxxx`,
-`sk-proj-...`, `sk-` followed by one repeated letter, or `AKIAIOSFODNN7EXAMPLE` pass.
+chance, so they mark a placeholder only when they make up a quarter or more of the random part.
+So `test-key`, `sk-ant-xxxx`, `sk-proj-...`, `sk-` followed by one repeated letter, or
+`AKIAIOSFODNN7EXAMPLE` pass.
 
 **WS102, key reads.** `os.environ[NAME]`, `os.environ.get(NAME)`, `os.environ.setdefault(NAME, …)`,
 `os.getenv(NAME)` and `NAME in os.environ`, where NAME is a string literal naming a credential:
