@@ -42,6 +42,10 @@ class Row:
         """The contender over the floor of this run, round by round (`Stats.ratio`)."""
         return self.stats[contender].ratio(self.stats[FLOOR])
 
+    def wall_ratio(self, contender: str) -> float:
+        """The same in wall-clock time."""
+        return self.stats[contender].wall_ratio(self.stats[FLOOR])
+
     @property
     def meets_target(self) -> bool:
         """Whether wirescript is within its target."""
@@ -79,7 +83,10 @@ def terminal(rows: list[Row]) -> list[str]:
     """The per-workload table: median, p90 and ratio to the floor for each contender."""
     lines = []
     name_width = max(len(f"{r.key} {r.title}") for r in rows)
-    head = f"  {'workload':<{name_width}}  {'contender':<13}  {'median':>9}  {'p90':>9}  {'x floor':>7}  target"
+    head = (
+        f"  {'workload':<{name_width}}  {'contender':<13}  {'median':>9}  {'p90':>9}  {'x floor':>7}  {'wall':>6}"
+        "  target"
+    )
     provider = None
     for row in rows:
         if row.provider != provider:
@@ -94,7 +101,7 @@ def terminal(rows: list[Row]) -> list[str]:
                 verdict += "  ahead of peer" if row.ahead_of_peer else "  BEHIND PEER"
             lines.append(
                 f"  {label:<{name_width}}  {contender:<13}  {duration(stats.median):>9}  {duration(stats.p90):>9}"
-                f"  {row.ratio(contender):>6.2f}x  {verdict}".rstrip()
+                f"  {row.ratio(contender):>6.2f}x  {row.wall_ratio(contender):>5.2f}x  {verdict}".rstrip()
             )
             label = ""
     return lines

@@ -17,9 +17,16 @@ from .workloads import Workload
 
 @dataclass(frozen=True)
 class Stats:
-    """One contender's samples for one workload, in seconds per request, kept round by round."""
+    """One contender's samples for one workload, in seconds per request, kept round by round.
+
+    CPU time (`time.process_time`) is what the table shows: other processes on the machine do not
+    count in it. Wall time is kept too, so that time spent waiting (a sleep, a lock) is not missed.
+    """
 
     rounds: tuple[tuple[float, ...], ...]
+    """CPU seconds per request, round by round."""
+    wall: tuple[tuple[float, ...], ...]
+    """Wall-clock seconds per request, round by round."""
 
     @property
     def samples(self) -> list[float]:
@@ -45,10 +52,15 @@ class Stats:
         Rounds run back to back, so the two sides of each ratio saw the same machine; load that
         comes and goes between rounds cancels out instead of landing on whoever ran during it.
         """
-        return statistics.median(
-            statistics.median(mine) / statistics.median(theirs)
-            for mine, theirs in zip(self.rounds, floor.rounds, strict=True)
-        )
+        return _paired(self.rounds, floor.rounds)
+
+    def wall_ratio(self, floor: Stats) -> float:
+        """The same ratio in wall-clock time."""
+        return _paired(self.wall, floor.wall)
+
+
+def _paired(mine: tuple[tuple[float, ...], ...], floor: tuple[tuple[float, ...], ...]) -> float:
+    return statistics.median(statistics.median(a) / statistics.median(b) for a, b in zip(mine, floor, strict=True))
 
 
 def _rotations(contenders: Sequence[Contender], rounds: int) -> list[list[Contender]]:
@@ -69,6 +81,7 @@ def run_workload(
 ) -> dict[str, Stats]:
     """Time `samples` samples per contender per round; check every contender's answer in round one."""
     times: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
+    walls: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
     loop = asyncio.new_event_loop() if workload.is_async else None
 
     def on_loop(run: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -90,10 +103,12 @@ def run_workload(
                 state.before_sample()
                 warmup(state.client)
                 kept: list[float] = []
+                wall: list[float] = []
                 for index in range(samples):
                     state.before_sample()
-                    start = time.process_time()
+                    start, wall_start = time.process_time(), time.perf_counter()
                     got = sample(state.client)
+                    wall.append((time.perf_counter() - wall_start) / workload.requests)
                     kept.append((time.process_time() - start) / workload.requests)
                     if number == 0 and index == 0 and fingerprint(got) != want:
                         raise AssertionError(
@@ -101,13 +116,14 @@ def run_workload(
                             f"wirescript answered {want!r}"
                         )
                 times[contender.name].append(tuple(kept))
+                walls[contender.name].append(tuple(wall))
                 close(state.client)
                 state.finish()
     finally:
         if loop is not None:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
-    return {name: Stats(tuple(kept)) for name, kept in times.items()}
+    return {name: Stats(tuple(times[name]), tuple(walls[name])) for name in times}
 
 
 def _settle() -> None:
@@ -132,6 +148,7 @@ def run_setup(
 ) -> dict[str, Stats]:
     """Time building one test's stub and SDK client (the teardown is not timed)."""
     times: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
+    walls: dict[str, list[tuple[float, ...]]] = {c.name: [] for c in contenders}
     builders = {c.name: c.build(provider, canned) for c in contenders}
     _settle()
     for order in _rotations(contenders, rounds):
@@ -140,10 +157,13 @@ def run_setup(
             gc.collect()
             build()()  # warm-up
             kept: list[float] = []
+            wall: list[float] = []
             for _ in range(samples):
-                start = time.process_time()
+                start, wall_start = time.process_time(), time.perf_counter()
                 teardown = build()
+                wall.append(time.perf_counter() - wall_start)
                 kept.append(time.process_time() - start)
                 teardown()
             times[contender.name].append(tuple(kept))
-    return {name: Stats(tuple(kept)) for name, kept in times.items()}
+            walls[contender.name].append(tuple(wall))
+    return {name: Stats(tuple(times[name]), tuple(walls[name])) for name in times}
