@@ -111,14 +111,17 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
 
     main = chosen[0]
     started = time.perf_counter()
-    deltas = delta_growth(main, plan.delta_sizes, plan.delta_samples)
-    steps = " · ".join(f"{a:,}→{b:,}: {duration(cost)}" for a, b, cost in deltas.marginal)
-    found.notes.append(
-        f"deltas, the stub alone ({main.name}), cost of one more delta: {steps}; "
-        f"largest over smallest x{deltas.growth:.2f}"
-    )
-    if deltas.growth > GROSS:
-        found.gross.append(f"the cost of a delta grows x{deltas.growth:.2f} from the smallest turns to the largest")
+    for provider in chosen:
+        deltas = delta_growth(provider, plan.delta_sizes, plan.delta_samples)
+        steps = " · ".join(f"{a:,}→{b:,}: {duration(cost)}" for a, b, cost in deltas.marginal)
+        found.notes.append(
+            f"deltas, the stub alone ({provider.name}), cost of one more delta: {steps}; "
+            f"largest over smallest x{deltas.growth:.2f}"
+        )
+        if deltas.growth > GROSS:
+            found.gross.append(
+                f"{provider.name}: the cost of a delta grows x{deltas.growth:.2f} from small turns to large ones"
+            )
 
     records = record_growth(main, plan.records, plan.window)
     found.notes.append(
