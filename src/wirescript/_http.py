@@ -74,11 +74,15 @@ async def async_body(request: Any, steps: Iterator[Step]) -> AsyncIterator[bytes
 
 def sync_lead(request: Any, steps: Iterable[Step]) -> None:
     """Run the steps before a sync response exists: a failure here is raised inside the client's `send`."""
+    if not steps:  # the common case: nothing happens before the response
+        return
     for _ in sync_body(request, iter(steps)):
         raise AssertionError("a response's lead sends no bytes")  # pragma: no cover - _faults never plans that
 
 
 async def async_lead(request: Any, steps: Iterable[Step]) -> None:
     """Run the steps before an async response exists: a failure here is raised inside the client's `send`."""
+    if not steps:  # the common case: nothing happens before the response
+        return
     async for _ in async_body(request, iter(steps)):
         raise AssertionError("a response's lead sends no bytes")  # pragma: no cover - _faults never plans that

@@ -9,6 +9,11 @@ from typing import Any
 
 __all__ = ["SSEEvent", "encode_event", "json_dumps", "parse_sse"]
 
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# What `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` builds on every call: one
+# encoder serves every call instead (it keeps no state between calls, so threads may share it).
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -19,9 +24,9 @@ def json_dumps(value: Any) -> str:
     a request may send as a JSON escape that the answer echoes): then the whole document is escaped
     to ASCII, which decodes to the same value.
     """
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _ENCODER.encode(value)
     if _SURROGATE.search(text) is not None:
-        return json.dumps(value, separators=(",", ":"))
+        return _ASCII_ENCODER.encode(value)
     return text
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..recorded import RecordedRequest
@@ -206,29 +207,26 @@ def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> I
     usage = message["usage"]
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     yield _ev("message_start", {"type": "message_start", "message": start})
-    yield _ev("ping", {"type": "ping"})
+    yield Frame("ping", _PING)
     for index, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "thinking":
-            yield _ev("content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""}))
-            for piece in chunks(block["thinking"]):
-                yield _ev("content_block_delta", _delta(index, {"type": "thinking_delta", "thinking": piece}))
+            yield Frame("content_block_start", _empty_start(index, "thinking"))
+            yield from _pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
             yield _ev(
                 "content_block_delta",
                 _delta(index, {"type": "signature_delta", "signature": block["signature"]}),
             )
         elif kind == "text":
-            yield _ev("content_block_start", _start(index, {"type": "text", "text": ""}))
-            for piece in chunks(block["text"]):
-                yield _ev("content_block_delta", _delta(index, {"type": "text_delta", "text": piece}))
+            yield Frame("content_block_start", _empty_start(index, "text"))
+            yield from _pieces(index, "text_delta", "text", chunks(block["text"]))
         else:
             yield _ev("content_block_start", _start(index, {**block, "input": {}}))
             args = json_dumps(block["input"])
             if malformed_tool_json:
                 args = args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
-            for piece in chunks(args, 32):
-                yield _ev("content_block_delta", _delta(index, {"type": "input_json_delta", "partial_json": piece}))
-        yield _ev("content_block_stop", {"type": "content_block_stop", "index": index})
+            yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
+        yield Frame("content_block_stop", _block_stop(index))
     delta_usage = {"output_tokens": usage["output_tokens"]}
     yield _ev(
         "message_delta",
@@ -238,7 +236,7 @@ def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> I
             "usage": delta_usage,
         },
     )
-    yield _ev("message_stop", {"type": "message_stop"})
+    yield Frame("message_stop", _MESSAGE_STOP)
 
 
 def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
@@ -247,3 +245,38 @@ def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
 
 def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+# Frames that are the same in every answer are encoded once (as bytes: each answer gets its own
+# `Frame`), and so is the JSON around each delta's piece, so a delta costs one string encoding.
+_PING = encode_event("ping", json_dumps({"type": "ping"}))
+_MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
+_EMPTY_BLOCKS = {
+    "text": {"type": "text", "text": ""},
+    "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+}
+_SLOT = "\x00wirescript-piece\x00"
+
+
+@functools.lru_cache(maxsize=1024)
+def _empty_start(index: int, kind: str) -> bytes:
+    return encode_event("content_block_start", json_dumps(_start(index, _EMPTY_BLOCKS[kind])))
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_stop(index: int) -> bytes:
+    return encode_event("content_block_stop", json_dumps({"type": "content_block_stop", "index": index}))
+
+
+@functools.lru_cache(maxsize=1024)
+def _around_piece(index: int, kind: str, key: str) -> tuple[str, str]:
+    """The JSON of a `content_block_delta` before and after its piece."""
+    head, _, tail = json_dumps(_delta(index, {"type": kind, key: _SLOT})).partition(json_dumps(_SLOT))
+    return head, tail
+
+
+def _pieces(index: int, kind: str, key: str, pieces: Iterable[str]) -> Iterator[Frame]:
+    """The `content_block_delta` frames of a block, one per piece, as `_ev(..., _delta(...))` renders them."""
+    head, tail = _around_piece(index, kind, key)
+    for piece in pieces:
+        yield Frame("content_block_delta", encode_event("content_block_delta", head + json_dumps(piece) + tail))
