@@ -486,3 +486,23 @@ def test_holding_releases_when_the_block_ends() -> None:
     worker.join(5)
     assert answers == ["a"]
     assert not stub.held
+
+
+def test_an_unfaulted_stream_travels_in_batches_of_whole_events_unless_asked_per_event() -> None:
+    from wirescript.transport import PER_EVENT
+
+    body = {**PARAMS, "stream": True}
+    with (
+        ANTHROPIC_HX.Client(transport=ScriptTransport(["abcdefghijklmnop" * 4])) as client,
+        client.stream("POST", URL, json=body) as response,
+    ):
+        batched = list(response.iter_raw())
+    with ANTHROPIC_HX.Client(transport=ScriptTransport(["abcdefghijklmnop" * 4])) as client:
+        request = client.build_request("POST", URL, json=body, extensions={PER_EVENT: True})
+        response = client.send(request, stream=True)
+        per_event = list(response.iter_raw())
+        response.close()
+    assert len(batched) == 1  # a short answer: one chunk of whole events
+    assert b"".join(batched) == b"".join(per_event)
+    assert [chunk.count(b"event: ") for chunk in per_event] == [1] * len(per_event)
+    assert len(per_event) == b"".join(batched).count(b"event: ") > 10

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl
 
 from .errors import HoldTimeoutError, ScriptError, UsageError
 from .recorded import REDACTED, RecordedRequest
+from .transport import PER_EVENT
 
 if TYPE_CHECKING:
     from .transport import ScriptTransport
@@ -166,7 +167,9 @@ class ScriptApp:
             await self._control(scope, path, send)
             return
         body = await _read_body(receive)
-        request = self._hx.Request(scope["method"], _url(scope), headers=_headers(scope), content=body)
+        request = self._hx.Request(
+            scope["method"], _url(scope), headers=_headers(scope), content=body, extensions={PER_EVENT: True}
+        )
         try:
             response = await self.stub.handle_async_request(request)
         except self._hx.RemoteProtocolError:  # a scripted disconnect before any response

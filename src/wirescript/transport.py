@@ -25,7 +25,7 @@ from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret
 from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns
 from .wires import Rendered, Wire, default_wires
 
-__all__ = ["PendingTurn", "ScriptTransport"]
+__all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=stub)` type-check
     import httpx
@@ -40,6 +40,10 @@ else:
     # No runtime base class: anthropic 2.x rejects any subclass of `httpx.BaseTransport`, and
     # neither library is a dependency. The clients duck-type their transport.
     _TransportBase = object
+
+PER_EVENT = "wirescript.per_event"
+"""A request extension: when true, an unfaulted stream is sent one event per chunk instead of in
+batches of whole events (the loopback server sets it, so each event is flushed to the network)."""
 
 _SECRET_QUERY = frozenset({"key", "api_key", "api-key"})
 _ARRIVAL_NOTICE = "wirescript: a request arrived"
@@ -562,7 +566,8 @@ class ScriptTransport(_TransportBase):
         else:
             rendered = wire.render(turn, record, malformed_tool_json=bool(fault and fault.malformed_tool_json))
         if fault is None:
-            return _Answer(rendered.status, rendered.headers, (), _steps_of(rendered))
+            per_event = bool(getattr(request, "extensions", {}).get(PER_EVENT))
+            return _Answer(rendered.status, rendered.headers, (), _steps_of(rendered, per_event=per_event))
         frames = list(rendered.frames) if rendered.frames is not None else None
         if turn.error is not None:
             why_json = "an 'error' turn answers with one JSON body"
@@ -602,10 +607,12 @@ class _Answer(NamedTuple):
     body: Iterator[Step]
 
 
-def _steps_of(rendered: Rendered) -> Iterator[Step]:
-    if rendered.frames is not None:
-        return plain_steps(rendered.frames)
-    return iter((rendered.body,))
+def _steps_of(rendered: Rendered, *, per_event: bool) -> Iterator[Step]:
+    if rendered.frames is None:
+        return iter((rendered.body,))
+    if per_event:
+        return (frame.data for frame in rendered.frames)
+    return plain_steps(rendered.frames)
 
 
 _EMPTY_FIELDS: dict[str, Any] = {
