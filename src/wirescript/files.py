@@ -15,16 +15,21 @@ and `!!pairs` are refused), and aliases may not expand a file beyond `MAX_VALUES
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
+import itertools
 import json
 import math
 import os
 import pathlib
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import TypeAdapter
 
+from . import script as script_module
 from .errors import ScriptError
 from .script import DEFAULT_QUEUE, Turn, parse_turns
 
@@ -83,6 +88,11 @@ def script_json_schema() -> dict[str, Any]:
     """
     turns = TypeAdapter(list[Turn | str]).json_schema()
     defs: dict[str, Any] = turns.pop("$defs")
+    for name, docs in _field_docstrings(script_module).items():
+        for field, doc in docs.items():
+            prop = defs.get(name, {}).get("properties", {}).get(field)
+            if prop is not None:
+                prop.setdefault("description", doc)
     items = turns["items"]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -105,6 +115,26 @@ def script_json_schema() -> dict[str, Any]:
         ],
         "$defs": defs,
     }
+
+
+def _field_docstrings(module: ModuleType) -> dict[str, dict[str, str]]:
+    """The attribute docstrings of every class in `module`'s source: `{class: {field: docstring}}`."""
+    tree = ast.parse(inspect.getsource(module))
+    found: dict[str, dict[str, str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        docs = found.setdefault(node.name, {})
+        for statement, following in itertools.pairwise(node.body):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                docs[statement.target.id] = inspect.cleandoc(following.value.value)
+    return found
 
 
 # ---------------------------------------------------------------------------------------- reading

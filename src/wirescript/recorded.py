@@ -43,7 +43,7 @@ class RecordedRequest(BaseModel):
     the SDK continues a server-held thread (anthropic 2.x `tool_runner` sends just the new messages).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: int
     """The request's position in `stub.requests` (0-based, arrival order)."""
