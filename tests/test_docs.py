@@ -120,6 +120,7 @@ def run_block(block: Block, path: Path, tmp_path: Path, *, autoload: bool = True
     test_file = tmp_path / f"test_{path.stem.lower()}_{block.line}.py"
     test_file.write_text(block.code, encoding="utf-8")
     env = dict(os.environ)
+    env.pop("PYTEST_ADDOPTS", None)  # the outer run's options (e.g. xdist's -n) are not this run's
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
