@@ -9,7 +9,8 @@ frameworks such as pydantic-ai read it as thinking.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..recorded import RecordedRequest
@@ -19,12 +20,14 @@ from ._openai import (
     CREATED,
     DEFAULT_MODEL,
     JSON_HEADERS,
+    PIECE,
     SSE_HEADERS,
     TokenCounts,
     arguments,
     call_id,
     join_system,
     openai_error,
+    pieces_template,
     request_id,
     text_of_parts,
     token_counts,
@@ -173,6 +176,10 @@ def _usage(counts: TokenCounts) -> dict[str, Any]:
     }
 
 
+def _arguments_delta(index: int, piece: str) -> dict[str, Any]:
+    return {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+
 def _stream(
     head: dict[str, Any],
     turn: Turn,
@@ -183,22 +190,32 @@ def _stream(
     """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`."""
     extra = {"usage": None} if counts is not None else {}
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
+    def data(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-        return Frame("chunk", encode_event(None, json_dumps({**head, "choices": [choice], **extra})))
+        return {**head, "choices": [choice], **extra}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
+        return Frame("chunk", encode_event(None, json_dumps(data(delta, finish_reason))))
+
+    def deltas(delta: Callable[[str], dict[str, Any]], pieces: Iterable[str]) -> Iterator[Frame]:
+        """`chunk(delta(piece))` for each piece, encoding only the piece when the template allows."""
+        parts = pieces_template(data(delta(PIECE)), 1)
+        if parts is None:
+            yield from (chunk(delta(piece)) for piece in pieces)
+            return
+        before, after = parts
+        for piece in pieces:
+            yield Frame("chunk", encode_event(None, before + json_dumps(piece) + after))
 
     content = "" if turn.text is not None else None
     yield chunk({"role": "assistant", "content": content, "refusal": None})
     if turn.thinking is not None:
-        for piece in chunks(turn.thinking) or [""]:
-            yield chunk({"reasoning_content": piece})
-    for piece in chunks(turn.text or ""):
-        yield chunk({"content": piece})
+        yield from deltas(lambda piece: {"reasoning_content": piece}, chunks(turn.thinking) or [""])
+    yield from deltas(lambda piece: {"content": piece}, chunks(turn.text or ""))
     for k, (cid, name, args) in enumerate(calls):
         first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
         yield chunk({"tool_calls": [first]})
-        for piece in chunks(args, 32):
-            yield chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]})
+        yield from deltas(functools.partial(_arguments_delta, k), chunks(args, 32))
     yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))

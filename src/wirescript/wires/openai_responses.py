@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..recorded import RecordedRequest
@@ -26,12 +26,14 @@ from ._openai import (
     CREATED,
     DEFAULT_MODEL,
     JSON_HEADERS,
+    PIECE,
     SSE_HEADERS,
     TokenCounts,
     arguments,
     call_id,
     join_system,
     openai_error,
+    pieces_template,
     request_id,
     text_of_parts,
     token_counts,
@@ -267,6 +269,17 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
         data = {"type": kind, **fields, "sequence_number": next(sequence)}
         return Frame(kind, encode_event(kind, json_dumps(data)))
 
+    def deltas(kind: str, pieces: Iterable[str], **fields: Any) -> Iterator[Frame]:
+        """`event(kind, **fields)` with each piece as `delta` (a `PIECE` in `fields`), encoding only the piece."""
+        parts = pieces_template({"type": kind, **fields, "sequence_number": PIECE}, 2)
+        if parts is None:
+            yield from (event(kind, **{**fields, "delta": piece}) for piece in pieces)
+            return
+        before, between, after = parts
+        for piece in pieces:
+            data = f"{before}{json_dumps(piece)}{between}{next(sequence)}{after}"
+            yield Frame(kind, encode_event(kind, data))
+
     start = {
         **response,
         "status": "in_progress",
@@ -285,8 +298,7 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
             for summary_index, part in enumerate(item["summary"]):
                 at = {**where, "summary_index": summary_index}
                 yield event("response.reasoning_summary_part.added", **at, part={**part, "text": ""})
-                for piece in chunks(part["text"]):
-                    yield event("response.reasoning_summary_text.delta", **at, delta=piece)
+                yield from deltas("response.reasoning_summary_text.delta", chunks(part["text"]), **at, delta=PIECE)
                 yield event("response.reasoning_summary_text.done", **at, text=part["text"])
                 yield event("response.reasoning_summary_part.done", **at, part=part)
         elif kind == "message":
@@ -295,15 +307,15 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
             for content_index, part in enumerate(item["content"]):
                 at = {**where, "content_index": content_index}
                 yield event("response.content_part.added", **at, part={**part, "text": ""})
-                for piece in chunks(part["text"]):
-                    yield event("response.output_text.delta", **at, delta=piece, logprobs=[])
+                yield from deltas("response.output_text.delta", chunks(part["text"]), **at, delta=PIECE, logprobs=[])
                 yield event("response.output_text.done", **at, text=part["text"], logprobs=[])
                 yield event("response.content_part.done", **at, part=part)
         else:
             added = {**item, "status": "in_progress", "arguments": ""}
             yield event("response.output_item.added", output_index=output_index, item=added)
-            for piece in chunks(item["arguments"], 32):
-                yield event("response.function_call_arguments.delta", **where, delta=piece)
+            yield from deltas(
+                "response.function_call_arguments.delta", chunks(item["arguments"], 32), **where, delta=PIECE
+            )
             yield event(
                 "response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"]
             )
