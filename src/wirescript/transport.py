@@ -400,6 +400,7 @@ class ScriptTransport(_TransportBase):
         if raw_query:
             query = dict(parse_qsl(raw_query.decode() if isinstance(raw_query, bytes) else str(raw_query)))
         api_key = _api_key(headers, query)
+        retry_count = _int(headers.get("x-stainless-retry-count"))
         body, body_error = _parse_body(content)
         wire = next((w for w in self._wires if w.matches(method, path)), None)
         parsed = None
@@ -409,22 +410,25 @@ class ScriptTransport(_TransportBase):
                 parsed = wire.parse(body, path)
             except Exception as exc:  # a wire's bug must be loud, not a retried "Connection error."
                 wire_failure = f"the {wire.name} wire could not parse the body ({type(exc).__name__}: {exc})"
-        record = RecordedRequest.model_construct(
-            index=0,
-            provider=wire.name if wire is not None else None,
-            method=method,
-            path=path,
-            query=_redacted(query, _SECRET_QUERY),
-            headers=_redacted(headers, SENSITIVE_HEADERS),
-            content=content,
-            body=body,
-            body_error=body_error,
-            api_key=Secret(api_key) if api_key is not None else None,
-            retry_count=_int(headers.get("x-stainless-retry-count")),
-            turn_index=None,
-            queue=None,
-            problem=None,
-            **(_parsed_fields(parsed) if parsed is not None else _EMPTY_FIELDS),
+        # Both dicts are this request's own copies: redacted in place once the key is read from them.
+        record = _new_record(
+            {
+                "index": 0,
+                "provider": wire.name if wire is not None else None,
+                "method": method,
+                "path": path,
+                "query": _redact(query, _SECRET_QUERY),
+                "headers": _redact(headers, SENSITIVE_HEADERS),
+                "content": content,
+                "body": body,
+                "body_error": body_error,
+                **(_parsed_fields(parsed) if parsed is not None else _EMPTY_FIELDS),
+                "api_key": Secret(api_key) if api_key is not None else None,
+                "retry_count": retry_count,
+                "turn_index": None,
+                "queue": None,
+                "problem": None,
+            }
         )
         turn: Turn | None = None
         unscripted: str | None = None
@@ -644,12 +648,34 @@ def _parsed_fields(parsed: Any) -> dict[str, Any]:
     }
 
 
-def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
-    """A copy of `values` with the value of every name in `secret` redacted, in the same order."""
-    copy = dict(values)
-    for name in secret.intersection(copy):
-        copy[name] = REDACTED
-    return copy
+def _redact(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
+    """`values` with the value of every name in `secret` redacted in place (the order is kept)."""
+    for name in secret.intersection(values):
+        values[name] = REDACTED
+    return values
+
+
+_RECORD_FIELDS = tuple(RecordedRequest.model_fields)
+_PLAIN_CONSTRUCT = not RecordedRequest.__pydantic_post_init__ and all(
+    field.alias is None and field.validation_alias is None for field in RecordedRequest.model_fields.values()
+)
+
+
+def _new_record(values: dict[str, Any]) -> RecordedRequest:
+    """`RecordedRequest.model_construct(**values)` for a value of every field, without its per-field work.
+
+    `model_construct` walks every field for aliases and defaults and collects the names set; with
+    every field given in declaration order, no aliases and no post-init hook, what it builds is this
+    `__dict__` (in the same order, so repr and dumps agree) with every field set.
+    """
+    if not _PLAIN_CONSTRUCT or tuple(values) != _RECORD_FIELDS:
+        return RecordedRequest.model_construct(**values)
+    record = RecordedRequest.__new__(RecordedRequest)
+    object.__setattr__(record, "__dict__", values)
+    object.__setattr__(record, "__pydantic_fields_set__", set(_RECORD_FIELDS))
+    object.__setattr__(record, "__pydantic_extra__", None)
+    object.__setattr__(record, "__pydantic_private__", None)
+    return record
 
 
 def _parse_body(content: bytes) -> tuple[Any, str | None]:
