@@ -506,3 +506,13 @@ def test_an_unfaulted_stream_travels_in_batches_of_whole_events_unless_asked_per
     assert b"".join(batched) == b"".join(per_event)
     assert [chunk.count(b"event: ") for chunk in per_event] == [1] * len(per_event)
     assert len(per_event) == b"".join(batched).count(b"event: ") > 10
+
+
+def test_records_of_unparsed_requests_share_no_mutable_state() -> None:
+    stub = ScriptTransport([])
+    with ANTHROPIC_HX.Client(transport=stub) as client:
+        client.post(URL, content=b"not json")
+        client.post(URL, content=b"nor this")
+    first, second = stub.requests
+    first.messages.append({"role": "user", "content": "mutated"})
+    assert second.messages == []

@@ -422,7 +422,7 @@ class ScriptTransport(_TransportBase):
                 "content": content,
                 "body": body,
                 "body_error": body_error,
-                **(_parsed_fields(parsed) if parsed is not None else _EMPTY_FIELDS),
+                **(_parsed_fields(parsed) if parsed is not None else _empty_fields()),
                 "api_key": Secret(api_key) if api_key is not None else None,
                 "retry_count": retry_count,
                 "turn_index": None,
@@ -619,18 +619,20 @@ def _steps_of(rendered: Rendered, *, per_event: bool) -> Iterator[Step]:
     return plain_steps(rendered.frames)
 
 
-_EMPTY_FIELDS: dict[str, Any] = {
-    "model": None,
-    "system": None,
-    "messages": [],
-    "conversation": [],
-    "tools": [],
-    "tool_names": [],
-    "tool_results": [],
-    "stream": False,
-    "max_tokens": None,
-    "temperature": None,
-}
+def _empty_fields() -> dict[str, Any]:
+    """The provider fields of a request no wire parsed: fresh lists each time, so records share nothing."""
+    return {
+        "model": None,
+        "system": None,
+        "messages": [],
+        "conversation": [],
+        "tools": [],
+        "tool_names": [],
+        "tool_results": [],
+        "stream": False,
+        "max_tokens": None,
+        "temperature": None,
+    }
 
 
 def _parsed_fields(parsed: Any) -> dict[str, Any]:
