@@ -171,8 +171,9 @@ def test_an_overflow_is_counted_even_when_the_app_swallows_the_error() -> None:
         stub.check()
     assert str(info.value) == (
         "wirescript: 1 request(s) were not answered as scripted:\n"
-        "  - requests[0] POST /v1/messages (model 'claude-test') is past the end of the script: it has 0 turn(s), "
-        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call."
+        "  - requests[0] POST /v1/messages model='claude-test' last=user:'Hi'\n"
+        "    is past the end of the script: it has 0 turn(s), all served. The app made a model call the script "
+        "does not expect; add a turn for it or find the extra call."
     )
 
 

@@ -236,13 +236,22 @@ class ScriptTransport(_TransportBase):
     def check(self, *, unanswered: bool = True, unused_turns: bool = True) -> None:
         """Raise `AssertionError` listing every problem and every unconsumed turn (each unless disabled).
 
+        Each request the stub could not answer as scripted is listed by its `summary()` (number, method,
+        path, model, last message) and the reason.
+
         This is what the pytest fixture runs at teardown; call it yourself when not using the plugin.
         """
         lines: list[str] = []
-        problems = self.problems if unanswered else []
-        if problems:
-            lines.append(f"wirescript: {len(problems)} request(s) were not answered as scripted:")
-            lines.extend(f"  - {p}" for p in problems)
+        offending = [r for r in self.requests if r.problem is not None] if unanswered else []
+        if offending:
+            lines.append(f"wirescript: {len(offending)} request(s) were not answered as scripted:")
+            for record in offending:
+                assert record.problem is not None
+                reason = record.problem.removeprefix(f"requests[{record.index}] {record.method} {record.path}")
+                if record.model is not None:
+                    reason = reason.removeprefix(f" (model {record.model!r})")
+                lines.append(f"  - {record.summary()}")
+                lines.append(f"    {reason.removeprefix(':').strip()}")
         pending = self.pending if unused_turns else []
         if pending:
             lines.append(f"wirescript: {len(pending)} scripted turn(s) were never requested:")
