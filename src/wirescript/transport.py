@@ -525,11 +525,7 @@ class ScriptTransport(_TransportBase):
                 except ScriptError as exc:
                     problem = f"{head}: {exc}"
         if problem is not None:
-            with self._lock:
-                self._overflow += 1
-                record.problem = problem
-                self._problems.append(problem)
-            plan.unscripted = problem
+            self._fail(plan, problem, overflow=True)
 
     def _notify_async_arrivals(self) -> None:
         count = len(self._records)
@@ -547,8 +543,14 @@ class ScriptTransport(_TransportBase):
             f"requests[{record.index}] {record.method} {record.path} was held for {self.hold_timeout} s and "
             "never released: call stub.release() once the test has seen what it needs (or raise hold_timeout)."
         )
+        self._fail(plan, problem, overflow=False)
+
+    def _fail(self, plan: _Plan, problem: str, *, overflow: bool) -> None:
+        """Record why `plan`'s request gets no scripted answer; it is answered with `problem` instead."""
         with self._lock:
-            record.problem = problem
+            if overflow:
+                self._overflow += 1
+            plan.record.problem = problem
             self._problems.append(problem)
         plan.unscripted = problem
 
@@ -603,11 +605,7 @@ class ScriptTransport(_TransportBase):
 
     def _fault_cannot_apply(self, plan: _Plan, why: str) -> None:
         record = plan.record
-        problem = f"requests[{record.index}] {record.method} {record.path}: {why}"
-        with self._lock:
-            record.problem = problem
-            self._problems.append(problem)
-        plan.unscripted = problem
+        self._fail(plan, f"requests[{record.index}] {record.method} {record.path}: {why}", overflow=False)
 
 
 class _Answer(NamedTuple):
