@@ -162,15 +162,21 @@ def test_raw_stream_events_arrive_in_order_through_create_stream_true() -> None:
     assert thinking == TURNS["thinking"]["thinking"]
 
 
-def test_a_stream_is_produced_lazily_as_the_sdk_reads() -> None:
-    stub = ScriptTransport([{"text": "abcdefghijklmnopqrstuvwxyz" * 4}])
-    client = anthropic_client(stub)
-    with client.messages.stream(**PARAMS) as stream:
+def test_a_long_stream_arrives_in_several_chunks_of_whole_events() -> None:
+    text = "abcdefghijklmnopqrstuvwxyz" * 2000  # 52,000 characters, 6,500 deltas
+    with (
+        ANTHROPIC_HX.Client(transport=ScriptTransport([text])) as http,
+        http.stream("POST", "https://api.anthropic.com/v1/messages", json={**PARAMS, "stream": True}) as response,
+    ):
+        chunks = list(response.iter_raw())
+    # Produced as it is read, in pieces, never one pre-rendered blob; no event is split across chunks.
+    assert len(chunks) > 10
+    assert all(chunk.endswith(b"\n\n") and chunk.startswith(b"event: ") for chunk in chunks)
+    stub = ScriptTransport([text])
+    with anthropic_client(stub).messages.stream(**PARAMS) as stream:
         first = next(iter(stream.text_stream))
-        # The stub has not rendered the whole answer in advance: the response is still open.
-        assert first == "abcdefgh"
         rest = "".join(stream.text_stream)
-    assert first + rest == "abcdefghijklmnopqrstuvwxyz" * 4
+    assert (first, first + rest) == ("abcdefgh", text)
 
 
 def test_the_model_is_echoed_and_ids_are_deterministic_per_stub() -> None:
