@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from wirescript import ScriptError, ScriptTransport, ToolCall, Turn
@@ -114,6 +116,49 @@ def test_non_finite_numbers_are_refused_so_a_delay_cannot_hang_a_test() -> None:
     with pytest.raises(ScriptError) as info:
         ScriptTransport([{"text": "x", "fault": {"delay": float("inf")}}])
     assert str(info.value) == "invalid script[0]: field 'fault.delay': Input should be a finite number, got float inf"
+
+
+def _cyclic() -> dict[str, object]:
+    node: dict[str, object] = {"name": "root"}
+    node["children"] = [node]
+    return node
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "problem"),
+    [
+        (
+            {"when": datetime.date(2026, 1, 2)},
+            "date datetime.date(2026, 1, 2) at 'when' is not a JSON value "
+            "(expected an object, array, string, number, true, false or null)",
+        ),
+        (
+            {"tags": {"a", "b"} - {"b"}},
+            "set {'a'} at 'tags' is not a JSON value (expected an object, array, string, number, true, false or null)",
+        ),
+        ({"score": [1.0, float("nan")]}, "nan at 'score[1]' is not a JSON number (JSON has no NaN or Infinity)"),
+        ({"limits": {"max": float("-inf")}}, "-inf at 'limits.max' is not a JSON number (JSON has no NaN or Infinity)"),
+        ({"by_id": {7: "x"}}, "the key 7 at 'by_id' has type int; JSON object keys are strings"),
+        ({"blob": b"\x00"}, "bytes b'\\x00' at 'blob' is not a JSON value (expected an object, array, string, number, true, false or null)"),
+        (
+            {"tree": _cyclic()},
+            "the value at 'tree.children[0]' is an object or array it is itself inside; JSON cannot hold a cycle",
+        ),
+    ],
+)
+def test_tool_input_must_be_json_at_construction(tool_input: dict[str, object], problem: str) -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport([{"tool": {"name": "save", "input": tool_input}}])
+    assert str(info.value) == f"invalid script[0]: field 'tool.input': {problem}"
+
+
+def test_tool_input_accepts_every_json_value_and_tuples_as_arrays() -> None:
+    shared = [1, 2]
+    tool_input = {"n": None, "b": True, "i": 10**30, "f": -0.5, "s": "é", "a": (1, "x"), "o": {"p": shared, "q": shared}}
+    stub = ScriptTransport([{"tool": {"name": "save", "input": tool_input}}])
+    turn = stub.pending[0].turn
+    assert turn.tool is not None
+    assert turn.tool.input == tool_input
 
 
 def test_transport_options_are_validated() -> None:

@@ -8,6 +8,7 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -59,6 +60,14 @@ class ToolCall(_Model):
     """The arguments, a JSON object; it is streamed in several fragments."""
     id: str | None = Field(default=None, min_length=1)
     """The call id (`toolu_…`, `call_…`); generated deterministically when absent."""
+
+    @field_validator("input", mode="after")
+    @classmethod
+    def _json_object(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = _not_json(value, "", set())
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class Usage(_Model):
@@ -281,6 +290,46 @@ class Turn(_Model):
         if self.fault is not None:
             parts.append("fault")
         return ", ".join(parts) or "empty"
+
+
+_JSON_KINDS = "expected an object, array, string, number, true, false or null"
+
+
+def _not_json(value: Any, where: str, open_containers: set[int]) -> str | None:
+    """Why `value` cannot be sent as JSON (naming where in it), or None when it can.
+
+    A model's tool arguments are JSON, so a value `json.dumps` would reject, or would turn into
+    something that is not JSON (NaN, Infinity) or that reads back differently (a non-string key),
+    is refused when the script is built instead of when the turn is served.
+    """
+    at = f" at {where!r}" if where else ""
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
+    if not isinstance(value, (Mapping, list, tuple)):
+        return f"{type(value).__name__} {_clip(repr(value))}{at} is not a JSON value ({_JSON_KINDS})"
+    if id(value) in open_containers:
+        return f"the value{at} is an object or array it is itself inside; JSON cannot hold a cycle"
+    open_containers.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"the key {key!r}{at} has type {type(key).__name__}; JSON object keys are strings"
+                problem = _not_json(item, f"{where}.{key}" if where else key, open_containers)
+                if problem is not None:
+                    return problem
+        else:
+            for index, item in enumerate(value):
+                problem = _not_json(item, f"{where}[{index}]", open_containers)
+                if problem is not None:
+                    return problem
+    finally:
+        open_containers.discard(id(value))
+    return None
 
 
 def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
