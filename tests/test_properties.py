@@ -8,14 +8,19 @@ time and parallel workers share nothing.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
+import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _drivers import DRIVERS, Answer, run
 from wirescript import ScriptTransport
+from wirescript.sse import json_dumps, parse_sse
 
 PROPERTY = settings(
     max_examples=50,
@@ -107,3 +112,79 @@ def test_the_property_can_fail(wire: str) -> None:
         check_round_trip(wire, {**turn, "text": "Hello!"}, answer)
     with pytest.raises(AssertionError):
         check_round_trip(wire, {**turn, "tool": {"name": "f", "input": {"a": [1, {"b": 0}]}}}, answer)
+
+
+# Each wire's request, streamed or not, naming `model`: what the wire renders around the turn.
+_REQUESTS: dict[str, Callable[[str, bool], tuple[str, dict[str, Any]]]] = {
+    "anthropic": lambda model, stream: (
+        "/v1/messages",
+        {"model": model, "max_tokens": 9, "messages": [], "stream": stream},
+    ),
+    "openai_chat": lambda model, stream: (
+        "/v1/chat/completions",
+        {
+            "model": model,
+            "messages": [],
+            "stream": stream,
+            "stream_options": {"include_usage": stream} if stream else None,
+        },
+    ),
+    "openai_responses": lambda model, stream: ("/v1/responses", {"model": model, "input": "hi", "stream": stream}),
+    # Gemini names the model in the path: any text that stays one path segment.
+    "gemini": lambda model, stream: (
+        f"/v1beta/models/{quote(model or 'm', safe='', errors='replace')}:"
+        + ("streamGenerateContent?alt=sse" if stream else "generateContent"),
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    ),
+}
+
+
+def payloads(response: httpx2.Response) -> list[str]:
+    """The JSON documents of an answer: its body, or each SSE event's data (but `[DONE]`)."""
+    if response.headers["content-type"].startswith("application/json"):
+        return [response.text]
+    events, rest = parse_sse(response.content)
+    assert rest == ""
+    return [event.data for event in events if event.data != "[DONE]"]
+
+
+def check_canonical(payload: str) -> None:
+    """The payload is exactly the compact encoding of its own value (`json_dumps`), key order kept."""
+    assert json_dumps(json.loads(payload)) == payload
+
+
+# Lone surrogates included (Hypothesis leaves them out by default): a request may send them as escapes.
+models = st.sampled_from(["gpt-x", "modèle-é", "\ud83d", "é-\udfff"]) | st.text(
+    st.characters(exclude_categories=[]), max_size=12
+)
+
+
+@pytest.mark.parametrize("wire", sorted(_REQUESTS))
+@PROPERTY
+@given(turn=turns(), model=models, stream=st.booleans())
+def test_every_event_is_encoded_exactly_as_its_whole_value(
+    wire: str, turn: dict[str, Any], model: str, stream: bool
+) -> None:
+    """Events built from templates around a piece are byte for byte the encoding of the whole event.
+
+    The model name comes from the request (any text, lone surrogates included as JSON escapes), so
+    the part of an event around the piece may be non-ASCII or need escaping to ASCII.
+    """
+    path, body = _REQUESTS[wire](model, stream)
+    stub = ScriptTransport([turn])
+    content = json.dumps(body).encode()
+    with httpx2.Client(transport=stub, base_url="https://api.test") as client:
+        response = client.post(path, content=content, headers={"content-type": "application/json"})
+    assert response.status_code == 200, response.text
+    found = payloads(response)
+    assert found
+    for payload in found:
+        check_canonical(payload)
+    assert stub.problems == []
+
+
+def test_the_encoding_check_can_fail() -> None:
+    check_canonical('{"a":"é"}')
+    for wrong in ('{"a": "é"}', '{"a":"\\u00e9"}', '{"a":1 }'):
+        with pytest.raises(AssertionError):
+            check_canonical(wrong)

@@ -118,6 +118,9 @@ def test_non_finite_numbers_are_refused_so_a_delay_cannot_hang_a_test() -> None:
     assert str(info.value) == "invalid script[0]: field 'fault.delay': Input should be a finite number, got float inf"
 
 
+JSON_KINDS = "expected an object, array, string, number, true, false or null"
+
+
 def _cyclic() -> dict[str, object]:
     node: dict[str, object] = {"name": "root"}
     node["children"] = [node]
@@ -129,17 +132,16 @@ def _cyclic() -> dict[str, object]:
     [
         (
             {"when": datetime.date(2026, 1, 2)},
-            "date datetime.date(2026, 1, 2) at 'when' is not a JSON value "
-            "(expected an object, array, string, number, true, false or null)",
+            f"date datetime.date(2026, 1, 2) at 'when' is not a JSON value ({JSON_KINDS})",
         ),
         (
             {"tags": {"a", "b"} - {"b"}},
-            "set {'a'} at 'tags' is not a JSON value (expected an object, array, string, number, true, false or null)",
+            f"set {{'a'}} at 'tags' is not a JSON value ({JSON_KINDS})",
         ),
         ({"score": [1.0, float("nan")]}, "nan at 'score[1]' is not a JSON number (JSON has no NaN or Infinity)"),
         ({"limits": {"max": float("-inf")}}, "-inf at 'limits.max' is not a JSON number (JSON has no NaN or Infinity)"),
         ({"by_id": {7: "x"}}, "the key 7 at 'by_id' has type int; JSON object keys are strings"),
-        ({"blob": b"\x00"}, "bytes b'\\x00' at 'blob' is not a JSON value (expected an object, array, string, number, true, false or null)"),
+        ({"blob": b"\x00"}, f"bytes b'\\x00' at 'blob' is not a JSON value ({JSON_KINDS})"),
         (
             {"tree": _cyclic()},
             "the value at 'tree.children[0]' is an object or array it is itself inside; JSON cannot hold a cycle",
@@ -154,7 +156,8 @@ def test_tool_input_must_be_json_at_construction(tool_input: dict[str, object], 
 
 def test_tool_input_accepts_every_json_value_and_tuples_as_arrays() -> None:
     shared = [1, 2]
-    tool_input = {"n": None, "b": True, "i": 10**30, "f": -0.5, "s": "é", "a": (1, "x"), "o": {"p": shared, "q": shared}}
+    tool_input = {"n": None, "b": True, "i": 10**30, "f": -0.5, "s": "é", "a": (1, "x")}
+    tool_input["o"] = {"p": shared, "q": shared}  # the same list twice is not a cycle
     stub = ScriptTransport([{"tool": {"name": "save", "input": tool_input}}])
     turn = stub.pending[0].turn
     assert turn.tool is not None

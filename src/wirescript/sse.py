@@ -16,6 +16,24 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+# `JSONEncoder.encode` builds the C accelerator's encoder afresh for every call, which costs more
+# than encoding a small event. Without circular-reference markers that encoder keeps no state, so
+# one is built here and shared; the output is the same text (the stdlib builds it with the same
+# arguments). Values never hold a cycle: turns are checked at construction and requests are parsed
+# JSON. Where the accelerator is missing, the encoder above does the work.
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODE = (
+    _make_encoder(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+    if _make_encoder is not None
+    else None
+)
+
+
+def _encode(value: Any) -> str:
+    if _C_ENCODE is None or isinstance(value, str):  # a str: the encoder's own one-call path
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
+
 
 def json_dumps(value: Any) -> str:
     """Compact, key-order-preserving JSON, as the providers send it.
@@ -24,8 +42,8 @@ def json_dumps(value: Any) -> str:
     a request may send as a JSON escape that the answer echoes): then the whole document is escaped
     to ASCII, which decodes to the same value.
     """
-    text = _ENCODER.encode(value)
-    if _SURROGATE.search(text) is not None:
+    text = _encode(value)
+    if not text.isascii() and _SURROGATE.search(text) is not None:
         return _ASCII_ENCODER.encode(value)
     return text
 

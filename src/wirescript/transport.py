@@ -184,6 +184,7 @@ class ScriptTransport(_TransportBase):
         self._lock = threading.Lock()
         self._arrival = threading.Condition(self._lock)
         self._arrival_waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._sync_waiters = 0  # threads in wait_for_requests: an arrival notifies only when someone waits
         self._gate: _Gate | None = None
         self._wires = default_wires()
         check_script_faults(
@@ -305,8 +306,12 @@ class ScriptTransport(_TransportBase):
 
         """
         with self._arrival:
-            if not self._arrival.wait_for(lambda: len(self._records) >= n, timeout):
-                raise HoldTimeoutError(self._short_of(n, timeout))
+            self._sync_waiters += 1
+            try:
+                if not self._arrival.wait_for(lambda: len(self._records) >= n, timeout):
+                    raise HoldTimeoutError(self._short_of(n, timeout))
+            finally:
+                self._sync_waiters -= 1
             return list(self._records)
 
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
@@ -356,8 +361,9 @@ class ScriptTransport(_TransportBase):
         if plan.gate is not None and not plan.gate.wait(self.hold_timeout):
             self._held_too_long(plan)
         answer = self._render(request, plan)
-        _http.sync_lead(request, answer.lead)
-        return _http.make_response(request, answer.status, answer.headers, _http.sync_body(request, answer.body))
+        if answer.lead:
+            _http.sync_lead(request, answer.lead)
+        return _http.make_response(request, answer.status, answer.headers, answer.body, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
@@ -366,8 +372,9 @@ class ScriptTransport(_TransportBase):
         if plan.gate is not None and not await plan.gate.wait_async(self.hold_timeout):
             self._held_too_long(plan)
         answer = self._render(request, plan)
-        await _http.async_lead(request, answer.lead)
-        return _http.make_response(request, answer.status, answer.headers, _http.async_body(request, answer.body))
+        if answer.lead:
+            await _http.async_lead(request, answer.lead)
+        return _http.make_response(request, answer.status, answer.headers, answer.body, is_async=True)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -403,7 +410,7 @@ class ScriptTransport(_TransportBase):
         url = request.url
         path = url.path
         content = request.content
-        headers = dict(request.headers.items())  # httpx and httpx2 give the names lower-cased
+        headers = _headers(request.headers)
         raw_query = url.query
         query = {}
         if raw_query:
@@ -443,7 +450,8 @@ class ScriptTransport(_TransportBase):
         unscripted: str | None = None
         with self._lock:
             index = len(self._records)
-            record.index = index
+            fields = record.__dict__  # set without pydantic's per-assignment work: every field is set already
+            fields["index"] = index
             if wire is not None:
                 wire.resolve(record)
             if wire is None:
@@ -467,8 +475,10 @@ class ScriptTransport(_TransportBase):
                 self._problems.append(unscripted)
             self._records.append(record)
             gate = self._gate
-            self._arrival.notify_all()
-            self._notify_async_arrivals()
+            if self._sync_waiters:
+                self._arrival.notify_all()
+            if self._arrival_waiters:
+                self._notify_async_arrivals()
         plan = _Plan(record, wire, turn, gate, unscripted)
         if fallback_for is not None:
             assert self._fallback is not None
@@ -480,6 +490,12 @@ class ScriptTransport(_TransportBase):
     def _next_turn(self, record: RecordedRequest) -> tuple[Turn | None, str | None]:
         queue = record.model if record.model in self._queues else DEFAULT_QUEUE
         turns = self._queues.get(queue)
+        if turns is not None and (position := self._cursor[queue]) < len(turns):
+            self._cursor[queue] = position + 1
+            fields = record.__dict__  # every field is set already: no pydantic per-assignment work
+            fields["turn_index"] = position
+            fields["queue"] = queue
+            return turns[position], None
         head = f"requests[{record.index}] {record.method} {record.path}"
         if turns is None:
             known = ", ".join(repr(q) for q in self._queues)
@@ -487,18 +503,12 @@ class ScriptTransport(_TransportBase):
                 f"{head}: no queue for model {record.model!r} and no default queue '*' (queues: {known}). "
                 "Add a queue for this model or a '*' queue."
             )
-        position = self._cursor[queue]
-        if position >= len(turns):
-            where = "the script" if queue == DEFAULT_QUEUE else f"the queue for model {queue!r}"
-            return None, (
-                f"{head} (model {record.model!r}) is past the end of {where}: it has {len(turns)} turn(s), "
-                f"all served. The app made a model call the script does not expect; add a turn for it "
-                f"or find the extra call."
-            )
-        self._cursor[queue] = position + 1
-        record.turn_index = position
-        record.queue = queue
-        return turns[position], None
+        where = "the script" if queue == DEFAULT_QUEUE else f"the queue for model {queue!r}"
+        return None, (
+            f"{head} (model {record.model!r}) is past the end of {where}: it has {len(turns)} turn(s), "
+            f"all served. The app made a model call the script does not expect; add a turn for it "
+            f"or find the extra call."
+        )
 
     def _ask_function(
         self,
@@ -685,6 +695,22 @@ def _new_record(values: dict[str, Any]) -> RecordedRequest:
     object.__setattr__(record, "__pydantic_extra__", None)
     object.__setattr__(record, "__pydantic_private__", None)
     return record
+
+
+def _headers(headers: Any) -> dict[str, str]:
+    """A request's headers as a dict with lower-cased names, as `dict(headers.items())` gives them.
+
+    Decoded from the raw pairs, which is cheaper; headers that are not all ASCII, or that repeat a
+    name (joined with ", " by `items()`), take the library's own path.
+    """
+    raw = headers.raw
+    try:
+        values = {name.lower().decode("ascii"): value.decode("ascii") for name, value in raw}
+    except UnicodeDecodeError:
+        return dict(headers.items())
+    if len(values) != len(raw):
+        return dict(headers.items())
+    return values
 
 
 def _parse_body(content: bytes) -> tuple[Any, str | None]:

@@ -6,7 +6,6 @@ neither wire imports the other.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "JSON_HEADERS",
     "OPENAI_ERROR_TYPES",
-    "PIECE",
     "SSE_HEADERS",
     "TokenCounts",
     "arguments",
@@ -29,7 +27,6 @@ __all__ = [
     "join_system",
     "openai_error",
     "openai_error_type",
-    "pieces_template",
     "request_id",
     "text_of_parts",
     "token_counts",
@@ -145,26 +142,3 @@ def join_system(parts: list[str | None]) -> str | None:
     """System prompt pieces (instructions, system and developer messages) joined by newlines, or None."""
     present = [p for p in parts if p]
     return "\n".join(present) if present else None
-
-
-PIECE = "\x00wirescript-piece\x00"
-"""A placeholder for the varying parts of a streamed event, to split its JSON around (see `pieces_template`)."""
-
-_PIECE_JSON = json_dumps(PIECE)
-_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def pieces_template(data: Any, slots: int) -> list[str] | None:
-    """The compact JSON of `data` split around its `slots` `PIECE` placeholders, or None when unsafe.
-
-    Joining the parts with each slot's value encoded by `json_dumps` gives the bytes `json_dumps`
-    gives for the whole event, so a delta costs one string encoding. Only when the rest of the event
-    is ASCII: then `json_dumps` escaping a document to ASCII (for a lone surrogate in a piece) leaves
-    the rest unchanged. Otherwise (a non-ASCII model name, say), or when the placeholder turns up in
-    the data itself, None: encode each event whole.
-    """
-    text = _UTF8.encode(data)
-    if not text.isascii():
-        return None
-    parts = text.split(_PIECE_JSON)
-    return parts if len(parts) == slots + 1 else None

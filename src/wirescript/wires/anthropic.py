@@ -11,6 +11,7 @@ from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import encode_event, json_dumps
 from .base import (
+    PIECE,
     Frame,
     Parsed,
     Rendered,
@@ -21,6 +22,7 @@ from .base import (
     canonical_stop,
     chunks,
     default_usage,
+    pieces_template,
     retry_headers,
     text_blocks,
 )
@@ -133,29 +135,19 @@ class AnthropicWire(Wire):
         chars = len(turn.text or "") + len(turn.thinking or "")
         chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
         input_tokens, output_tokens = default_usage(turn, chars)
-        usage: dict[str, Any] = {
-            "input_tokens": input_tokens,
-            "cache_creation_input_tokens": _opt(turn, "cache_creation_input_tokens"),
-            "cache_read_input_tokens": _opt(turn, "cache_read_input_tokens"),
-            "output_tokens": output_tokens,
-        }
-        stop_reason = canonical_stop(turn)
-        headers = {"request-id": f"req_{record.index:04d}"}
-        message = {
-            "id": msg_id,
-            "type": "message",
-            "role": "assistant",
-            "model": record.model or "claude-wirescript",
-            "content": blocks,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": usage,
-        }
+        usage = _usage(
+            input_tokens,
+            _opt(turn, "cache_creation_input_tokens"),
+            _opt(turn, "cache_read_input_tokens"),
+            output_tokens,
+        )
+        message = _message(msg_id, record.model or "claude-wirescript", blocks, canonical_stop(turn), usage)
+        request_id = f"req_{record.index:04d}"
         if not record.stream:
-            return Rendered(200, {**_JSON_HEADERS, **headers}, json_dumps(message).encode())
+            return Rendered(200, {**_JSON_HEADERS, "request-id": request_id}, json_dumps(message).encode())
         return Rendered(
             200,
-            {**_SSE_HEADERS, **headers},
+            {**_SSE_HEADERS, "request-id": request_id},
             frames=_stream(message, turn, malformed_tool_json),
         )
 
@@ -199,14 +191,71 @@ def _opt(turn: Turn, name: str) -> int:
     return value or 0
 
 
+def _usage(input_tokens: Any, cache_creation: Any, cache_read: Any, output_tokens: Any) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": cache_creation,
+        "cache_read_input_tokens": cache_read,
+        "output_tokens": output_tokens,
+    }
+
+
+def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:
+    """A Message: the JSON answer, and (empty, without a stop reason) the `message_start` event's."""
+    return {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _start_template(model: str) -> list[str] | None:
+    """The `message_start` JSON of a model's answers around the id and the three input counts."""
+    start = _message(PIECE, model, [], None, _usage(PIECE, PIECE, PIECE, 1))
+    return pieces_template({"type": "message_start", "message": start}, 4)
+
+
+def _message_start(message: dict[str, Any]) -> bytes:
+    """`message_start`: the message without content or stop reason, and an output count of 1."""
+    usage = message["usage"]
+    parts = _start_template(message["model"])
+    if parts is None:
+        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        return encode_event("message_start", json_dumps({"type": "message_start", "message": start}))
+    counts = (usage["input_tokens"], usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"])
+    data = "".join(
+        (
+            parts[0],
+            json_dumps(message["id"]),
+            parts[1],
+            *(f"{n:d}{part}" for n, part in zip(counts, parts[2:], strict=True)),
+        )
+    )
+    return encode_event("message_start", data)
+
+
+@functools.lru_cache(maxsize=256)
+def _message_delta(stop_reason: str | None, output_tokens: int) -> bytes:
+    data = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": output_tokens},
+    }
+    return encode_event("message_delta", json_dumps(data))
+
+
 def _ev(name: str, data: dict[str, Any]) -> Frame:
     return Frame(name, encode_event(name, json_dumps(data)))
 
 
 def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> Iterator[Frame]:
-    usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    yield _ev("message_start", {"type": "message_start", "message": start})
+    yield Frame("message_start", _message_start(message))
     yield Frame("ping", _PING)
     for index, block in enumerate(message["content"]):
         kind = block["type"]
@@ -227,15 +276,7 @@ def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> I
                 args = args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
             yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
         yield Frame("content_block_stop", _block_stop(index))
-    delta_usage = {"output_tokens": usage["output_tokens"]}
-    yield _ev(
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": delta_usage,
-        },
-    )
+    yield Frame("message_delta", _message_delta(message["stop_reason"], message["usage"]["output_tokens"]))
     yield Frame("message_stop", _MESSAGE_STOP)
 
 

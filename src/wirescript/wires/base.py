@@ -9,8 +9,11 @@ from typing import Any, ClassVar
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
+from ..sse import _encode as encode_utf8
+from ..sse import json_dumps
 
 __all__ = [
+    "PIECE",
     "RETRYABLE",
     "Frame",
     "Parsed",
@@ -19,6 +22,7 @@ __all__ = [
     "canonical_stop",
     "chunks",
     "default_usage",
+    "pieces_template",
     "retry_headers",
 ]
 
@@ -195,3 +199,25 @@ def as_float(value: Any) -> float | None:
 def as_list(value: Any) -> list[Any]:
     """A list field of a request body, or [] when absent or of another type."""
     return value if isinstance(value, list) else []
+
+
+PIECE = "\x00wirescript-piece\x00"
+"""A placeholder for the varying parts of a streamed event, to split its JSON around (see `pieces_template`)."""
+
+_PIECE_JSON = json_dumps(PIECE)
+
+
+def pieces_template(data: Any, slots: int) -> list[str] | None:
+    """The compact JSON of `data` split around its `slots` `PIECE` placeholders, or None when unsafe.
+
+    Joining the parts with each slot's value encoded by `json_dumps` gives the bytes `json_dumps`
+    gives for the whole event, so a delta costs one string encoding. Only when the rest of the event
+    is ASCII: then `json_dumps` escaping a document to ASCII (for a lone surrogate in a piece) leaves
+    the rest unchanged. Otherwise (a non-ASCII model name, say), or when the placeholder turns up in
+    the data itself, None: encode each event whole.
+    """
+    text = encode_utf8(data)
+    if not text.isascii():
+        return None
+    parts = text.split(_PIECE_JSON)
+    return parts if len(parts) == slots + 1 else None

@@ -20,19 +20,29 @@ from ._openai import (
     CREATED,
     DEFAULT_MODEL,
     JSON_HEADERS,
-    PIECE,
     SSE_HEADERS,
     TokenCounts,
     arguments,
     call_id,
     join_system,
     openai_error,
-    pieces_template,
     request_id,
     text_of_parts,
     token_counts,
 )
-from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, canonical_stop, chunks
+from .base import (
+    PIECE,
+    Frame,
+    Parsed,
+    Rendered,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    canonical_stop,
+    chunks,
+    pieces_template,
+)
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
 
@@ -180,6 +190,33 @@ def _arguments_delta(index: int, piece: str) -> dict[str, Any]:
     return {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
 
 
+def _choice(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+
+
+_DELTAS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "content": lambda piece: {"content": piece},
+    "reasoning_content": lambda piece: {"reasoning_content": piece},
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _choice_json(kind: str, finish_reason: str | None) -> str:
+    """The JSON of a choice that is the same in every answer: the role chunk's or the finish chunk's."""
+    if kind == "role":
+        return json_dumps(_choice({"role": "assistant", "content": "", "refusal": None}))
+    if kind == "role-no-content":
+        return json_dumps(_choice({"role": "assistant", "content": None, "refusal": None}))
+    return json_dumps(_choice({}, finish_reason))
+
+
+@functools.lru_cache(maxsize=256)
+def _delta_template(kind: str, call: int) -> list[str] | None:
+    """A delta choice's JSON around its piece: `kind` is `content`, `reasoning_content` or `arguments`."""
+    delta = _arguments_delta(call, PIECE) if kind == "arguments" else _DELTAS[kind](PIECE)
+    return pieces_template(_choice(delta), 1)
+
+
 def _stream(
     head: dict[str, Any],
     turn: Turn,
@@ -187,36 +224,47 @@ def _stream(
     finish: str,
     counts: TokenCounts | None,
 ) -> Iterator[Frame]:
-    """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`."""
-    extra = {"usage": None} if counts is not None else {}
+    """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`.
 
-    def data(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-        return {**head, "choices": [choice], **extra}
+    Every chunk is `head` with one choice (and `usage: null` when usage is asked for): the JSON
+    around the choice is encoded once per answer, and the choice's own JSON comes from a template,
+    so a delta costs one string encoding and the bytes are those of encoding each chunk whole.
+    """
+    extra = {"usage": None} if counts is not None else {}
+    around = pieces_template({**head, "choices": [PIECE], **extra}, 1)
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
-        return Frame("chunk", encode_event(None, json_dumps(data(delta, finish_reason))))
+        return Frame(
+            "chunk", encode_event(None, json_dumps({**head, "choices": [_choice(delta, finish_reason)], **extra}))
+        )
 
-    def deltas(delta: Callable[[str], dict[str, Any]], pieces: Iterable[str]) -> Iterator[Frame]:
-        """`chunk(delta(piece))` for each piece, encoding only the piece when the template allows."""
-        parts = pieces_template(data(delta(PIECE)), 1)
-        if parts is None:
-            yield from (chunk(delta(piece)) for piece in pieces)
+    def deltas(kind: str, pieces: Iterable[str], call: int = 0) -> Iterator[Frame]:
+        parts = _delta_template(kind, call) if around is not None else None
+        if parts is None or around is None:
+            for piece in pieces:
+                delta = _arguments_delta(call, piece) if kind == "arguments" else _DELTAS[kind](piece)
+                yield chunk(delta)
             return
-        before, after = parts
+        before, after = around[0] + parts[0], parts[1] + around[1]
         for piece in pieces:
             yield Frame("chunk", encode_event(None, before + json_dumps(piece) + after))
 
-    content = "" if turn.text is not None else None
-    yield chunk({"role": "assistant", "content": content, "refusal": None})
+    if around is not None:
+        role = "role" if turn.text is not None else "role-no-content"
+        yield Frame("chunk", encode_event(None, around[0] + _choice_json(role, None) + around[1]))
+    else:
+        yield chunk({"role": "assistant", "content": "" if turn.text is not None else None, "refusal": None})
     if turn.thinking is not None:
-        yield from deltas(lambda piece: {"reasoning_content": piece}, chunks(turn.thinking) or [""])
-    yield from deltas(lambda piece: {"content": piece}, chunks(turn.text or ""))
+        yield from deltas("reasoning_content", chunks(turn.thinking) or [""])
+    yield from deltas("content", chunks(turn.text or ""))
     for k, (cid, name, args) in enumerate(calls):
         first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
         yield chunk({"tool_calls": [first]})
-        yield from deltas(functools.partial(_arguments_delta, k), chunks(args, 32))
-    yield chunk({}, finish)
+        yield from deltas("arguments", chunks(args, 32), k)
+    if around is not None:
+        yield Frame("chunk", encode_event(None, around[0] + _choice_json("finish", finish) + around[1]))
+    else:
+        yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
     yield Frame("[DONE]", encode_event(None, "[DONE]"))

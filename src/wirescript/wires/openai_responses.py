@@ -26,19 +26,29 @@ from ._openai import (
     CREATED,
     DEFAULT_MODEL,
     JSON_HEADERS,
-    PIECE,
     SSE_HEADERS,
     TokenCounts,
     arguments,
     call_id,
     join_system,
     openai_error,
-    pieces_template,
     request_id,
     text_of_parts,
     token_counts,
 )
-from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, canonical_stop, chunks
+from .base import (
+    PIECE,
+    Frame,
+    Parsed,
+    Rendered,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    canonical_stop,
+    chunks,
+    pieces_template,
+)
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
 
