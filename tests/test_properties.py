@@ -13,12 +13,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-import httpx2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _drivers import DRIVERS, Answer, run
+from _support import STACKS
 from wirescript import ScriptTransport
 from wirescript.sse import json_dumps, parse_sse
 
@@ -139,7 +139,7 @@ _REQUESTS: dict[str, Callable[[str, bool], tuple[str, dict[str, Any]]]] = {
 }
 
 
-def payloads(response: httpx2.Response) -> list[str]:
+def payloads(response: Any) -> list[str]:
     """The JSON documents of an answer: its body, or each SSE event's data (but `[DONE]`)."""
     if response.headers["content-type"].startswith("application/json"):
         return [response.text]
@@ -173,7 +173,7 @@ def test_every_event_is_encoded_exactly_as_its_whole_value(
     path, body = _REQUESTS[wire](model, stream)
     stub = ScriptTransport([turn])
     content = json.dumps(body).encode()
-    with httpx2.Client(transport=stub, base_url="https://api.test") as client:
+    with STACKS[0].Client(transport=stub, base_url="https://api.test") as client:
         response = client.post(path, content=content, headers={"content-type": "application/json"})
     assert response.status_code == 200, response.text
     found = payloads(response)
