@@ -95,9 +95,7 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
                 f"{where}: wirescript {row.ratio(WIRESCRIPT):.2f}x the floor, target {row.target_text()}"
             )
         if not row.ahead_of_peer:
-            found.misses.append(
-                f"{where}: wirescript {row.ratio(WIRESCRIPT):.2f}x is not ahead of the peer's {row.ratio(PEER):.2f}x"
-            )
+            found.misses.append(f"{where}: not ahead of the peer: wirescript over the peer {row.peer_text()}")
         if row.absolute_target is not None:  # the set-up: gated on its absolute target, not on the floor
             if row.stats[WIRESCRIPT].median > GROSS * row.absolute_target:
                 found.gross.append(

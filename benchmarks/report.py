@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .timing import Stats
+from .timing import Comparison, Stats
 
 FLOOR = "floor"
 WIRESCRIPT = "wirescript"
@@ -18,6 +18,10 @@ def duration(seconds: float) -> str:
             value = seconds / scale
             return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
     return f"{seconds / 1e-9:.0f} ns"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.4f}x"
 
 
 def size(nbytes: float) -> str:
@@ -55,9 +59,20 @@ class Row:
         return self.ratio(WIRESCRIPT) <= self.target
 
     @property
+    def versus_peer(self) -> Comparison:
+        """wirescript over the peer, round by round, with its interval."""
+        return self.stats[WIRESCRIPT].versus(self.stats[PEER])
+
+    @property
     def ahead_of_peer(self) -> bool:
-        """Whether wirescript costs less than the peer, both measured against the same floor."""
-        return self.ratio(WIRESCRIPT) < self.ratio(PEER)
+        """Whether wirescript costs less than the peer beyond the rounds' scatter."""
+        return self.versus_peer.verdict == "ahead"
+
+    def peer_text(self) -> str:
+        """wirescript over the peer as the report prints it: `0.97x [0.95x-0.99x] ahead of peer`."""
+        versus = self.versus_peer
+        verdict = {"ahead": "ahead of peer", "behind": "BEHIND PEER", "level": "level with peer"}[versus.verdict]
+        return f"{_times(versus.ratio)} [{_times(versus.low)}-{_times(versus.high)}] {verdict}"
 
     def target_text(self) -> str:
         """The target as written in the table."""
@@ -97,8 +112,7 @@ def terminal(rows: list[Row]) -> list[str]:
             stats = row.stats[contender]
             verdict = ""
             if contender == WIRESCRIPT:
-                verdict = f"{row.target_text()}  {'ok' if row.meets_target else 'MISS'}"
-                verdict += "  ahead of peer" if row.ahead_of_peer else "  BEHIND PEER"
+                verdict = f"{row.target_text()}  {'ok' if row.meets_target else 'MISS'}  vs peer {row.peer_text()}"
             lines.append(
                 f"  {label:<{name_width}}  {contender:<13}  {duration(stats.median):>9}  {duration(stats.p90):>9}"
                 f"  {row.ratio(contender):>6.2f}x  {row.wall_ratio(contender):>5.2f}x  {verdict}".rstrip()
@@ -113,8 +127,10 @@ def markdown(rows: list[Row]) -> list[str]:
     by_key: dict[str, dict[str, Row]] = {}
     for row in rows:
         by_key.setdefault(row.key, {})[row.provider] = row
-    head = "| workload | target |" + "".join(f" {p}: wirescript | {p}: {PEER} |" for p in providers)
-    rule = "|---|---|" + "---:|---:|" * len(providers)
+    head = "| workload | target |" + "".join(
+        f" {p}: wirescript | {p}: {PEER} | {p}: wirescript ÷ {PEER} |" for p in providers
+    )
+    rule = "|---|---|" + "---:|---:|---|" * len(providers)
     lines = [head, rule]
     for cells in by_key.values():
         first = next(iter(cells.values()))
@@ -122,13 +138,13 @@ def markdown(rows: list[Row]) -> list[str]:
         for provider in providers:
             cell = cells.get(provider)
             if cell is None:
-                line += " | |"
+                line += " | | |"
             elif cell.absolute_target is not None:  # an absolute target: show the time too
                 line += (
                     f" {cell.ratio(WIRESCRIPT):.2f}x ({duration(cell.stats[WIRESCRIPT].median)}) |"
-                    f" {cell.ratio(PEER):.0f}x ({duration(cell.stats[PEER].median)}) |"
+                    f" {cell.ratio(PEER):.0f}x ({duration(cell.stats[PEER].median)}) | {cell.peer_text()} |"
                 )
             else:
-                line += f" {cell.ratio(WIRESCRIPT):.2f}x | {cell.ratio(PEER):.2f}x |"
+                line += f" {cell.ratio(WIRESCRIPT):.2f}x | {cell.ratio(PEER):.2f}x | {cell.peer_text()} |"
         lines.append(line)
     return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -57,6 +58,38 @@ class Stats:
     def wall_ratio(self, floor: Stats) -> float:
         """The same ratio in wall-clock time."""
         return _paired(self.wall, floor.wall)
+
+    def versus(self, other: Stats) -> Comparison:
+        """This contender over another, round by round, with a confidence interval for the median.
+
+        Each round gives one ratio (this round's median over the other's, measured back to back); the
+        interval is the distribution-free one for the median of those ratios (order statistics, about
+        95%), so "ahead" is claimed only when the rounds say so beyond their own scatter.
+        """
+        ratios = sorted(
+            statistics.median(a) / statistics.median(b) for a, b in zip(self.rounds, other.rounds, strict=True)
+        )
+        n = len(ratios)
+        k = max(0, math.floor((n - 1.96 * math.sqrt(n)) / 2))  # 0-based rank of the lower bound
+        return Comparison(statistics.median(ratios), ratios[k], ratios[n - 1 - k])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One contender over another: the median of the per-round ratios and its ~95% interval."""
+
+    ratio: float
+    low: float
+    high: float
+
+    @property
+    def verdict(self) -> str:
+        """`ahead` (the whole interval below 1), `behind` (above 1), or `level` (1 is inside it)."""
+        if self.high < 1:
+            return "ahead"
+        if self.low > 1:
+            return "behind"
+        return "level"
 
 
 def _paired(mine: tuple[tuple[float, ...], ...], floor: tuple[tuple[float, ...], ...]) -> float:
