@@ -122,15 +122,13 @@ def terminal(rows: list[Row]) -> list[str]:
 
 
 def markdown(rows: list[Row]) -> list[str]:
-    """The README table: ratios to the floor only, one column pair per provider."""
+    """The README tables: ratios to the floor, one column pair per provider; then wirescript over the peer."""
     providers = list(dict.fromkeys(r.provider for r in rows))
     by_key: dict[str, dict[str, Row]] = {}
     for row in rows:
         by_key.setdefault(row.key, {})[row.provider] = row
-    head = "| workload | target |" + "".join(
-        f" {p}: wirescript | {p}: {PEER} | {p}: wirescript ÷ {PEER} |" for p in providers
-    )
-    rule = "|---|---|" + "---:|---:|---|" * len(providers)
+    head = "| workload | target |" + "".join(f" {p}: wirescript | {p}: {PEER} |" for p in providers)
+    rule = "|---|---|" + "---:|---:|" * len(providers)
     lines = [head, rule]
     for cells in by_key.values():
         first = next(iter(cells.values()))
@@ -138,13 +136,24 @@ def markdown(rows: list[Row]) -> list[str]:
         for provider in providers:
             cell = cells.get(provider)
             if cell is None:
-                line += " | | |"
+                line += " | |"
             elif cell.absolute_target is not None:  # an absolute target: show the time too
                 line += (
                     f" {cell.ratio(WIRESCRIPT):.2f}x ({duration(cell.stats[WIRESCRIPT].median)}) |"
-                    f" {cell.ratio(PEER):.0f}x ({duration(cell.stats[PEER].median)}) | {cell.peer_text()} |"
+                    f" {cell.ratio(PEER):.0f}x ({duration(cell.stats[PEER].median)}) |"
                 )
             else:
-                line += f" {cell.ratio(WIRESCRIPT):.2f}x | {cell.ratio(PEER):.2f}x | {cell.peer_text()} |"
+                line += f" {cell.ratio(WIRESCRIPT):.2f}x | {cell.ratio(PEER):.2f}x |"
+        lines.append(line)
+    lines += [
+        "",
+        "| workload |" + "".join(f" {p}: wirescript ÷ {PEER} |" for p in providers),
+        "|---|" + "---|" * len(providers),
+    ]
+    for key, cells in by_key.items():
+        line = f"| {key} |"
+        for provider in providers:
+            cell = cells.get(provider)
+            line += f" {cell.peer_text()} |" if cell is not None else " |"
         lines.append(line)
     return lines
