@@ -50,17 +50,21 @@ def make_response(request: Any, status: int, headers: dict[str, str], steps: Ite
     return hx.Response(status, headers=[*headers.items(), _CHUNKED], stream=stream, request=request)
 
 
+class _Steps:
+    """What both response streams hold: the request (for its library's exceptions) and the steps."""
+
+    def __init__(self, request: Any, steps: Iterator[Step]) -> None:
+        self._request = request
+        self._steps = steps
+        self._consumed = False
+
+
 @functools.cache
 def _streams(hx: ModuleType) -> tuple[type, type]:
     """The sync and async response streams for `hx`: subclasses of its own byte-stream classes."""
 
-    class SyncSteps(hx.SyncByteStream):  # type: ignore[misc,name-defined]
+    class SyncSteps(_Steps, hx.SyncByteStream):  # type: ignore[misc,name-defined]
         """Runs the steps for a sync client: real sleeps, the stack's exceptions."""
-
-        def __init__(self, request: Any, steps: Iterator[Step]) -> None:
-            self._request = request
-            self._steps = steps
-            self._consumed = False
 
         def __iter__(self) -> Iterator[bytes]:
             if self._consumed:
@@ -74,13 +78,8 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
                 else:
                     _raise(hx, self._request, step)
 
-    class AsyncSteps(hx.AsyncByteStream):  # type: ignore[misc,name-defined]
+    class AsyncSteps(_Steps, hx.AsyncByteStream):  # type: ignore[misc,name-defined]
         """Runs the steps for an async client: sleeps that yield to the event loop."""
-
-        def __init__(self, request: Any, steps: Iterator[Step]) -> None:
-            self._request = request
-            self._steps = steps
-            self._consumed = False
 
         # Iterated by a small object rather than an async generator: no generator machinery (nor the
         # event loop's async-generator hooks) per response, and nothing that needs closing.
