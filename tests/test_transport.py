@@ -516,3 +516,22 @@ def test_records_of_unparsed_requests_share_no_mutable_state() -> None:
     first, second = stub.requests
     first.messages.append({"role": "user", "content": "mutated"})
     assert second.messages == []
+
+
+@pytest.mark.parametrize("hx", STACKS, ids=lambda m: m.__name__)
+def test_recorded_headers_are_what_the_library_reads_repeats_and_non_ascii_included(hx: ModuleType) -> None:
+    """Headers are recorded as `dict(request.headers.items())` gives them: names lower-cased, a repeated
+    name joined with ", ", a Latin-1 value decoded as the library decodes it."""
+    stub = ScriptTransport(["a", "b"])
+    body = json.dumps({"model": "m", "max_tokens": 5, "messages": []}).encode()
+    repeated = [("X-Trace", "one"), ("x-trace", "two"), ("Content-Type", "application/json")]
+    latin = [("X-Note", "caf\xe9".encode("latin-1")), ("content-type", b"application/json")]
+    with hx.Client(transport=stub, base_url="https://api.test") as client:
+        sent = [client.build_request("POST", "/v1/messages", content=body, headers=h) for h in (repeated, latin)]
+        for request in sent:
+            assert client.send(request).status_code == 200
+    first, second = stub.requests
+    assert first.headers == dict(sent[0].headers.items())
+    assert first.headers["x-trace"] == "one, two"
+    assert second.headers == dict(sent[1].headers.items())
+    assert second.headers["x-note"] == "caf\xe9"
