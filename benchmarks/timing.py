@@ -71,7 +71,7 @@ class Stats:
         )
         n = len(ratios)
         k = max(0, math.floor((n - 1.96 * math.sqrt(n)) / 2))  # 0-based rank of the lower bound
-        return Comparison(statistics.median(ratios), ratios[k], ratios[n - 1 - k])
+        return Comparison(statistics.median(ratios), ratios[k], ratios[n - 1 - k], n)
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,17 @@ class Comparison:
     ratio: float
     low: float
     high: float
+    rounds: int
 
     @property
     def verdict(self) -> str:
-        """`ahead` (the whole interval below 1), `behind` (above 1), or `level` (1 is inside it)."""
+        """`ahead` (the whole interval below 1), `behind` (above 1), or `level` (1 is inside it).
+
+        Under 6 rounds even the widest interval, from the smallest ratio to the largest, covers the
+        median less than 95% of the time: too few to tell, so `level`.
+        """
+        if self.rounds < 6:
+            return "level"
         if self.high < 1:
             return "ahead"
         if self.low > 1:
