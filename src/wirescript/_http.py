@@ -128,9 +128,10 @@ def _raise(hx: ModuleType, request: Any, step: Disconnect | Timeout) -> None:
 
 
 def sync_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`."""
-    if not steps:  # the common case: nothing happens before the response
-        return
+    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`.
+
+    The transport calls it only when there are steps (a fault's first-byte delay or connection failure).
+    """
     hx = http_module(request)
     for step in steps:
         if isinstance(step, Sleep):
@@ -142,9 +143,10 @@ def sync_lead(request: Any, steps: Iterable[Step]) -> None:
 
 
 async def async_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before an async response exists: a failure here is raised inside the client's `send`."""
-    if not steps:  # the common case: nothing happens before the response
-        return
+    """Run the steps before an async response exists: a failure here is raised inside the client's `send`.
+
+    The transport calls it only when there are steps (a fault's first-byte delay or connection failure).
+    """
     hx = http_module(request)
     for step in steps:
         if isinstance(step, Sleep):

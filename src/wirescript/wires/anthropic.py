@@ -296,7 +296,6 @@ _EMPTY_BLOCKS = {
     "text": {"type": "text", "text": ""},
     "thinking": {"type": "thinking", "thinking": "", "signature": ""},
 }
-_SLOT = "\x00wirescript-piece\x00"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -312,8 +311,9 @@ def _block_stop(index: int) -> bytes:
 @functools.lru_cache(maxsize=1024)
 def _around_piece(index: int, kind: str, key: str) -> tuple[str, str]:
     """The JSON of a `content_block_delta` before and after its piece."""
-    head, _, tail = json_dumps(_delta(index, {"type": kind, key: _SLOT})).partition(json_dumps(_SLOT))
-    return head, tail
+    parts = pieces_template(_delta(index, {"type": kind, key: PIECE}), 1)
+    assert parts is not None, "an index, a delta type and a key are ASCII"
+    return parts[0], parts[1]
 
 
 def _pieces(index: int, kind: str, key: str, pieces: Iterable[str]) -> Iterator[Frame]:
