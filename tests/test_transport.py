@@ -133,6 +133,35 @@ def test_auth_token_is_read_from_the_bearer_header() -> None:
     assert stub.requests[0].api_key == "tok-123"
 
 
+_BODIES = {
+    "utf-8": '{"model":"m","messages":[{"role":"user","content":"é"}]}'.encode(),
+    "array": b"[1, 2]",
+    "leading space": b' {"a": 1}',
+    "utf-8 BOM": b'\xef\xbb\xbf{"a": 1}',
+    "utf-16": '{"a": "é"}'.encode("utf-16"),
+    "utf-16-le": '{"a": 1}'.encode("utf-16-le"),
+    "utf-32": '{"a": 1}'.encode("utf-32"),
+    "lone surrogate bytes": '{"a": "\ud800"}'.encode("utf-8", "surrogatepass"),
+    "invalid utf-8": b'{"a": "\xff"}',
+    "trailing data": b'{"a": 1} x',
+    "truncated": b"{",
+}
+
+
+@pytest.mark.parametrize("content", _BODIES.values(), ids=_BODIES.keys())
+def test_a_body_is_parsed_as_json_loads_parses_it(content: bytes) -> None:
+    """Every encoding `json.loads` accepts from bytes (BOM, UTF-16/32, surrogate escapes) and every error it raises."""
+    try:
+        expected, error = json.loads(content), None
+    except ValueError as exc:  # UnicodeDecodeError included
+        expected, error = None, f"not JSON: {exc}"
+    stub = ScriptTransport(["a"])
+    with ANTHROPIC_HX.Client(transport=stub) as client:
+        client.post(URL, content=content, headers={"content-type": "application/json"})
+    (record,) = stub.requests
+    assert (record.body, record.body_error) == (expected, error)
+
+
 def test_an_unparseable_body_is_recorded_and_answered_loudly() -> None:
     stub = ScriptTransport(["kept"])
     with ANTHROPIC_HX.Client(transport=stub) as client:
@@ -521,17 +550,23 @@ def test_records_of_unparsed_requests_share_no_mutable_state() -> None:
 @pytest.mark.parametrize("hx", STACKS, ids=lambda m: m.__name__)
 def test_recorded_headers_are_what_the_library_reads_repeats_and_non_ascii_included(hx: ModuleType) -> None:
     """Headers are recorded as `dict(request.headers.items())` gives them: names lower-cased, a repeated
-    name joined with ", ", a Latin-1 value decoded as the library decodes it."""
-    stub = ScriptTransport(["a", "b"])
+    name joined with ", ", a Latin-1 or UTF-8 value, or one under an encoding set by hand, decoded as
+    the library decodes it."""
+    stub = ScriptTransport(["a", "b", "c", "d"])
     body = json.dumps({"model": "m", "max_tokens": 5, "messages": []}).encode()
     repeated = [("X-Trace", "one"), ("x-trace", "two"), ("Content-Type", "application/json")]
     latin = [("X-Note", "caf\xe9".encode("latin-1")), ("content-type", b"application/json")]
+    utf8 = [("X-Note", "caf\xe9".encode()), ("content-type", b"application/json")]
     with hx.Client(transport=stub, base_url="https://api.test") as client:
-        sent = [client.build_request("POST", "/v1/messages", content=body, headers=h) for h in (repeated, latin)]
+        sent = [
+            client.build_request("POST", "/v1/messages", content=body, headers=h) for h in (repeated, latin, utf8, utf8)
+        ]
+        sent[3].headers.encoding = "iso-8859-1"
         for request in sent:
             assert client.send(request).status_code == 200
-    first, second = stub.requests
-    assert first.headers == dict(sent[0].headers.items())
+    for record, request in zip(stub.requests, sent, strict=True):
+        assert record.headers == dict(request.headers.items())
+    first, second, third, fourth = stub.requests
     assert first.headers["x-trace"] == "one, two"
-    assert second.headers == dict(sent[1].headers.items())
-    assert second.headers["x-note"] == "caf\xe9"
+    assert second.headers["x-note"] == third.headers["x-note"] == "caf\xe9"
+    assert fourth.headers["x-note"] == "caf\xc3\xa9"

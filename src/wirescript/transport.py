@@ -187,6 +187,7 @@ class ScriptTransport(_TransportBase):
         self._sync_waiters = 0  # threads in wait_for_requests: an arrival notifies only when someone waits
         self._gate: _Gate | None = None
         self._wires = default_wires()
+        self._wire_by_endpoint: dict[tuple[str, str], Wire | None] = {}
         check_script_faults(
             (
                 (("script" if queue == DEFAULT_QUEUE else f"script[{queue!r}]") + f"[{i}]", turn)
@@ -418,7 +419,7 @@ class ScriptTransport(_TransportBase):
         api_key = _api_key(headers, query)
         retry_count = _int(headers.get("x-stainless-retry-count"))
         body, body_error = _parse_body(content)
-        wire = next((w for w in self._wires if w.matches(method, path)), None)
+        wire = self._wire_for(method, path)
         parsed = None
         wire_failure: str | None = None
         if wire is not None and isinstance(body, dict):
@@ -486,6 +487,18 @@ class ScriptTransport(_TransportBase):
         elif self._function is not None and unscripted is None:
             self._ask_function(plan, self._function, "script function", None)
         return plan
+
+    def _wire_for(self, method: str, path: str) -> Wire | None:
+        """The wire that serves `method path` (a wire's `matches` depends on nothing else), remembered."""
+        key = (method, path)
+        try:
+            return self._wire_by_endpoint[key]
+        except KeyError:
+            pass
+        wire = next((w for w in self._wires if w.matches(method, path)), None)
+        if len(self._wire_by_endpoint) < _ENDPOINTS_REMEMBERED:
+            self._wire_by_endpoint[key] = wire
+        return wire
 
     def _next_turn(self, record: RecordedRequest) -> tuple[Turn | None, str | None]:
         queue = record.model if record.model in self._queues else DEFAULT_QUEUE
@@ -674,6 +687,9 @@ def _redact(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
     return values
 
 
+_ENDPOINTS_REMEMBERED = 256
+"""How many (method, path) pairs a stub remembers the wire of; an app with more still gets served."""
+
 _RECORD_FIELDS = tuple(RecordedRequest.model_fields)
 _PLAIN_CONSTRUCT = not RecordedRequest.__pydantic_post_init__ and all(
     field.alias is None and field.validation_alias is None for field in RecordedRequest.model_fields.values()
@@ -698,25 +714,42 @@ def _new_record(values: dict[str, Any]) -> RecordedRequest:
 
 
 def _headers(headers: Any) -> dict[str, str]:
-    """A request's headers as a dict with lower-cased names, as `dict(headers.items())` gives them.
+    """A request's headers as a dict with lower-cased names, exactly as `dict(headers.items())` gives them.
 
-    Decoded from the raw pairs, which is cheaper; headers that are not all ASCII, or that repeat a
-    name (joined with ", " by `items()`), take the library's own path.
+    Decoded from the entries httpx and httpx2 keep (raw name, lower-cased name, value), which is
+    cheaper than `items()`: unless an encoding was set by hand, UTF-8 decoding gives what `items()`
+    gives whenever it succeeds (ASCII or UTF-8 headers). Latin-1 headers, a name sent twice (joined
+    with ", " by `items()`), a hand-set encoding and any other `Headers` take the library's own path.
     """
-    raw = headers.raw
     try:
-        values = {name.lower().decode("ascii"): value.decode("ascii") for name, value in raw}
-    except UnicodeDecodeError:
+        entries = headers._list
+        if headers._encoding not in _UTF8_COMPATIBLE:  # an encoding set by hand: let `items()` apply it
+            return dict(headers.items())
+        values = {name.decode(): value.decode() for _, name, value in entries}
+    except (AttributeError, TypeError, ValueError):  # UnicodeDecodeError is a ValueError
         return dict(headers.items())
-    if len(values) != len(raw):
+    if len(values) != len(entries):
         return dict(headers.items())
     return values
 
 
+_UTF8_COMPATIBLE = frozenset({None, "ascii", "utf-8"})
+
+
+_JSON = json.JSONDecoder()
+_UTF8_OPENERS = frozenset(b"{[")
+
+
 def _parse_body(content: bytes) -> tuple[Any, str | None]:
+    """The JSON of a request body, as `json.loads(content)` gives it, or why there is none."""
     if not content:
         return None, "empty body"
     try:
+        # `json.loads` guesses a body's encoding from its first bytes, then decodes it with
+        # "surrogatepass". A body opening with `{` or `[` then an ASCII byte other than NUL is UTF-8
+        # by that guess (no BOM, no UTF-16/32 NULs): decode it so directly and skip the guess.
+        if content[0] in _UTF8_OPENERS and len(content) > 1 and content[1]:
+            return _JSON.decode(content.decode("utf-8", "surrogatepass")), None
         return json.loads(content), None
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"not JSON: {exc}"
