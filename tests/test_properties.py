@@ -21,6 +21,7 @@ from _drivers import DRIVERS, Answer, run
 from _support import STACKS
 from wirescript import ScriptTransport
 from wirescript.sse import json_dumps, parse_sse
+from wirescript.transport import PER_EVENT
 
 PROPERTY = settings(
     max_examples=50,
@@ -171,16 +172,23 @@ def test_every_event_is_encoded_exactly_as_its_whole_value(
     the part of an event around the piece may be non-ASCII or need escaping to ASCII.
     """
     path, body = _REQUESTS[wire](model, stream)
-    stub = ScriptTransport([turn])
+    stub, stub_per_event = ScriptTransport([turn]), ScriptTransport([turn])
     content = json.dumps(body).encode()
+    headers = {"content-type": "application/json"}
     with STACKS[0].Client(transport=stub, base_url="https://api.test") as client:
-        response = client.post(path, content=content, headers={"content-type": "application/json"})
+        response = client.post(path, content=content, headers=headers)
+    # The same answer event by event (as the loopback server and faults send it): the same bytes.
+    with STACKS[0].Client(transport=stub_per_event, base_url="https://api.test") as client:
+        per_event = client.send(
+            client.build_request("POST", path, content=content, headers=headers, extensions={PER_EVENT: True})
+        )
     assert response.status_code == 200, response.text
     found = payloads(response)
     assert found
     for payload in found:
         check_canonical(payload)
-    assert stub.problems == []
+    assert per_event.content == response.content
+    assert stub.problems == stub_per_event.problems == []
 
 
 def test_the_encoding_check_can_fail() -> None:
@@ -188,3 +196,45 @@ def test_the_encoding_check_can_fail() -> None:
     for wrong in ('{"a": "é"}', '{"a":"\\u00e9"}', '{"a":1 }'):
         with pytest.raises(AssertionError):
             check_canonical(wrong)
+
+
+@pytest.mark.parametrize("wire", sorted(_REQUESTS))
+def test_long_answers_joined_or_event_by_event_are_the_same_bytes(wire: str) -> None:
+    """Deltas joined into frames of many events (the unfaulted in-process stream) are the events, byte for byte.
+
+    Long enough to span several joined frames, with what JSON escapes (newlines, quotes,
+    backslashes) and non-ASCII text in every group.
+    """
+    text = 'ab\n"é\\ ' * 400 + "ü" * 3000
+    turn = {"text": text, "thinking": text[::-1], "tool": {"name": "f", "input": {"q": text}}}
+    path, body = _REQUESTS[wire]("m", True)
+    content = json.dumps(body).encode()
+    headers = {"content-type": "application/json"}
+    bodies, chunk_counts = [], []
+    for extensions in ({}, {PER_EVENT: True}):
+        with STACKS[0].Client(transport=ScriptTransport([turn]), base_url="https://api.test") as client:
+            request = client.build_request("POST", path, content=content, headers=headers, extensions=extensions)
+            response = client.send(request, stream=True)
+            chunks = list(response.iter_raw())
+        bodies.append(b"".join(chunks))
+        chunk_counts.append(len(chunks))
+    joined, per_event = bodies
+    assert joined == per_event
+    events, rest = parse_sse(per_event)
+    assert rest == ""
+    assert len(events) > 1000
+    assert chunk_counts[1] == len(events)  # event by event: one chunk each
+    assert 1 < chunk_counts[0] < len(events) // 10  # joined: a few chunks, each of many events
+
+
+def test_a_joined_group_with_a_lone_surrogate_escapes_it_as_json_dumps_does() -> None:
+    """Scripts refuse lone surrogates, but the joined path still encodes one as each event alone would."""
+    from wirescript.wires.base import delta_frames
+
+    pieces = ["é", "ok", "\ud800", 'a"\n'] * 500
+    joined = [f.data for f in delta_frames("d", "d", '{"x":', "}", pieces, joined=True)]
+    one_by_one = [f.data for f in delta_frames("d", "d", '{"x":', "}", pieces, joined=False)]
+    assert 1 < len(joined) < len(one_by_one) == len(pieces)
+    assert b"".join(joined) == b"".join(one_by_one)
+    assert one_by_one[2] == b'event: d\ndata: {"x":"\\ud800"}\n\n'
+    assert one_by_one[0] == 'event: d\ndata: {"x":"é"}\n\n'.encode()

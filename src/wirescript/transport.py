@@ -599,13 +599,15 @@ class ScriptTransport(_TransportBase):
             rendered = wire.unscripted(message or "wirescript: no turn", record)
             return _Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
         fault = turn.fault
+        # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
+        plain = fault is None and not getattr(request, "extensions", {}).get(PER_EVENT)
         if turn.error is not None:
             rendered = wire.error(turn.error, record)
         else:
-            rendered = wire.render(turn, record, malformed_tool_json=bool(fault and fault.malformed_tool_json))
+            malformed = fault is not None and fault.malformed_tool_json
+            rendered = wire.render(turn, record, malformed_tool_json=malformed, joined=plain)
         if fault is None:
-            per_event = bool(getattr(request, "extensions", {}).get(PER_EVENT))
-            return _Answer(rendered.status, rendered.headers, (), _steps_of(rendered, per_event=per_event))
+            return _Answer(rendered.status, rendered.headers, (), _steps_of(rendered, per_event=not plain))
         frames = list(rendered.frames) if rendered.frames is not None else None
         if turn.error is not None:
             why_json = "an 'error' turn answers with one JSON body"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..recorded import RecordedRequest
@@ -22,6 +22,7 @@ from .base import (
     canonical_stop,
     chunks,
     default_usage,
+    delta_frames,
     pieces_template,
     retry_headers,
     text_blocks,
@@ -121,7 +122,9 @@ class AnthropicWire(Wire):
         if "system" not in record.body:
             record.system = system
 
-    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
         """A Message as JSON, or the documented SSE event sequence when the request streams."""
         msg_id = f"msg_{record.index:04d}"
         blocks = self._blocks(turn, record.index)
@@ -148,7 +151,7 @@ class AnthropicWire(Wire):
         return Rendered(
             200,
             {**_SSE_HEADERS, "request-id": request_id},
-            frames=_stream(message, turn, malformed_tool_json),
+            frames=_stream(message, turn, malformed_tool_json, joined),
         )
 
     @staticmethod
@@ -254,27 +257,27 @@ def _ev(name: str, data: dict[str, Any]) -> Frame:
     return Frame(name, encode_event(name, json_dumps(data)))
 
 
-def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool) -> Iterator[Frame]:
+def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool, joined: bool) -> Iterator[Frame]:
     yield Frame("message_start", _message_start(message))
     yield Frame("ping", _PING)
     for index, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "thinking":
             yield Frame("content_block_start", _empty_start(index, "thinking"))
-            yield from _pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
+            yield from _pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]), joined)
             yield _ev(
                 "content_block_delta",
                 _delta(index, {"type": "signature_delta", "signature": block["signature"]}),
             )
         elif kind == "text":
             yield Frame("content_block_start", _empty_start(index, "text"))
-            yield from _pieces(index, "text_delta", "text", chunks(block["text"]))
+            yield from _pieces(index, "text_delta", "text", chunks(block["text"]), joined)
         else:
             yield _ev("content_block_start", _start(index, {**block, "input": {}}))
             args = json_dumps(block["input"])
             if malformed_tool_json:
                 args = args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
-            yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
+            yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32), joined)
         yield Frame("content_block_stop", _block_stop(index))
     yield Frame("message_delta", _message_delta(message["stop_reason"], message["usage"]["output_tokens"]))
     yield Frame("message_stop", _MESSAGE_STOP)
@@ -316,8 +319,7 @@ def _around_piece(index: int, kind: str, key: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _pieces(index: int, kind: str, key: str, pieces: Iterable[str]) -> Iterator[Frame]:
+def _pieces(index: int, kind: str, key: str, pieces: Sequence[str], joined: bool) -> Iterator[Frame]:
     """The `content_block_delta` frames of a block, one per piece, as `_ev(..., _delta(...))` renders them."""
     head, tail = _around_piece(index, kind, key)
-    for piece in pieces:
-        yield Frame("content_block_delta", encode_event("content_block_delta", head + json_dumps(piece) + tail))
+    return delta_frames("content_block_delta", "content_block_delta", head, tail, pieces, joined=joined)

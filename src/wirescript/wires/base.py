@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
+from ..sse import _SURROGATE, _encode_string, json_dumps, json_string
 from ..sse import _encode as encode_utf8
-from ..sse import json_dumps
 
 __all__ = [
     "PIECE",
@@ -22,6 +22,7 @@ __all__ = [
     "canonical_stop",
     "chunks",
     "default_usage",
+    "delta_frames",
     "pieces_template",
     "retry_headers",
 ]
@@ -34,7 +35,11 @@ DEFAULT_INPUT_TOKENS = 10
 
 @dataclass(slots=True)
 class Frame:
-    """One SSE frame of a streamed answer, with the name faults refer to it by."""
+    """One SSE frame of a streamed answer, with the name faults refer to it by.
+
+    In a joined rendering (`Wire.render(..., joined=True)`), one frame may carry several consecutive
+    events of the same name: nothing then looks at events one by one.
+    """
 
     name: str
     """The event name (`message_start`, `[DONE]`, `response.completed`, `chunk`, …)."""
@@ -97,8 +102,14 @@ class Wire:
     def resolve(self, record: RecordedRequest) -> None:
         """Complete a record from the wire's state (called under the stub's lock)."""
 
-    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
-        """Render a successful turn, streamed or not as the request asked."""
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        """Render a successful turn, streamed or not as the request asked.
+
+        `joined`: the frames will only be concatenated (an unfaulted stream, read in chunks), so a
+        wire may join runs of deltas into frames of several events; the bytes are the same.
+        """
         raise NotImplementedError
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
@@ -221,3 +232,34 @@ def pieces_template(data: Any, slots: int) -> list[str] | None:
         return None
     parts = text.split(_PIECE_JSON)
     return parts if len(parts) == slots + 1 else None
+
+
+_JOINED_BYTES = 8 * 1024
+"""About how long a joined frame of deltas is (the transport sends chunks of about 16 KiB)."""
+
+
+def delta_frames(
+    name: str, event: str | None, before: str, after: str, pieces: Sequence[str], *, joined: bool
+) -> Iterator[Frame]:
+    """The frames of a run of deltas: for each piece, the SSE event whose data is `before + json(piece) + after`.
+
+    `before` and `after` come from `pieces_template` (compact, ASCII, one line), so each frame is
+    what `encode_event(event, json_dumps(<the whole event>))` gives, at the cost of one string
+    encoding. Joined, consecutive events travel as one frame of about `_JOINED_BYTES`, built in one
+    pass, and a piece with a lone surrogate (escaped to ASCII as `json_dumps` escapes it) sends its
+    group down the careful path.
+    """
+    prefix = f"event: {event}\ndata: {before}" if event else f"data: {before}"
+    suffix = f"{after}\n\n"
+    if not joined:
+        for piece in pieces:
+            yield Frame(name, f"{prefix}{json_string(piece)}{suffix}".encode())
+        return
+    step = max(1, _JOINED_BYTES // (len(prefix) + len(suffix) + 16))
+    encode = _encode_string
+    for start in range(0, len(pieces), step):
+        group = pieces[start : start + step]
+        text = "".join([prefix + encode(piece) + suffix for piece in group])
+        if not text.isascii() and _SURROGATE.search(text) is not None:
+            text = "".join([prefix + json_string(piece) + suffix for piece in group])
+        yield Frame(name, text.encode())

@@ -140,8 +140,12 @@ class GeminiWire(Wire):
             temperature=as_float(config.get("temperature")),
         )
 
-    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
         """A `GenerateContentResponse` as JSON, or as SSE chunks when the request streams.
+
+        Every event is its own frame, `joined` or not.
 
         With `malformed_tool_json`, the tool calls are replaced by what Gemini answers when the model
         botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.

@@ -10,7 +10,7 @@ frameworks such as pydantic-ai read it as thinking.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..recorded import RecordedRequest
@@ -41,6 +41,7 @@ from .base import (
     as_list,
     canonical_stop,
     chunks,
+    delta_frames,
     pieces_template,
 )
 
@@ -106,7 +107,9 @@ class OpenAIChatWire(Wire):
             temperature=as_float(body.get("temperature")),
         )
 
-    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
         """A `chat.completion` as JSON, or `chat.completion.chunk`s then `[DONE]` when the request streams.
 
         `malformed_tool_json` breaks the arguments string of every tool call, streamed or not.
@@ -146,7 +149,7 @@ class OpenAIChatWire(Wire):
         return Rendered(
             200,
             {**SSE_HEADERS, **headers},
-            frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None),
+            frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined),
         )
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
@@ -223,6 +226,7 @@ def _stream(
     calls: list[tuple[str, str, str]],
     finish: str,
     counts: TokenCounts | None,
+    joined: bool,
 ) -> Iterator[Frame]:
     """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`.
 
@@ -238,16 +242,14 @@ def _stream(
             "chunk", encode_event(None, json_dumps({**head, "choices": [_choice(delta, finish_reason)], **extra}))
         )
 
-    def deltas(kind: str, pieces: Iterable[str], call: int = 0) -> Iterator[Frame]:
+    def deltas(kind: str, pieces: Sequence[str], call: int = 0) -> Iterator[Frame]:
         parts = _delta_template(kind, call) if around is not None else None
         if parts is None or around is None:
             for piece in pieces:
                 delta = _arguments_delta(call, piece) if kind == "arguments" else _DELTAS[kind](piece)
                 yield chunk(delta)
             return
-        before, after = around[0] + parts[0], parts[1] + around[1]
-        for piece in pieces:
-            yield Frame("chunk", encode_event(None, before + json_dumps(piece) + after))
+        yield from delta_frames("chunk", None, around[0] + parts[0], parts[1] + around[1], pieces, joined=joined)
 
     if around is not None:
         role = "role" if turn.text is not None else "role-no-content"

@@ -145,8 +145,12 @@ class OpenAIResponsesWire(Wire):
         if known is not None:
             record.conversation = [*known, *record.messages]
 
-    def render(self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False) -> Rendered:
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
         """A Response as JSON, or the documented event sequence when the request streams.
+
+        Every event is its own frame, `joined` or not.
 
         `malformed_tool_json` breaks the arguments string of every function call, in the deltas
         and in the completed response alike.
