@@ -7,8 +7,7 @@ neither wire imports the other.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, ToolCall, Turn
@@ -94,9 +93,11 @@ def arguments(call: ToolCall, malformed: bool) -> str:
     return args
 
 
-@dataclass(frozen=True, slots=True)
-class TokenCounts:
-    """A turn's token counts in OpenAI's terms: reasoning tokens are part of `output`, cached ones of `input`."""
+class TokenCounts(NamedTuple):
+    """A turn's token counts in OpenAI's terms: reasoning tokens are part of `output`, cached ones of `input`.
+
+    A named tuple: built once per answer, where a frozen dataclass costs a `setattr` per field.
+    """
 
     input: int
     output: int
@@ -120,11 +121,11 @@ def token_counts(turn: Turn, args: list[str]) -> TokenCounts:
     usage = turn.usage
     thinking = len(turn.thinking or "")
     return TokenCounts(
-        input=input_tokens,
-        output=output_tokens,
-        reasoning=min(output_tokens, max(1, math.ceil(thinking / 4))) if thinking else 0,
-        cached=(usage.cache_read_input_tokens if usage else None) or 0,
-        cache_write=(usage.cache_creation_input_tokens if usage else None) or 0,
+        input_tokens,
+        output_tokens,
+        min(output_tokens, max(1, math.ceil(thinking / 4))) if thinking else 0,
+        (usage.cache_read_input_tokens if usage else None) or 0,
+        (usage.cache_creation_input_tokens if usage else None) or 0,
     )
 
 

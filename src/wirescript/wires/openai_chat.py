@@ -220,6 +220,13 @@ def _delta_template(kind: str, call: int) -> list[str] | None:
     return pieces_template(_choice(delta), 1)
 
 
+@functools.lru_cache(maxsize=256)
+def _chunk_template(model: str, usage: bool) -> list[str] | None:
+    """A chunk's JSON around its id, its `created` time and its one choice, for a model's answers."""
+    head = {"id": PIECE, "object": "chat.completion.chunk", "created": PIECE, "model": model}
+    return pieces_template({**head, "choices": [PIECE], **({"usage": None} if usage else {})}, 3)
+
+
 def _stream(
     head: dict[str, Any],
     turn: Turn,
@@ -235,7 +242,12 @@ def _stream(
     so a delta costs one string encoding and the bytes are those of encoding each chunk whole.
     """
     extra = {"usage": None} if counts is not None else {}
-    around = pieces_template({**head, "choices": [PIECE], **extra}, 1)
+    # `head` is `{"id", "object", "created", "model"}` (see `render`): its JSON comes from a template too.
+    template = _chunk_template(head["model"], counts is not None)
+    around = None
+    if template is not None:
+        opening, between, after_created, after_choices = template
+        around = [f"{opening}{json_dumps(head['id'])}{between}{head['created']:d}{after_created}", after_choices]
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
         return Frame(
