@@ -9,7 +9,7 @@ from typing import Any
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps
+from ..sse import encode_event, json_dumps, json_string
 from .base import (
     PIECE,
     Frame,
@@ -136,7 +136,8 @@ class AnthropicWire(Wire):
                     record.system,
                 )
         chars = len(turn.text or "") + len(turn.thinking or "")
-        chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        if turn.tool_calls:
+            chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
         input_tokens, output_tokens = default_usage(turn, chars)
         usage = _usage(
             input_tokens,
@@ -231,16 +232,13 @@ def _message_start(message: dict[str, Any]) -> bytes:
     if parts is None:
         start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
         return encode_event("message_start", json_dumps({"type": "message_start", "message": start}))
-    counts = (usage["input_tokens"], usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"])
-    data = "".join(
-        (
-            parts[0],
-            json_dumps(message["id"]),
-            parts[1],
-            *(f"{n:d}{part}" for n, part in zip(counts, parts[2:], strict=True)),
-        )
-    )
-    return encode_event("message_start", data)
+    head, after_id, after_input, after_creation, after_read = parts
+    # One line of ASCII JSON around the pieces: the frame is built as `encode_event` would build it.
+    return (
+        f"event: message_start\ndata: {head}{json_string(message['id'])}{after_id}{usage['input_tokens']:d}"
+        f"{after_input}{usage['cache_creation_input_tokens']:d}{after_creation}"
+        f"{usage['cache_read_input_tokens']:d}{after_read}\n\n"
+    ).encode()
 
 
 @functools.lru_cache(maxsize=256)
