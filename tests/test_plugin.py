@@ -284,11 +284,39 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
     )
 
 
-def test_a_bad_module_marker_names_the_module(pytester: pytest.Pytester) -> None:
+def test_a_bad_module_marker_names_its_pytestmark_line(pytester: pytest.Pytester) -> None:
     make_tests(
         pytester,
         """
-        pytestmark = pytest.mark.wirescript(check_unused=0)
+        pytestmark = [pytest.mark.wirescript(check_unused=0)]
+
+
+        def test_app(wirescript):
+            pass
+        """,
+    )
+    source = (pytester.path / "test_app.py").read_text().splitlines()
+    line = next(number for number, text in enumerate(source, 1) if text.startswith("pytestmark = "))
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at setup of test_app _*",
+            (
+                f"test_app.py:{line}: @pytest.mark.wirescript(check_unused=0): check_unused must be True or False, "
+                "got int 0"
+            ),
+        ],
+        consecutive=True,
+    )
+
+
+def test_a_module_marker_without_a_pytestmark_line_names_the_module(pytester: pytest.Pytester) -> None:
+    """A mark put on the module some other way (here `globals()`) still names the file."""
+    make_tests(
+        pytester,
+        """
+        globals()["pytest" + "mark"] = pytest.mark.wirescript(check_unused=0)
 
 
         def test_app(wirescript):
@@ -298,11 +326,7 @@ def test_a_bad_module_marker_names_the_module(pytester: pytest.Pytester) -> None
     result = run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        [
-            "*_ ERROR at setup of test_app _*",
-            "test_app.py: @pytest.mark.wirescript(check_unused=0): check_unused must be True or False, got int 0",
-        ],
-        consecutive=True,
+        ["test_app.py: @pytest.mark.wirescript(check_unused=0): check_unused must be True or False, got int 0"]
     )
 
 

@@ -217,10 +217,16 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
 
 
 def _location(node: Any) -> str:
-    """`tests/test_x.py:12` for a test function or class (its first decorator line), the path for a module."""
+    """Where a marker was written: `tests/test_x.py:12`.
+
+    A test function or class: its first decorator line. A module: its `pytestmark` assignment, or the
+    path alone when there is none.
+    """
     path, line = Path(node.path), None
     reportinfo = getattr(node, "reportinfo", None)
-    if reportinfo is not None and not isinstance(node, pytest.Module):
+    if isinstance(node, pytest.Module):
+        line = _pytestmark_line(path)
+    elif reportinfo is not None:
         path_or_str, lineno, _ = reportinfo()
         path, line = Path(path_or_str), lineno
     try:
@@ -228,6 +234,27 @@ def _location(node: Any) -> str:
     except ValueError:
         shown = str(path)
     return f"{shown}:{line + 1}" if line is not None else shown
+
+
+def _pytestmark_line(path: Path) -> int | None:
+    """The 0-based line of a module's last top-level `pytestmark =` (the one Python keeps), if any."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    line = None
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        else:
+            continue
+        if any(isinstance(target, ast.Name) and target.id == "pytestmark" for target in targets):
+            line = statement.lineno - 1
+    return line
 
 
 def _args(args: tuple[Any, ...]) -> str:
