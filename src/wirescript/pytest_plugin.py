@@ -161,16 +161,18 @@ def _marker_options(node: pytest.Item) -> dict[str, bool]:
     __tracebackhide__ = True
     options: dict[str, Any] = {}
     for owner, mark in node.iter_markers_with_node(MARKER):
-        where = _location(owner)
+        # The location is worked out only for a bad option: finding a module's line parses its source.
         if mark.args:
             pytest.fail(
-                f"{where}: @pytest.mark.wirescript takes keyword options only "
+                f"{_location(owner)}: @pytest.mark.wirescript takes keyword options only "
                 f"({', '.join(f'{o}=...' for o in _OPTIONS)}), got positional {_args(mark.args)}",
                 pytrace=False,
             )
         problem = _check(mark.kwargs)
         if problem is not None:
-            pytest.fail(f"{where}: @pytest.mark.wirescript({_kwargs(mark.kwargs)}): {problem}", pytrace=False)
+            pytest.fail(
+                f"{_location(owner)}: @pytest.mark.wirescript({_kwargs(mark.kwargs)}): {problem}", pytrace=False
+            )
         options = {**mark.kwargs, **options}
     return options
 
@@ -237,24 +239,45 @@ def _location(node: Any) -> str:
 
 
 def _pytestmark_line(path: Path) -> int | None:
-    """The 0-based line of a module's last top-level `pytestmark =` (the one Python keeps), if any."""
+    """The 0-based line of the module's `pytestmark` assignment that names wirescript, if any.
+
+    Top-level assignments are read, those inside top-level `if`, `try` and `with` blocks included;
+    the last one naming `wirescript` wins, else the last one (it may name a list built elsewhere).
+    """
     import ast
 
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(path))
+    except (OSError, SyntaxError, ValueError):  # UnicodeDecodeError is a ValueError
         return None
-    line = None
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
-            targets = [statement.target]
-        else:
-            continue
-        if any(isinstance(target, ast.Name) and target.id == "pytestmark" for target in targets):
-            line = statement.lineno - 1
-    return line
+    found: list[tuple[int, bool]] = []
+    blocks = [tree.body]
+    while blocks:
+        for statement in blocks.pop():
+            if isinstance(statement, (ast.If, ast.Try, ast.With)):
+                blocks.extend(
+                    getattr(statement, name)
+                    for name in ("body", "orelse", "finalbody")
+                    if getattr(statement, name, None)
+                )
+                blocks.extend(handler.body for handler in getattr(statement, "handlers", ()))
+                continue
+            if isinstance(statement, ast.Assign):
+                targets: list[ast.expr] = list(statement.targets)
+            elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+                targets = [statement.target]
+            else:
+                continue
+            names = (node for target in targets for node in ast.walk(target))  # tuple targets included
+            if any(isinstance(name, ast.Name) and name.id == "pytestmark" for name in names):
+                text = ast.get_source_segment(source, statement) or ""
+                found.append((statement.lineno - 1, "wirescript" in text))
+    if not found:
+        return None
+    found.sort()
+    naming = [line for line, names_wirescript in found if names_wirescript]
+    return naming[-1] if naming else found[-1][0]
 
 
 def _args(args: tuple[Any, ...]) -> str:
