@@ -238,3 +238,40 @@ def test_a_joined_group_with_a_lone_surrogate_escapes_it_as_json_dumps_does() ->
     assert b"".join(joined) == b"".join(one_by_one)
     assert one_by_one[2] == b'event: d\ndata: {"x":"\\ud800"}\n\n'
     assert one_by_one[0] == 'event: d\ndata: {"x":"é"}\n\n'.encode()
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai_chat"])
+def test_only_an_unfaulted_stream_read_in_chunks_asks_for_joined_frames(
+    wire: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transport asks for joined frames exactly when nothing reads events one by one, and the wire
+    then sends runs of deltas as a few frames of many events."""
+    from wirescript.wires import AnthropicWire, OpenAIChatWire
+
+    wire_class = {"anthropic": AnthropicWire, "openai_chat": OpenAIChatWire}[wire]
+    seen: list[tuple[bool, int, int]] = []
+    render = wire_class.render
+
+    def counting_render(self: Any, turn: Any, record: Any, **options: Any) -> Any:
+        rendered = render(self, turn, record, **options)
+        frames = list(rendered.frames)
+        seen.append((options["joined"], len(frames), sum(frame.data.count(b"data: ") for frame in frames)))
+        rendered.frames = iter(frames)
+        return rendered
+
+    monkeypatch.setattr(wire_class, "render", counting_render)
+    text = "abcdefgh" * 500
+    path, body = _REQUESTS[wire]("m", True)
+    content = json.dumps(body).encode()
+    turns = [{"text": text}, {"text": text}, {"text": text, "fault": {"cut_after": 400}}]
+    with STACKS[0].Client(transport=ScriptTransport(turns), base_url="https://api.test") as client:
+        for extensions in ({}, {PER_EVENT: True}, {}):
+            request = client.build_request("POST", path, content=content, extensions=extensions)
+            assert client.send(request).status_code == 200
+    plain, per_event, faulted = seen
+    assert plain[0] is True
+    assert plain[2] > 500  # events
+    assert plain[1] < 20  # frames: each run of deltas in a few
+    assert per_event[0] is faulted[0] is False
+    assert per_event[1] == per_event[2] == plain[2]  # one frame per event
+    assert faulted[1] == faulted[2] == plain[2]

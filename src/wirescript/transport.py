@@ -719,15 +719,17 @@ def _headers(headers: Any) -> dict[str, str]:
     """A request's headers as a dict with lower-cased names, exactly as `dict(headers.items())` gives them.
 
     Decoded from the entries httpx and httpx2 keep (raw name, lower-cased name, value), which is
-    cheaper than `items()`: unless an encoding was set by hand, UTF-8 decoding gives what `items()`
-    gives whenever it succeeds (ASCII or UTF-8 headers). Latin-1 headers, a name sent twice (joined
-    with ", " by `items()`), a hand-set encoding and any other `Headers` take the library's own path.
+    cheaper than `items()`. `items()` decodes with the headers' encoding: one set (by hand, or found
+    and kept by an earlier read) is used as is; otherwise ASCII, else UTF-8, else Latin-1 for all of
+    them, so decoding as UTF-8 gives the same text whenever it succeeds. Anything else (Latin-1, a
+    name sent twice, which `items()` joins with ", ", or another `Headers`) takes the library's path.
     """
     try:
         entries = headers._list
-        if headers._encoding not in _UTF8_COMPATIBLE:  # an encoding set by hand: let `items()` apply it
+        encoding = headers._encoding or "utf-8"
+        if encoding not in _DECODED_HERE:
             return dict(headers.items())
-        values = {name.decode(): value.decode() for _, name, value in entries}
+        values = {name.decode(encoding): value.decode(encoding) for _, name, value in entries}
     except (AttributeError, TypeError, ValueError):  # UnicodeDecodeError is a ValueError
         return dict(headers.items())
     if len(values) != len(entries):
@@ -735,7 +737,7 @@ def _headers(headers: Any) -> dict[str, str]:
     return values
 
 
-_UTF8_COMPATIBLE = frozenset({None, "ascii", "utf-8"})
+_DECODED_HERE = frozenset({"ascii", "utf-8"})
 
 
 _JSON = json.JSONDecoder()
@@ -748,8 +750,8 @@ def _parse_body(content: bytes) -> tuple[Any, str | None]:
         return None, "empty body"
     try:
         # `json.loads` guesses a body's encoding from its first bytes, then decodes it with
-        # "surrogatepass". A body opening with `{` or `[` then an ASCII byte other than NUL is UTF-8
-        # by that guess (no BOM, no UTF-16/32 NULs): decode it so directly and skip the guess.
+        # "surrogatepass". A body opening with `{` or `[` then any byte but NUL is UTF-8 by that
+        # guess (no BOM, no UTF-16/32 NULs): decode it so directly and skip the guess.
         if content[0] in _UTF8_OPENERS and len(content) > 1 and content[1]:
             return _JSON.decode(content.decode("utf-8", "surrogatepass")), None
         return json.loads(content), None
