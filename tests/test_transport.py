@@ -162,6 +162,21 @@ def test_a_body_is_parsed_as_json_loads_parses_it(content: bytes) -> None:
     assert (record.body, record.body_error) == (expected, error)
 
 
+def test_a_body_nested_too_deeply_to_parse_is_recorded_and_answered_loudly() -> None:
+    """`json.loads` raises RecursionError there: it must not escape the transport as a retried connection error."""
+    stub = ScriptTransport(["kept"])
+    content = b'{"messages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    with ANTHROPIC_HX.Client(transport=stub) as client:
+        response = client.post(URL, content=content, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.headers["x-should-retry"] == "false"
+    (record,) = stub.requests
+    assert record.body is None
+    assert record.body_error == "not JSON that can be read: nested deeper than Python's recursion limit"
+    assert "nested deeper than Python's recursion limit" in response.json()["error"]["message"]
+    assert stub.overflow == 1
+
+
 def test_an_unparseable_body_is_recorded_and_answered_loudly() -> None:
     stub = ScriptTransport(["kept"])
     with ANTHROPIC_HX.Client(transport=stub) as client:

@@ -755,8 +755,10 @@ def _parse_body(content: bytes) -> tuple[Any, str | None]:
         if content[0] in _UTF8_OPENERS and len(content) > 1 and content[1]:
             return _JSON.decode(content.decode("utf-8", "surrogatepass")), None
         return json.loads(content), None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # UnicodeDecodeError included
         return None, f"not JSON: {exc}"
+    except RecursionError:  # raised out of the transport, the SDK would retry it as a connection error
+        return None, "not JSON that can be read: nested deeper than Python's recursion limit"
 
 
 def _api_key(headers: dict[str, str], query: dict[str, str]) -> str | None:
