@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
 import anthropic
+from hypothesis import strategies as st
 
 ANTHROPIC_MAJOR = int(anthropic.__version__.split(".")[0])
 
@@ -72,3 +74,21 @@ def openai_client(stub: Any, *, is_async: bool = False, hx: ModuleType | None = 
     if is_async:
         return openai.AsyncOpenAI(http_client=hx.AsyncClient(transport=stub), **kwargs)
     return openai.OpenAI(http_client=hx.Client(transport=stub), **kwargs)
+
+
+def odd_bodies(vocabulary: Sequence[str], fields: Sequence[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Any JSON object as a request body: top-level keys from `vocabulary` and `fields`, values any
+    JSON whose object keys are mostly `vocabulary` words (so the wire's parser meets them in odd places)."""
+    json_values = st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.sampled_from(list(vocabulary)) | st.text(max_size=3), inner, max_size=5)
+        ),
+        max_leaves=20,
+    )
+    return st.dictionaries(st.sampled_from([*vocabulary, *fields]), json_values)

@@ -12,10 +12,9 @@ from typing import Any
 import openai
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from _support import SAMPLE_TURNS, STACKS, openai_client
+from _support import SAMPLE_TURNS, STACKS, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
@@ -621,18 +620,7 @@ def test_malformed_tool_json_reaches_the_app_as_unparsable_arguments() -> None:
 # ---------------------------------------------------------------- any request body
 
 VOCABULARY = ["model", "messages", "role", "content", "text", "type", "tools", "function", "name", "stream"]
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(VOCABULARY) | st.text(max_size=3), inner, max_size=5)
-    ),
-    max_leaves=20,
-)
-ODD_BODIES = st.dictionaries(
-    st.sampled_from([*VOCABULARY, "stream_options", "max_completion_tokens", "max_tokens", "temperature"]),
-    JSON,
-)
+ODD_BODIES = odd_bodies(VOCABULARY, ["stream_options", "max_completion_tokens", "max_tokens", "temperature"])
 
 
 @settings(max_examples=60, deadline=None)

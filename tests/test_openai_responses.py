@@ -12,10 +12,9 @@ import openai
 import pydantic
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
 
-from _support import SAMPLE_TURNS, STACKS, openai_client
+from _support import SAMPLE_TURNS, STACKS, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
@@ -653,33 +652,22 @@ def test_malformed_tool_json_breaks_the_arguments_everywhere_alike() -> None:
 # ---------------------------------------------------------------- any request body
 
 VOCABULARY = ["model", "input", "role", "content", "text", "type", "tools", "name", "call_id", "output", "stream"]
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(VOCABULARY) | st.text(max_size=3), inner, max_size=5)
-    ),
-    max_leaves=20,
-)
-ODD_BODIES = st.dictionaries(
-    st.sampled_from(
-        [
-            *VOCABULARY,
-            "instructions",
-            "include",
-            "previous_response_id",
-            "store",
-            "max_output_tokens",
-            "temperature",
-            "top_p",
-            "tool_choice",
-            "parallel_tool_calls",
-            "reasoning",
-            "metadata",
-            "truncation",
-        ]
-    ),
-    JSON,
+ODD_BODIES = odd_bodies(
+    VOCABULARY,
+    [
+        "instructions",
+        "include",
+        "previous_response_id",
+        "store",
+        "max_output_tokens",
+        "temperature",
+        "top_p",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning",
+        "metadata",
+        "truncation",
+    ],
 )
 
 
