@@ -15,7 +15,7 @@ from typing import Any
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps
+from ..sse import encode_event, json_dumps, json_string
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
@@ -247,7 +247,7 @@ def _stream(
     around = None
     if template is not None:
         opening, between, after_created, after_choices = template
-        around = [f"{opening}{json_dumps(head['id'])}{between}{head['created']:d}{after_created}", after_choices]
+        around = [f"{opening}{json_string(head['id'])}{between}{head['created']:d}{after_created}", after_choices]
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
         return Frame(

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps
+from ..sse import encode_event, json_dumps, json_string
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
@@ -291,7 +291,7 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
             return
         before, between, after = parts
         for piece in pieces:
-            data = f"{before}{json_dumps(piece)}{between}{next(sequence)}{after}"
+            data = f"{before}{json_string(piece)}{between}{next(sequence)}{after}"
             yield Frame(kind, encode_event(kind, data))
 
     start = {
