@@ -9,9 +9,11 @@ httpx clients (the transport's own entry points); a share goes through the real 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -321,5 +323,11 @@ def test_waiters_that_timed_out_are_forgotten() -> None:
             with pytest.raises(HoldTimeoutError):
                 await stub.wait_for_requests_async(1, timeout=0.001)
 
-    asyncio.run(main())
-    assert stub._arrival_waiters == []
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main())
+    loop.close()
+    closed = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert closed() is None  # the stub keeps no waiter, so nothing keeps the closed loop alive
+    assert len(stub.wait_for_requests(0)) == 0

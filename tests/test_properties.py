@@ -229,11 +229,11 @@ def test_long_answers_joined_or_event_by_event_are_the_same_bytes(wire: str) -> 
 
 def test_a_joined_group_with_a_lone_surrogate_escapes_it_as_json_dumps_does() -> None:
     """Scripts refuse lone surrogates, but the joined path still encodes one as each event alone would."""
-    from wirescript.wires.base import delta_frames
+    from wirescript.sse import PIECE, encode_deltas
 
     pieces = ["é", "ok", "\ud800", 'a"\n'] * 500
-    joined = [f.data for f in delta_frames("d", "d", '{"x":', "}", pieces, joined=True)]
-    one_by_one = [f.data for f in delta_frames("d", "d", '{"x":', "}", pieces, joined=False)]
+    joined = list(encode_deltas("d", {"x": PIECE}, pieces, joined=True))
+    one_by_one = list(encode_deltas("d", {"x": PIECE}, pieces, joined=False))
     assert 1 < len(joined) < len(one_by_one) == len(pieces)
     assert b"".join(joined) == b"".join(one_by_one)
     assert one_by_one[2] == b'event: d\ndata: {"x":"\\ud800"}\n\n'

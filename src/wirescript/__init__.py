@@ -16,10 +16,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
-    from .errors import HoldTimeoutError, ScriptError, StreamValidationError, UsageError, WirescriptError
+    from .errors import (
+        HoldTimeoutError,
+        ScriptError,
+        StreamValidationError,
+        UsageError,
+        WaitTimeoutError,
+        WirescriptError,
+    )
     from .files import load_script, script_json_schema
     from .pytest_plugin import StubFactory
-    from .recorded import RecordedRequest, Secret
+    from .recorded import Problem, RecordedRequest, Secret
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .transport import PendingTurn, ScriptTransport
@@ -33,6 +40,7 @@ __all__ = [
     "Fault",
     "HoldTimeoutError",
     "PendingTurn",
+    "Problem",
     "RecordedRequest",
     "ScriptBuilder",
     "ScriptError",
@@ -46,6 +54,7 @@ __all__ = [
     "Turn",
     "Usage",
     "UsageError",
+    "WaitTimeoutError",
     "WirescriptError",
     "__version__",
     "anthropic_errors",
@@ -62,6 +71,7 @@ _EXPORTS = {
     "Fault": "script",
     "HoldTimeoutError": "errors",
     "PendingTurn": "transport",
+    "Problem": "recorded",
     "RecordedRequest": "recorded",
     "ScriptBuilder": "builder",
     "ScriptError": "errors",
@@ -75,6 +85,7 @@ _EXPORTS = {
     "Turn": "script",
     "Usage": "script",
     "UsageError": "errors",
+    "WaitTimeoutError": "errors",
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
     "gemini_errors": "catalog",

@@ -7,50 +7,16 @@ client reads (events, per-event delays, a cut, a mid-stream failure, which nothi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ._steps import Disconnect, Sleep, Step, Timeout
+from ._text import did_you_mean
 from .errors import ScriptError
 from .script import Fault, Turn
 from .wires.base import Frame, Wire
 
-__all__ = [
-    "CHUNK_BYTES",
-    "Disconnect",
-    "FaultPlan",
-    "Sleep",
-    "Step",
-    "Timeout",
-    "check_script_faults",
-    "plain_steps",
-    "plan_fault",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Sleep:
-    """Wait this long before the next step."""
-
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Disconnect:
-    """The connection drops: the stack's `RemoteProtocolError`."""
-
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Timeout:
-    """The read times out: the stack's `ReadTimeout`."""
-
-    message: str
-
-
-Step = bytes | Sleep | Disconnect | Timeout
-"""One step of a response body: bytes to send, a wait, or a failure of the connection."""
+__all__ = ["CHUNK_BYTES", "FaultPlan", "check_script_faults", "plain_steps", "plan_fault"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +71,7 @@ def check_script_faults(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire]
             continue
         for name in fault.drop:
             if name not in known:
-                close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(name, known)
                 raise ScriptError(
                     f"invalid {where}: field 'fault.drop': no wire sends an event named {name!r} "
                     f"(known events: {', '.join(sorted(known))}){hint}"

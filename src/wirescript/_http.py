@@ -1,9 +1,10 @@
-"""The only module that touches httpx or httpx2: it builds the response an incoming request expects.
+"""The only module that touches httpx or httpx2: what a request says, and the response it expects.
 
 A client asserts that the response stream is an instance of *its own* library's byte-stream
 class, sync or async as the client is, so the response is built with the module the request came
-from (`httpx` or `httpx2`), with a stream class made for that library. Neither library is imported
-here; each is looked up from the request's type.
+from (`httpx` or `httpx2`), with a stream class made for that library. Requests are read through
+the libraries' public API only. Neither library is imported here to serve a request: each is looked
+up from the request's type; `default_module` picks one for the loopback server to build requests with.
 """
 
 from __future__ import annotations
@@ -11,13 +12,26 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Generator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ._faults import Disconnect, Sleep, Step, Timeout
+from ._steps import Disconnect, Sleep, Step, Timeout
+from .errors import UsageError
 
-__all__ = ["async_lead", "http_module", "make_response", "read_timeout", "sync_lead"]
+__all__ = [
+    "PER_EVENT",
+    "async_lead",
+    "default_module",
+    "http_module",
+    "make_response",
+    "read_timeout",
+    "sync_lead",
+]
+
+PER_EVENT = "wirescript.per_event"
+"""A request extension: when true, an unfaulted stream is sent one event per chunk instead of in
+batches of whole events (the loopback server sets it, so each event is flushed to the network)."""
 
 # What `Response(content=<iterator>)` adds to the headers; a response built from a stream gets it here.
 _CHUNKED = ("Transfer-Encoding", "chunked")
@@ -26,6 +40,21 @@ _CHUNKED = ("Transfer-Encoding", "chunked")
 def http_module(request: Any) -> ModuleType:
     """The library (`httpx` or `httpx2`) that made `request`."""
     return sys.modules[type(request).__module__.partition(".")[0]]
+
+
+def default_module() -> ModuleType:
+    """The library to build requests with when none came in (the loopback server): httpx2, else httpx.
+
+    Raises:
+        UsageError: Neither is installed.
+
+    """
+    for name in ("httpx2", "httpx"):
+        try:
+            return __import__(name)
+        except ImportError:
+            continue
+    raise UsageError("wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'")
 
 
 def read_timeout(request: Any) -> float | None:
@@ -42,12 +71,30 @@ def make_response(request: Any, status: int, headers: dict[str, str], steps: Ite
     """A response of the request's own library whose body runs `steps`, for a sync or an async client.
 
     Built as `Response(content=<iterator>)` builds it (the same headers, `Transfer-Encoding: chunked`
-    last), but from a stream that runs the steps itself instead of through two generators.
+    last), but from a stream that runs the steps itself.
     """
     hx = http_module(request)
     sync_stream, async_stream = _streams(hx)
     stream = (async_stream if is_async else sync_stream)(request, steps)
     return hx.Response(status, headers=[*headers.items(), _CHUNKED], stream=stream, request=request)
+
+
+def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:
+    """The one step loop: yields bytes to send and seconds to sleep, raises the stack's failures.
+
+    Both the sync and the async stream drive it (as httpx's `Auth.auth_flow` is driven), each
+    sleeping its own way.
+    """
+    for step in steps:
+        if isinstance(step, bytes):
+            yield step
+        elif isinstance(step, Sleep):
+            yield step.seconds
+        elif isinstance(step, Disconnect):
+            raise hx.RemoteProtocolError(step.message, request=request)
+        else:
+            assert isinstance(step, Timeout)
+            raise hx.ReadTimeout(step.message, request=request)
 
 
 class _Steps:
@@ -58,6 +105,12 @@ class _Steps:
         self._steps = steps
         self._consumed = False
 
+    def _start(self, hx: ModuleType) -> Generator[bytes | float, None, None]:
+        if self._consumed:
+            raise hx.StreamConsumed()
+        self._consumed = True
+        return _run(hx, self._request, self._steps)
+
 
 @functools.cache
 def _streams(hx: ModuleType) -> tuple[type, type]:
@@ -67,93 +120,57 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
         """Runs the steps for a sync client: real sleeps, the stack's exceptions."""
 
         def __iter__(self) -> Iterator[bytes]:
-            if self._consumed:
-                raise hx.StreamConsumed()
-            self._consumed = True
-            for step in self._steps:
-                if isinstance(step, bytes):
-                    yield step
-                elif isinstance(step, Sleep):
-                    time.sleep(step.seconds)
+            for item in self._start(hx):
+                if isinstance(item, bytes):
+                    yield item
                 else:
-                    _raise(hx, self._request, step)
+                    time.sleep(item)
 
     class AsyncSteps(_Steps, hx.AsyncByteStream):  # type: ignore[misc,name-defined]
-        """Runs the steps for an async client: sleeps that yield to the event loop."""
+        """Runs the steps for an async client: sleeps that yield to the event loop (asyncio or trio)."""
 
         # Iterated by a small object rather than an async generator: no generator machinery (nor the
         # event loop's async-generator hooks) per response, and nothing that needs closing.
         def __aiter__(self) -> AsyncIterator[bytes]:
-            return _AsyncRun(self)
-
-    class _AsyncRun:
-        """One iteration of an `AsyncSteps`; like a generator, it checks for reuse when first advanced."""
-
-        __slots__ = ("_started", "_stream")
-        _started: bool
-        _stream: Any
-
-        def __init__(self, stream: AsyncSteps) -> None:
-            self._stream = stream
-            self._started = False
-
-        def __aiter__(self) -> _AsyncRun:
-            return self
-
-        async def __anext__(self) -> bytes:
-            stream = self._stream
-            if not self._started:
-                if stream._consumed:
-                    raise hx.StreamConsumed()
-                stream._consumed = True
-                self._started = True
-            for step in stream._steps:
-                if isinstance(step, bytes):
-                    return step
-                if isinstance(step, Sleep):
-                    import anyio
-
-                    await anyio.sleep(step.seconds)
-                else:
-                    _raise(hx, stream._request, step)
-            raise StopAsyncIteration
+            return _AsyncRun(self._start(hx))
 
     return SyncSteps, AsyncSteps
 
 
-def _raise(hx: ModuleType, request: Any, step: Disconnect | Timeout) -> None:
-    if isinstance(step, Disconnect):
-        raise hx.RemoteProtocolError(step.message, request=request)
-    raise hx.ReadTimeout(step.message, request=request)
+class _AsyncRun:
+    """One iteration of an async response stream, driving the step loop."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: Generator[bytes | float, None, None]) -> None:
+        self._run = run
+
+    def __aiter__(self) -> _AsyncRun:
+        return self
+
+    async def __anext__(self) -> bytes:
+        for item in self._run:
+            if isinstance(item, bytes):
+                return item
+            await _async_sleep(item)
+        raise StopAsyncIteration
+
+
+async def _async_sleep(seconds: float) -> None:
+    import anyio  # httpx and httpx2 depend on it: present wherever an async client runs
+
+    await anyio.sleep(seconds)
 
 
 def sync_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`.
-
-    The transport calls it only when there are steps (a fault's first-byte delay or connection failure).
-    """
-    hx = http_module(request)
-    for step in steps:
-        if isinstance(step, Sleep):
-            time.sleep(step.seconds)
-        elif isinstance(step, bytes):  # pragma: no cover - _faults never plans that
-            raise AssertionError("a response's lead sends no bytes")
-        else:
-            _raise(hx, request, step)
+    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`."""
+    for item in _run(http_module(request), request, steps):
+        if not isinstance(item, bytes):
+            time.sleep(item)
 
 
 async def async_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before an async response exists: a failure here is raised inside the client's `send`.
-
-    The transport calls it only when there are steps (a fault's first-byte delay or connection failure).
-    """
-    hx = http_module(request)
-    for step in steps:
-        if isinstance(step, Sleep):
-            import anyio
-
-            await anyio.sleep(step.seconds)
-        elif isinstance(step, bytes):  # pragma: no cover - _faults never plans that
-            raise AssertionError("a response's lead sends no bytes")
-        else:
-            _raise(hx, request, step)
+    """Run the steps before an async response exists: a failure here is raised inside the client's `send`."""
+    for item in _run(http_module(request), request, steps):
+        if not isinstance(item, bytes):
+            await _async_sleep(item)

@@ -18,14 +18,15 @@ asked for that queue: those answer from the request itself, never by guessing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
+from ._cursor import check_turns
 from .errors import ScriptError
-from .recorded import RecordedRequest, text_of
-from .script import DEFAULT_QUEUE, ToolCall, Turn, parse_turn
+from .recorded import RecordedRequest
+from .script import DEFAULT_QUEUE, ToolCall, Turn, parse_turn, queue_label
 from .transport import ScriptTransport
+from .wires import Wire, default_wires
 
 __all__ = ["ScriptBuilder", "ToolCallLike", "tool_result_text"]
 
@@ -134,7 +135,8 @@ class ScriptBuilder:
 
         This reaches what the verbs do not (faults, a catalog error case's `turn`, ...).
         """
-        return self._append(parse_turn(turn, self._where(".turn()")))
+        where = self._where(".turn()")
+        return self._append(parse_turn(turn, where), where)
 
     def usage(
         self,
@@ -178,7 +180,7 @@ class ScriptBuilder:
             raise ScriptError(f"ScriptBuilder.usage(): give at least one count ({', '.join(counts)})")
         fields = last.model_dump(exclude_defaults=True)
         fields["usage"] = {**fields.get("usage", {}), **given}
-        turns[-1] = parse_turn(fields, where)
+        turns[-1] = _checked(parse_turn(fields, where), where)
         return self
 
     # ------------------------------------------------------------------ queues
@@ -261,8 +263,7 @@ class ScriptBuilder:
 
     def _label(self, position: int) -> str:
         """`script[2]`, `script['claude-b'][0]`: a turn of the current queue, as the transport names it."""
-        queue = "script" if self._queue == DEFAULT_QUEUE else f"script[{self._queue!r}]"
-        return f"{queue}[{position}]"
+        return f"{queue_label(self._queue)}[{position}]"
 
     def _where(self, verb: str, position: int | None = None) -> str:
         """`turn script[2] from .says()`: the turn a verb makes (or changes)."""
@@ -270,10 +271,11 @@ class ScriptBuilder:
 
     def _add(self, verb: str, fields: dict[str, Any]) -> Self:
         fields = {k: v for k, v in fields.items() if v is not None}
-        return self._append(parse_turn(fields, self._where(verb)))
+        where = self._where(verb)
+        return self._append(parse_turn(fields, where), where)
 
-    def _append(self, turn: Turn) -> Self:
-        self._queues[self._queue].append(turn)
+    def _append(self, turn: Turn, where: str) -> Self:
+        self._queues[self._queue].append(_checked(turn, where))
         return self
 
     def _when_drained(self, name: str, behaviour: _Drained) -> Self:
@@ -300,8 +302,20 @@ def _call(where: str, index: int, call: object) -> dict[str, Any]:
     )
 
 
+_WIRES: list[Wire] = default_wires()
+"""The default wires: what a builder's turns are checked against, and how tool results read."""
+
+
+def _checked(turn: Turn, where: str) -> Turn:
+    """`turn`, once no default wire refuses it (an unknown stop reason, a fault no wire can apply)."""
+    check_turns([(where, turn)], _WIRES)
+    return turn
+
+
 def tool_result_text(result: object) -> str | None:
     """The text of one tool result, whatever the provider's shape; None if `result` is not one.
+
+    Each wire reads its own shape (`Wire.tool_result_text`):
 
     - Anthropic `tool_result` blocks: `content`, a string or text blocks (joined).
     - OpenAI Chat `tool` messages: `content`, a string or text parts.
@@ -311,22 +325,7 @@ def tool_result_text(result: object) -> str | None:
     """
     if not isinstance(result, Mapping):
         return None
-    kind = result.get("type")
-    if kind == "tool_result":
-        return text_of(result.get("content"))
-    if result.get("role") in ("tool", "function"):
-        return text_of(result.get("content"))
-    if kind in ("function_call_output", "custom_tool_call_output"):
-        return text_of(result.get("output"))
-    function_response = result.get("functionResponse")
-    if isinstance(function_response, Mapping):
-        response = function_response.get("response")
-        if isinstance(response, Mapping) and len(response) == 1:
-            (key, value), *_ = response.items()
-            if key in ("output", "error") and isinstance(value, str):
-                return value
-        return json.dumps(response, separators=(",", ":"), ensure_ascii=False)
-    return None
+    return next((text for wire in _WIRES if (text := wire.tool_result_text(result)) is not None), None)
 
 
 def _echo_user(record: RecordedRequest) -> Turn:

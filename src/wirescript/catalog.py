@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from .script import ErrorSpec, Fault, StreamError, Turn
+from .wires.anthropic import AnthropicWire
+from .wires.gemini import GeminiWire
+from .wires.openai_chat import OpenAIChatWire
 
 __all__ = ["ErrorCase", "Provider", "anthropic_errors", "gemini_errors", "openai_errors"]
 
@@ -34,12 +37,12 @@ Provider: TypeAlias = Literal["anthropic", "openai", "gemini"]
 _SDK_MODULE: dict[str, str] = {"anthropic": "anthropic", "openai": "openai", "gemini": "google.genai.errors"}
 _SDK_PACKAGE: dict[str, str] = {"anthropic": "anthropic", "openai": "openai", "gemini": "google-genai"}
 
-# The statuses each SDK's retry loop retries: anthropic and openai always (`max_retries`, default
-# 2); google-genai only when `HttpOptions(retry_options=...)` is given (default: no retry).
+# The statuses each SDK's retry loop retries, as each wire knows them: anthropic and openai always
+# (`max_retries`, default 2); google-genai only when `HttpOptions(retry_options=...)` is given.
 _RETRIED: dict[str, frozenset[int]] = {
-    "anthropic": frozenset({408, 409, 429}) | frozenset(range(500, 600)),
-    "openai": frozenset({408, 409, 429}) | frozenset(range(500, 600)),
-    "gemini": frozenset({408, 429, 500, 502, 503, 504}),
+    "anthropic": AnthropicWire.retryable,
+    "openai": OpenAIChatWire.retryable,
+    "gemini": GeminiWire.retryable,
 }
 _DEFAULT_RETRIES: dict[str, int] = {"anthropic": 2, "openai": 2, "gemini": 0}
 

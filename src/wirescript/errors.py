@@ -4,7 +4,7 @@
 WirescriptError
  ├── ScriptError (ValueError)        a script, turn or script file is malformed; raised at construction
  ├── StreamValidationError (ValueError)  a hand-written SSE stream breaks the provider's envelope
- ├── HoldTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting
+ ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting (alias: HoldTimeoutError)
  └── UsageError (TypeError)           the API was called in a way it does not support
 ```
 
@@ -16,7 +16,14 @@ with a non-retryable error response instead, and recorded on the stub (`stub.pro
 
 from __future__ import annotations
 
-__all__ = ["HoldTimeoutError", "ScriptError", "StreamValidationError", "UsageError", "WirescriptError"]
+__all__ = [
+    "HoldTimeoutError",
+    "ScriptError",
+    "StreamValidationError",
+    "UsageError",
+    "WaitTimeoutError",
+    "WirescriptError",
+]
 
 
 class WirescriptError(Exception):
@@ -34,8 +41,12 @@ class StreamValidationError(WirescriptError, ValueError):
     """A server-sent-event stream does not follow its provider's envelope."""
 
 
-class HoldTimeoutError(WirescriptError, TimeoutError):
-    """Waiting for requests to arrive at a stub took longer than the timeout."""
+class WaitTimeoutError(WirescriptError, TimeoutError):
+    """Waiting for requests to arrive at a stub (`wait_for_requests`) took longer than the timeout."""
+
+
+HoldTimeoutError = WaitTimeoutError
+"""The former name of `WaitTimeoutError` (it is raised by `wait_for_requests`, not by a hold)."""
 
 
 class UsageError(WirescriptError, TypeError):

@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import TypeAdapter
 
 from . import script as script_module
+from ._cursor import check_turns
 from .errors import ScriptError
-from .script import DEFAULT_QUEUE, Turn, parse_turns
+from .script import DEFAULT_QUEUE, MAX_DEPTH, Turn, parse_turns, queue_label
+from .wires import default_wires
 
 if TYPE_CHECKING:
     import yaml
@@ -41,8 +43,6 @@ __all__ = ["MAX_DEPTH", "MAX_VALUES", "LoadedScript", "load_script", "script_jso
 MAX_VALUES = 1_000_000
 """The most values (turns, fields, list items…) a script file may expand to, YAML aliases included."""
 
-MAX_DEPTH = 200
-"""The deepest nesting of lists and mappings a script file may have."""
 
 LoadedScript: TypeAlias = list[Turn] | dict[str, list[Turn]]
 """What `load_script` returns: a list of turns, or per-model queues keyed by model name."""
@@ -293,6 +293,19 @@ def _where(loc: Any) -> str:
 
 
 def _validate(data: Any, name: str) -> LoadedScript:
+    loaded = _turns(data, name)
+    queues = {DEFAULT_QUEUE: loaded} if isinstance(loaded, list) else loaded
+    try:
+        check_turns(
+            ((f"{queue_label(q)}[{i}]", turn) for q, turns in queues.items() for i, turn in enumerate(turns)),
+            default_wires(),
+        )
+    except ScriptError as exc:
+        raise ScriptError(f"{name}: {exc}") from None
+    return loaded
+
+
+def _turns(data: Any, name: str) -> LoadedScript:
     try:
         if isinstance(data, list):
             return parse_turns(data, "script")

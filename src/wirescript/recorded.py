@@ -1,19 +1,120 @@
-"""`RecordedRequest`: what the app really sent, parsed per provider."""
+"""`RecordedRequest`, what the app really sent, and `Problem`, why a request was not answered as scripted."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-__all__ = ["SENSITIVE_HEADERS", "RecordedRequest", "Secret", "text_of"]
+from ._text import clip
+from ._text import text_of as _text_of
 
-SENSITIVE_HEADERS = frozenset(
-    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization", "cookie", "set-cookie"}
-)
-"""Headers whose values are credentials; `RecordedRequest.headers` shows them redacted."""
+__all__ = [
+    "OVERFLOW_KINDS",
+    "REDACTED",
+    "SENSITIVE_HEADERS",
+    "Problem",
+    "ProblemKind",
+    "RecordedRequest",
+    "Secret",
+    "is_sensitive_header",
+    "request_head",
+    "text_of",
+]
+
+SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+"""Headers that carry credentials whatever the provider; each wire adds its own (`Wire.credential_headers`),
+and any name that looks like a credential (`*-key`, `*-token`, `*secret*`) is redacted too."""
 
 REDACTED = "<redacted>"
+
+_NOT_CREDENTIALS = frozenset({"idempotency-key"})
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether a (lower-cased) header name looks like a credential: `*-key`, `*-token`, `*secret*`, `*password*`.
+
+    `Idempotency-Key` names a request, not a secret, and is kept.
+    """
+    if name in _NOT_CREDENTIALS:
+        return False
+    return name.endswith(("-key", "-token")) or "secret" in name or "password" in name
+
+
+ProblemKind: TypeAlias = Literal[
+    "unscripted",
+    "unknown_endpoint",
+    "unreadable",
+    "script_error",
+    "hold_timeout",
+    "abandoned",
+    "fault",
+    "render_error",
+]
+"""What went wrong with a request:
+
+- `unscripted`: no turn for it (past the end of the script, no queue for its model, the script
+  function or the fallback returned None);
+- `unknown_endpoint`: no wire serves its method and path;
+- `unreadable`: its body is not the JSON object its wire reads (or the wire failed to parse it);
+- `script_error`: the script function or the fallback raised, or answered with an invalid turn;
+- `hold_timeout`: it was held and never released;
+- `abandoned`: it was held and its client gave up waiting (a cancelled task, a client timeout or
+  disconnect, the loopback server stopping): the turn it consumed was never delivered;
+- `fault`: its turn's fault cannot take effect on the answer at hand;
+- `render_error`: wirescript failed while building the answer (a bug: please report it).
+"""
+
+OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error"})
+"""The kinds counted by `ScriptTransport.overflow`: requests that got no scripted turn."""
+
+
+def request_head(index: int, method: str, path: str) -> str:
+    """`requests[3] POST /v1/messages`: how every message names a request."""
+    return f"requests[{index}] {method} {path}"
+
+
+class Problem(str):
+    """Why a request was not answered as scripted: the message itself, with its parts as attributes.
+
+    A `Problem` is the string it prints (`str(problem)`, `problem == "requests[1] POST …"`, `in`),
+    so messages read and compare as text, while `index`, `method`, `path`, `kind` and `reason` let
+    a test or a report pick it apart.
+    """
+
+    # `index` names the request's position, as on `RecordedRequest`; it hides `str.index`, which a
+    # problem's text has no use for (`str(problem).index(...)` still works).
+    index: int  # type: ignore[assignment]
+    """The request's position in `stub.requests`."""
+    method: str
+    """The request's HTTP method."""
+    path: str
+    """The request's URL path."""
+    kind: ProblemKind
+    """What went wrong (see `ProblemKind`)."""
+    reason: str
+    """The message without the request's head: what went wrong and how to fix it."""
+
+    def __new__(
+        cls, index: int, method: str, path: str, kind: ProblemKind, reason: str, *, lead: str = ": "
+    ) -> Problem:
+        """A problem of `requests[index]`; `lead` joins the head and the reason (`": "`, or `" "` before a verb)."""
+        self = super().__new__(cls, f"{request_head(index, method, path)}{lead}{reason}")
+        self.index, self.method, self.path, self.kind, self.reason = index, method, path, kind, reason
+        return self
+
+    def __reduce__(self) -> Any:
+        return (_problem, (self.index, self.method, self.path, self.kind, self.reason, str(self)))
+
+    @property
+    def head(self) -> str:
+        """`requests[3] POST /v1/messages`."""
+        return request_head(self.index, self.method, self.path)
+
+
+def _problem(index: int, method: str, path: str, kind: ProblemKind, reason: str, text: str) -> Problem:
+    head = request_head(index, method, path)
+    return Problem(index, method, path, kind, reason, lead=text[len(head) : len(text) - len(reason)])
 
 
 class Secret(SecretStr):
@@ -93,8 +194,8 @@ class RecordedRequest(BaseModel):
     queue: str | None = None
     """The queue that answered it: the model's name, or `"*"` for the default queue."""
     problem: str | None = None
-    """Why the stub could not answer with a scripted turn, when it could not (counted in `overflow`
-    or reported by `stub.problems`)."""
+    """Why the stub could not answer with a scripted turn, when it could not: the `Problem` also
+    listed in `stub.problems`."""
 
     @property
     def last_message(self) -> Any:
@@ -106,14 +207,14 @@ class RecordedRequest(BaseModel):
         """The text of the last user message that has text (tool results are skipped), or None."""
         for message in reversed(self.conversation):
             if isinstance(message, dict) and message.get("role") == "user":
-                text = text_of(message.get("content", message.get("parts")))
+                text = _text_of(message.get("content", message.get("parts")))
                 if text:
                     return text
         return None
 
     def summary(self) -> str:
         """One line for failure messages: number, method, path, model and the last message in short."""
-        head = f"requests[{self.index}] {self.method} {self.path}"
+        head = request_head(self.index, self.method, self.path)
         if self.model:
             head += f" model={self.model!r}"
         last = self.last_message
@@ -124,32 +225,20 @@ class RecordedRequest(BaseModel):
 
 def text_of(content: Any) -> str:
     """The text of a message's content in any provider's shape: a string, or text blocks/parts joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and isinstance(b.get("text"), str) and not b.get("thought")
-        )
-    return ""
+    return _text_of(content) or ""
 
 
 def _describe_message(message: Any) -> str:
     if not isinstance(message, dict):
-        return _clip(repr(message))
+        return clip(repr(message))
     role = message.get("role") or message.get("type") or "?"
     content = message.get("content", message.get("output", message.get("parts")))
     if isinstance(content, str):
-        return f"{role}:{_clip(repr(content))}"
+        return f"{role}:{clip(repr(content))}"
     if isinstance(content, list):
         # A Gemini part has no `type`: its kind is its first key (`text`, `functionCall`, …).
         kinds = [(b.get("type") or next(iter(b), "?")) if isinstance(b, dict) else type(b).__name__ for b in content]
         texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
-        extra = f" {_clip(repr(texts[0]))}" if texts else ""
+        extra = f" {clip(repr(texts[0]))}" if texts else ""
         return f"{role}[{','.join(str(k) for k in kinds)}]{extra}"
     return str(role)
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -7,14 +7,15 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ._text import clip, did_you_mean
 from .errors import ScriptError
 
 if TYPE_CHECKING:
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_QUEUE",
+    "MAX_DEPTH",
     "MAX_FAULT_DELAY",
-    "STOP_REASONS",
     "ErrorSpec",
     "Fault",
     "ScriptLike",
@@ -34,10 +35,22 @@ __all__ = [
     "Usage",
     "parse_turn",
     "parse_turns",
+    "queue_label",
 ]
 
 DEFAULT_QUEUE = "*"
 """The key of the queue that serves requests whose model has no queue of its own."""
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
+
+MAX_DEPTH = 200
+"""The deepest nesting of lists and mappings a script (a file, or a tool input) may have."""
+
+
+def queue_label(queue: str) -> str:
+    """How messages name a queue's turns: `script` for the default queue, `script['claude-b']` for a model's."""
+    return "script" if queue == DEFAULT_QUEUE else f"script[{queue!r}]"
 
 
 class _Model(BaseModel):
@@ -64,7 +77,7 @@ class ToolCall(_Model):
     @field_validator("input", mode="after")
     @classmethod
     def _json_object(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problem = _not_json(value, "", set())
+        problem = _not_json(value, "", set(), 1)
         if problem is not None:
             raise ValueError(problem)
         return value
@@ -82,6 +95,13 @@ class Usage(_Model):
     cache_creation_input_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens written to the cache (Anthropic `cache_creation_input_tokens`, OpenAI `cache_write_tokens`)."""
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _encodable(cls, value: int | None) -> int | None:
+        if value is not None:
+            _check_int(value)
+        return value
+
 
 class ErrorSpec(_Model):
     """An error answer: the provider's error JSON with this HTTP status."""
@@ -95,7 +115,30 @@ class ErrorSpec(_Model):
     code: str | None = None
     """An error code (Anthropic `error.details.error_code`, OpenAI `error.code`)."""
     headers: dict[str, str] | None = None
-    """Extra response headers. Retryable statuses get `retry-after-ms: 1` unless given here."""
+    """Extra response headers. Retryable statuses get `retry-after-ms: 1` unless given here. Names are
+    HTTP tokens, values Latin-1 text without CR, LF or NUL; the framing headers (`content-length`,
+    `transfer-encoding`, `connection`) are wirescript's."""
+
+    @field_validator("headers", mode="after")
+    @classmethod
+    def _sendable(cls, headers: dict[str, str] | None) -> dict[str, str] | None:
+        for name, value in (headers or {}).items():
+            if not name or not _TOKEN.fullmatch(name):
+                raise ValueError(
+                    f"header name {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only)"
+                )
+            if name.lower() in _FRAMING_HEADERS:
+                raise ValueError(f"header {name!r} frames the response, which wirescript does; leave it out")
+            if any(c in value for c in "\r\n\0"):
+                raise ValueError(f"header {name!r}: its value holds a CR, LF or NUL, which no HTTP response can carry")
+            try:
+                value.encode("latin-1")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    f"header {name!r}: its value {clip(value, 40)!r} is not Latin-1, which HTTP headers carry; "
+                    "encode it (for example percent-encode it) first"
+                ) from None
+        return headers
 
 
 class StreamError(_Model):
@@ -175,42 +218,6 @@ class Fault(_Model):
         return [name for name in type(self).model_fields if getattr(self, name) != idle.get(name)]
 
 
-STOP_REASONS = frozenset(
-    {
-        # Anthropic (the canonical vocabulary every wire translates from)
-        "end_turn",
-        "max_tokens",
-        "stop_sequence",
-        "tool_use",
-        "pause_turn",
-        "refusal",
-        "model_context_window_exceeded",
-        # OpenAI Chat Completions
-        "stop",
-        "length",
-        "tool_calls",
-        "content_filter",
-        "function_call",
-        # Gemini
-        "STOP",
-        "MAX_TOKENS",
-        "SAFETY",
-        "RECITATION",
-        "LANGUAGE",
-        "OTHER",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "MALFORMED_FUNCTION_CALL",
-        "UNEXPECTED_TOOL_CALL",
-        "TOO_MANY_TOOL_CALLS",
-        "MALFORMED_RESPONSE",
-    }
-)
-"""The stop reasons a turn may script: the providers' documented values. Common ones are translated per
-provider; a provider-specific one is sent as it is."""
-
-
 class Turn(_Model):
     """One scripted model answer.
 
@@ -230,24 +237,12 @@ class Turn(_Model):
     """Token counts."""
     stop_reason: str | None = Field(default=None, min_length=1)
     """The stop reason. Default: `tool_use` when the turn calls a tool, else `end_turn`. Common values are
-    translated per provider (`max_tokens` is OpenAI's `length`, `tool_use` its `tool_calls`)."""
+    translated per provider (`max_tokens` is OpenAI's `length`, `tool_use` its `tool_calls`); the values
+    a stub accepts are its wires' (checked when the stub is built)."""
     error: ErrorSpec | None = None
     """Answer with an HTTP error instead of a message."""
     fault: Fault | None = None
     """Damage the response on the wire."""
-
-    @field_validator("stop_reason")
-    @classmethod
-    def _known_stop_reason(cls, value: str | None) -> str | None:
-        if value is not None and value not in STOP_REASONS:
-            close = difflib.get_close_matches(value, sorted(STOP_REASONS), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(
-                f"unknown stop reason {value!r}{hint} (expected a provider's documented value, e.g. "
-                "'end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal', 'stop', 'length', "
-                "'tool_calls', 'content_filter', 'STOP', 'MAX_TOKENS', 'SAFETY')"
-            )
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> Turn:
@@ -295,7 +290,18 @@ class Turn(_Model):
 _JSON_KINDS = "expected an object, array, string, number, true, false or null"
 
 
-def _not_json(value: Any, where: str, open_containers: set[int]) -> str | None:
+def _check_int(value: int) -> None:
+    """Refuse an int that JSON encoding cannot write (Python limits int-to-text conversion to 4,300 digits)."""
+    try:
+        str(value)
+    except ValueError:
+        raise ValueError(
+            f"an integer of {value.bit_length()} bits is too long to send as JSON (Python writes ints of at most "
+            "4,300 digits as text)"
+        ) from None
+
+
+def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> str | None:
     """Why `value` cannot be sent as JSON (naming where in it), or None when it can.
 
     A model's tool arguments are JSON, so a value `json.dumps` would reject, or would turn into
@@ -303,28 +309,36 @@ def _not_json(value: Any, where: str, open_containers: set[int]) -> str | None:
     is refused when the script is built instead of when the turn is served.
     """
     at = f" at {where!r}" if where else ""
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, (str, bool)):
+        return None
+    if isinstance(value, int):
+        try:
+            _check_int(value)
+        except ValueError as exc:
+            return f"{exc}{at}"
         return None
     if isinstance(value, float):
         if math.isfinite(value):
             return None
         return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
     if not isinstance(value, (Mapping, list, tuple)):
-        return f"{type(value).__name__} {_clip(repr(value))}{at} is not a JSON value ({_JSON_KINDS})"
+        return f"{type(value).__name__} {clip(repr(value), 50)}{at} is not a JSON value ({_JSON_KINDS})"
     if id(value) in open_containers:
         return f"the value{at} is an object or array it is itself inside; JSON cannot hold a cycle"
+    if depth > MAX_DEPTH:
+        return f"the value{at} is nested more than {MAX_DEPTH} levels deep (the most a script may nest)"
     open_containers.add(id(value))
     try:
         if isinstance(value, Mapping):
             for key, item in value.items():
                 if not isinstance(key, str):
                     return f"the key {key!r}{at} has type {type(key).__name__}; JSON object keys are strings"
-                problem = _not_json(item, f"{where}.{key}" if where else key, open_containers)
+                problem = _not_json(item, f"{where}.{key}" if where else key, open_containers, depth + 1)
                 if problem is not None:
                     return problem
         else:
             for index, item in enumerate(value):
-                problem = _not_json(item, f"{where}[{index}]", open_containers)
+                problem = _not_json(item, f"{where}[{index}]", open_containers, depth + 1)
                 if problem is not None:
                     return problem
     finally:
@@ -355,11 +369,7 @@ def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
 
 
 def _short(text: str, limit: int = 40) -> str:
-    return repr(_clip(text, limit))
-
-
-def _clip(text: str, limit: int = 50) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(clip(text, limit))
 
 
 TurnLike: TypeAlias = Turn | Mapping[str, Any] | str
@@ -383,7 +393,7 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
     if not isinstance(value, Mapping):
         raise ScriptError(
             f"{where}: expected a turn (a dict such as {{'text': 'Hi'}}, a Turn, or a string), "
-            f"got {type(value).__name__}: {_clip(repr(value), 60)}"
+            f"got {type(value).__name__}: {clip(repr(value))}"
         )
     try:
         return Turn.model_validate(value)
@@ -409,7 +419,9 @@ def _explain(exc: ValidationError, where: str) -> str:
             lines.append(f"unknown field {loc!r}{_suggest(err['loc'])}")
             continue
         got = err.get("input")
-        got_text = "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {_clip(repr(got))}"
+        got_text = (
+            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {clip(repr(got), 50)}"
+        )
         msg = err["msg"].removeprefix("Value error, ")
         lines.append(f"field {loc!r}: {msg}{got_text}" if loc else f"{msg}")
     if len(lines) == 1:
@@ -430,9 +442,7 @@ def _suggest(loc: tuple[int | str, ...]) -> str:
             return ""
         model = sub
     names = list(model.model_fields)
-    close = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.75)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f" (expected one of: {', '.join(names)}){hint}"
+    return f" (expected one of: {', '.join(names)}){did_you_mean(str(loc[-1]), names, cutoff=0.75)}"
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:

@@ -28,9 +28,10 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from .errors import HoldTimeoutError, ScriptError, UsageError
+from . import _http
+from ._http import PER_EVENT
+from .errors import ScriptError, UsageError, WaitTimeoutError
 from .recorded import REDACTED, RecordedRequest
-from .transport import PER_EVENT
 
 if TYPE_CHECKING:
     from .transport import ScriptTransport
@@ -71,24 +72,6 @@ class _Abort(Exception):
     """Raised out of the ASGI app to drop the connection when it runs in a server other than `ScriptServer`."""
 
 
-def _http_library() -> Any:
-    """The module the stub's requests are built with: httpx2, else httpx."""
-    try:
-        import httpx2
-
-        return httpx2
-    except ImportError:
-        pass
-    try:
-        import httpx
-
-        return httpx
-    except ImportError:
-        raise UsageError(
-            "wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'"
-        ) from None
-
-
 class ScriptApp:
     """An ASGI application that serves a `ScriptTransport` over HTTP.
 
@@ -105,7 +88,7 @@ class ScriptApp:
 
     def __init__(self, stub: ScriptTransport) -> None:
         self.stub = stub
-        self._hx = _http_library()
+        self._hx = _http.default_module()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._connections: dict[tuple[Any, ...], asyncio.BaseTransport] = {}
@@ -264,7 +247,7 @@ class ScriptApp:
         if wait:
             try:
                 await self.stub.wait_for_requests_async(wait, timeout)
-            except HoldTimeoutError as exc:
+            except WaitTimeoutError as exc:
                 await _json(send, 504, {"error": str(exc)})
                 return
         await _json(send, 200, [request_json(r) for r in self.stub.requests])

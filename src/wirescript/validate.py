@@ -13,21 +13,11 @@ from typing import Any
 
 from .errors import StreamValidationError
 from .sse import parse_sse
+from .wires.anthropic import AnthropicWire
 
 __all__ = ["validate_anthropic_stream"]
 
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "ping",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "error",
-    }
-)
+_ANTHROPIC_EVENTS = AnthropicWire.events | {"error"}
 _DELTA_BLOCKS = {
     "text_delta": ("text",),
     "citations_delta": ("text",),

@@ -1,7 +1,14 @@
-"""Wires: one module per provider API. Each is pure: it parses requests and renders turns as bytes."""
+"""Wires: one module per provider API. Each is pure: it parses requests and renders turns as bytes.
+
+`Wire` is the base a new provider API subclasses (see `wirescript.wires.base`); give instances to
+`ScriptTransport(script, wires=[...])`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..errors import UsageError
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, Wire
 from .gemini import GeminiWire
@@ -18,9 +25,30 @@ __all__ = [
     "Rendered",
     "Wire",
     "default_wires",
+    "merge_wires",
 ]
 
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
     return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire()]
+
+
+def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
+    """`extra` wires first, then every default wire whose `name` none of them takes.
+
+    Raises:
+        UsageError: An entry is not a `Wire` instance, or two share a name.
+
+    """
+    given = list(extra or ())
+    names: set[str] = set()
+    for index, wire in enumerate(given):
+        if isinstance(wire, type):
+            raise UsageError(f"wires[{index}]: expected a Wire instance, got the class {wire.__name__}; call it")
+        if not isinstance(wire, Wire):
+            raise UsageError(f"wires[{index}]: expected a wirescript.wires.Wire instance, got {type(wire).__name__}")
+        if wire.name in names:
+            raise UsageError(f"wires[{index}]: two wires are named {wire.name!r}; each name serves once")
+        names.add(wire.name)
+    return [*given, *(wire for wire in default_wires() if wire.name not in names)]

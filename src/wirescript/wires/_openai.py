@@ -7,19 +7,24 @@ neither wire imports the other.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, ToolCall, Turn
 from ..sse import json_dumps
-from .base import Rendered, default_usage, retry_headers
+from .base import RETRYABLE, Rendered, break_json, default_usage, error_message, retry_headers
 
 __all__ = [
     "CREATED",
     "DEFAULT_MODEL",
+    "HOSTS",
     "JSON_HEADERS",
     "OPENAI_ERROR_TYPES",
     "SSE_HEADERS",
+    "STOP_REASONS",
+    "SYSTEM_ROLES",
     "TokenCounts",
     "arguments",
     "call_id",
@@ -27,7 +32,7 @@ __all__ = [
     "openai_error",
     "openai_error_type",
     "request_id",
-    "text_of_parts",
+    "system_text",
     "token_counts",
 ]
 
@@ -54,6 +59,22 @@ CREATED = 1_700_000_000
 DEFAULT_MODEL = "gpt-wirescript"
 """The model named in a response when the request named none."""
 
+STOP_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
+"""OpenAI's `finish_reason` values a turn may script, as the canonical stop reasons they stand for."""
+
+HOSTS = ("api.openai.com", ".openai.azure.com")
+"""OpenAI's hosts and Azure OpenAI's (`<resource>.openai.azure.com`)."""
+
+# A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
+SYSTEM_ROLES = ("system", "developer")
+"""The message roles that carry instructions, as `RecordedRequest.system` reads them."""
+
 JSON_HEADERS = {"content-type": "application/json"}
 SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
 
@@ -71,12 +92,12 @@ def request_id(record: RecordedRequest) -> dict[str, str]:
 def openai_error(spec: ErrorSpec, record: RecordedRequest) -> Rendered:
     """`{"error": {"message", "type", "param", "code"}}` with the status, `x-request-id` and retry headers."""
     error = {
-        "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+        "message": error_message(spec),
         "type": spec.type or openai_error_type(spec.status),
         "param": None,
         "code": spec.code,
     }
-    headers = {**JSON_HEADERS, **request_id(record), **retry_headers(spec)}
+    headers = {**JSON_HEADERS, **request_id(record), **retry_headers(spec, RETRYABLE)}
     return Rendered(spec.status, headers, json_dumps({"error": error}).encode())
 
 
@@ -88,9 +109,7 @@ def call_id(call: ToolCall, index: int, k: int) -> str:
 def arguments(call: ToolCall, malformed: bool) -> str:
     """The call's arguments as the JSON string OpenAI sends; broken JSON when `malformed`."""
     args = json_dumps(call.input)
-    if malformed:
-        return args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
-    return args
+    return break_json(args) if malformed else args
 
 
 class TokenCounts(NamedTuple):
@@ -129,14 +148,13 @@ def token_counts(turn: Turn, args: list[str]) -> TokenCounts:
     )
 
 
-def text_of_parts(content: Any) -> str | None:
-    """A message content given as a string or as a list of text parts, as one string."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        return "\n".join(texts) if texts else None
-    return None
+def system_text(messages: list[Any]) -> list[str | None]:
+    """The text of each system and developer message, for `join_system`."""
+    return [
+        text_of(m.get("content"), sep="\n")
+        for m in messages
+        if isinstance(m, Mapping) and m.get("role") in SYSTEM_ROLES
+    ]
 
 
 def join_system(parts: list[str | None]) -> str | None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps, json_string
+from ..sse import PIECE, encode_deltas, encode_event, json_dumps
 from .base import (
-    PIECE,
     Frame,
     Parsed,
     Rendered,
@@ -19,13 +18,12 @@ from .base import (
     as_float,
     as_int,
     as_list,
+    break_json,
     canonical_stop,
     chunks,
     default_usage,
-    delta_frames,
-    pieces_template,
+    error_message,
     retry_headers,
-    text_blocks,
 )
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
@@ -63,6 +61,8 @@ class AnthropicWire(Wire):
 
     name = "anthropic"
     endpoint = "POST …/v1/messages"
+    credential_headers = ("x-api-key",)
+    hosts = ("api.anthropic.com",)
     events = frozenset(
         {
             "message_start",
@@ -79,9 +79,16 @@ class AnthropicWire(Wire):
         self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}
         self._threads_lock = threading.Lock()
 
-    def matches(self, method: str, path: str) -> bool:
-        """`POST …/v1/messages` (the beta endpoint's `?beta=true` included)."""
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """`POST …/v1/messages` (the beta endpoint's `?beta=true` included), on any host."""
         return method == "POST" and path.endswith("/v1/messages")
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """A `tool_result` block's `content`: a string, or its text blocks joined."""
+        if result.get("type") != "tool_result":
+            return None
+        return text_of(result.get("content")) or ""
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model, system, messages, tools and tool_result blocks of a Messages request."""
@@ -89,7 +96,7 @@ class AnthropicWire(Wire):
         tools = as_list(body.get("tools"))
         return Parsed(
             model=body.get("model") if isinstance(body.get("model"), str) else None,
-            system=text_blocks(body.get("system")),
+            system=text_of(body.get("system"), sep="\n"),
             messages=messages,
             tools=tools,
             tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
@@ -135,9 +142,9 @@ class AnthropicWire(Wire):
                     record.tools,
                     record.system,
                 )
-        chars = len(turn.text or "") + len(turn.thinking or "")
-        if turn.tool_calls:
-            chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        # Each tool input is encoded once: its length counts towards usage, and a stream sends it.
+        arguments = [json_dumps(call.input) for call in turn.tool_calls]
+        chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, arguments))
         input_tokens, output_tokens = default_usage(turn, chars)
         usage = _usage(
             input_tokens,
@@ -152,7 +159,7 @@ class AnthropicWire(Wire):
         return Rendered(
             200,
             {**_SSE_HEADERS, "request-id": request_id},
-            frames=_stream(message, turn, malformed_tool_json, joined),
+            frames=_stream(message, arguments, malformed_tool_json, joined),
         )
 
     @staticmethod
@@ -177,11 +184,11 @@ class AnthropicWire(Wire):
         """`{"type": "error", "error": {"type", "message"}}` with the status and a `request-id`."""
         error: dict[str, Any] = {
             "type": spec.type or _error_type(spec.status),
-            "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+            "message": error_message(spec),
         }
         if spec.code is not None:
             error["details"] = {"error_code": spec.code}
-        headers = {**_JSON_HEADERS, "request-id": f"req_{record.index:04d}", **retry_headers(spec)}
+        headers = {**_JSON_HEADERS, "request-id": f"req_{record.index:04d}", **retry_headers(spec, self.retryable)}
         return Rendered(spec.status, headers, json_dumps({"type": "error", "error": error}).encode())
 
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
@@ -218,66 +225,46 @@ def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usa
     }
 
 
-@functools.lru_cache(maxsize=256)
-def _start_template(model: str) -> list[str] | None:
-    """The `message_start` JSON of a model's answers around the id and the three input counts."""
-    start = _message(PIECE, model, [], None, _usage(PIECE, PIECE, PIECE, 1))
-    return pieces_template({"type": "message_start", "message": start}, 4)
-
-
-def _message_start(message: dict[str, Any]) -> bytes:
-    """`message_start`: the message without content or stop reason, and an output count of 1."""
-    usage = message["usage"]
-    parts = _start_template(message["model"])
-    if parts is None:
-        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-        return encode_event("message_start", json_dumps({"type": "message_start", "message": start}))
-    head, after_id, after_input, after_creation, after_read = parts
-    # One line of ASCII JSON around the pieces: the frame is built as `encode_event` would build it.
-    return (
-        f"event: message_start\ndata: {head}{json_string(message['id'])}{after_id}{usage['input_tokens']:d}"
-        f"{after_input}{usage['cache_creation_input_tokens']:d}{after_creation}"
-        f"{usage['cache_read_input_tokens']:d}{after_read}\n\n"
-    ).encode()
-
-
-@functools.lru_cache(maxsize=256)
-def _message_delta(stop_reason: str | None, output_tokens: int) -> bytes:
-    data = {
-        "type": "message_delta",
-        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-        "usage": {"output_tokens": output_tokens},
-    }
-    return encode_event("message_delta", json_dumps(data))
-
-
 def _ev(name: str, data: dict[str, Any]) -> Frame:
     return Frame(name, encode_event(name, json_dumps(data)))
 
 
-def _stream(message: dict[str, Any], turn: Turn, malformed_tool_json: bool, joined: bool) -> Iterator[Frame]:
-    yield Frame("message_start", _message_start(message))
+def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: bool, joined: bool) -> Iterator[Frame]:
+    """The documented event sequence of a Message.
+
+    `message_start` (no content, no stop reason, an output count of 1), `ping`, each block's start,
+    deltas and stop, `message_delta` (the stop reason and output count), `message_stop`.
+    """
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    yield _ev("message_start", {"type": "message_start", "message": start})
     yield Frame("ping", _PING)
+    calls = iter(arguments)
     for index, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "thinking":
-            yield Frame("content_block_start", _empty_start(index, "thinking"))
+            yield _ev("content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""}))
             yield from _pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]), joined)
             yield _ev(
                 "content_block_delta",
                 _delta(index, {"type": "signature_delta", "signature": block["signature"]}),
             )
         elif kind == "text":
-            yield Frame("content_block_start", _empty_start(index, "text"))
+            yield _ev("content_block_start", _start(index, {"type": "text", "text": ""}))
             yield from _pieces(index, "text_delta", "text", chunks(block["text"]), joined)
         else:
             yield _ev("content_block_start", _start(index, {**block, "input": {}}))
-            args = json_dumps(block["input"])
+            args = next(calls)
             if malformed_tool_json:
-                args = args[:-1] + ', "oops": }' if len(args) > 2 else '{"oops": }'
+                args = break_json(args)
             yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32), joined)
-        yield Frame("content_block_stop", _block_stop(index))
-    yield Frame("message_delta", _message_delta(message["stop_reason"], message["usage"]["output_tokens"]))
+        yield _ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": usage["output_tokens"]},
+    }
+    yield _ev("message_delta", delta)
     yield Frame("message_stop", _MESSAGE_STOP)
 
 
@@ -289,35 +276,12 @@ def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
-# Frames that are the same in every answer are encoded once (as bytes: each answer gets its own
-# `Frame`), and so is the JSON around each delta's piece, so a delta costs one string encoding.
 _PING = encode_event("ping", json_dumps({"type": "ping"}))
 _MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
-_EMPTY_BLOCKS = {
-    "text": {"type": "text", "text": ""},
-    "thinking": {"type": "thinking", "thinking": "", "signature": ""},
-}
-
-
-@functools.lru_cache(maxsize=1024)
-def _empty_start(index: int, kind: str) -> bytes:
-    return encode_event("content_block_start", json_dumps(_start(index, _EMPTY_BLOCKS[kind])))
-
-
-@functools.lru_cache(maxsize=1024)
-def _block_stop(index: int) -> bytes:
-    return encode_event("content_block_stop", json_dumps({"type": "content_block_stop", "index": index}))
-
-
-@functools.lru_cache(maxsize=1024)
-def _around_piece(index: int, kind: str, key: str) -> tuple[str, str]:
-    """The JSON of a `content_block_delta` before and after its piece."""
-    parts = pieces_template(_delta(index, {"type": kind, key: PIECE}), 1)
-    assert parts is not None, "an index, a delta type and a key are ASCII"
-    return parts[0], parts[1]
 
 
 def _pieces(index: int, kind: str, key: str, pieces: Sequence[str], joined: bool) -> Iterator[Frame]:
-    """The `content_block_delta` frames of a block, one per piece, as `_ev(..., _delta(...))` renders them."""
-    head, tail = _around_piece(index, kind, key)
-    return delta_frames("content_block_delta", "content_block_delta", head, tail, pieces, joined=joined)
+    """The `content_block_delta` frames of a block, one per piece (several per frame when `joined`)."""
+    data = _delta(index, {"type": kind, key: PIECE})
+    for chunk in encode_deltas("content_block_delta", data, pieces, joined=joined):
+        yield Frame("content_block_delta", chunk)

@@ -1,41 +1,86 @@
-"""The Wire protocol and what every wire shares: pure functions, no HTTP library."""
+"""The `Wire` abstract base: what a provider API plugs into wirescript with. Pure: no HTTP library.
+
+A wire recognises its requests by method, path and host, reads their bodies into the fields of a
+`RecordedRequest`, and renders provider-neutral turns, errors and in-stream errors as its API
+sends them. Everything a provider calls its own lives on its wire: its stop reasons, credential
+headers and query parameters, error envelope, retryable statuses, the answer to an endpoint of its
+host that no wire serves, and how its tool results read as text. The transport and the script
+models know no provider.
+
+Writing a wire::
+
+    class EchoWire(Wire):
+        name = "echo"
+        endpoint = "POST …/v1/echo"
+        events = frozenset({"chunk"})
+
+        def matches(self, method, path, *, host=""):
+            return method == "POST" and path.endswith("/v1/echo")
+
+        def parse(self, body, path):
+            return Parsed(model=body.get("model"), messages=body.get("messages", []))
+
+        def render(self, turn, record, *, malformed_tool_json=False, joined=False):
+            return Rendered(200, {"content-type": "application/json"}, json_dumps({"text": turn.text}).encode())
+
+        def error(self, spec, record):
+            body = json_dumps({"error": error_message(spec)}).encode()
+            return Rendered(spec.status, retry_headers(spec, self.retryable), body)
+
+        def stream_error(self, spec, record):
+            return Frame("error", encode_event("error", json_dumps({"error": spec.message})))
+
+    stub = ScriptTransport(["Hi"], wires=[EchoWire()])
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import _SURROGATE, _encode_string, json_dumps, json_string
-from ..sse import _encode as encode_utf8
+from ..sse import json_dumps
 
 __all__ = [
-    "PIECE",
     "RETRYABLE",
     "Frame",
     "Parsed",
     "Rendered",
     "Wire",
+    "as_float",
+    "as_int",
+    "as_list",
+    "break_json",
     "canonical_stop",
     "chunks",
     "default_usage",
-    "delta_frames",
-    "pieces_template",
+    "error_message",
+    "known_stop_reasons",
     "retry_headers",
+    "unknown_endpoint",
 ]
 
 RETRYABLE = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-"""The statuses the provider SDKs retry."""
+"""The statuses the anthropic and openai SDKs retry (`_should_retry`): 408, 409, 429 and every 5xx."""
 
 DEFAULT_INPUT_TOKENS = 10
+
+CANONICAL_STOP_REASONS = frozenset(
+    {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"}
+)
+"""The stop reasons every wire renders in its own terms (the script's own vocabulary)."""
+
+_CANONICAL: dict[str, str] = {}
+"""Every wire class's stop reasons, each mapped to the canonical one it stands for (filled by `Wire`)."""
 
 
 @dataclass(slots=True)
 class Frame:
-    """One SSE frame of a streamed answer, with the name faults refer to it by.
+    """One frame of a streamed answer (an SSE event, an AWS event-stream message), with the name faults use.
 
     In a joined rendering (`Wire.render(..., joined=True)`), one frame may carry several consecutive
     events of the same name: nothing then looks at events one by one.
@@ -60,7 +105,7 @@ class Rendered:
 
 @dataclass(slots=True)
 class Parsed:
-    """The provider-level fields of a request."""
+    """The provider-level fields of a request, as `Wire.parse` reads them."""
 
     model: str | None = None
     system: str | None = None
@@ -74,11 +119,13 @@ class Parsed:
     temperature: float | None = None
 
 
-class Wire:
+class Wire(ABC):
     """One provider API: recognise its requests, parse them, render turns and errors.
 
-    A wire instance belongs to one transport, so any state it keeps (conversation threads) is
-    private to that stub.
+    A wire instance belongs to one transport, so any state it keeps (conversation threads, stored
+    responses) is private to that stub: give each stub fresh instances. Subclasses set the class
+    attributes below and implement the abstract methods; `ScriptTransport(script, wires=[...])`
+    serves them before the default wires (a wire with a default wire's `name` replaces it).
     """
 
     name: ClassVar[str]
@@ -87,21 +134,40 @@ class Wire:
     """The endpoint it serves, for messages (`POST …/v1/messages`)."""
     events: ClassVar[frozenset[str]] = frozenset()
     """The names of the frames its streamed answers send: what `Fault.drop` may name."""
+    stop_reasons: ClassVar[Mapping[str, str]] = {}
+    """The stop reasons of its API a turn may script, each mapped to the canonical one it stands for
+    (`{"length": "max_tokens"}`); a reason with no canonical equivalent maps to itself and is sent
+    unchanged by every wire. Canonical reasons (`end_turn`, `tool_use`, `max_tokens`, …) need no entry."""
+    credential_headers: ClassVar[tuple[str, ...]] = ()
+    """Request headers (lower-case) that carry its API key, in the order they are read; always redacted."""
+    credential_query: ClassVar[tuple[str, ...]] = ()
+    """URL query parameters that carry its API key; always redacted."""
+    hosts: ClassVar[tuple[str, ...]] = ()
+    """Its API's hosts (a leading `.` matches any subdomain): a request there that no wire serves is
+    answered in this wire's error envelope."""
+    retryable: ClassVar[frozenset[int]] = RETRYABLE
+    """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
     malformed_tool_json_applies_to_json: ClassVar[bool] = False
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
 
-    def matches(self, method: str, path: str) -> bool:
-        """Whether this wire answers the request."""
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for native, canonical in cls.__dict__.get("stop_reasons", {}).items():
+            _CANONICAL.setdefault(native, canonical)
 
+    @abstractmethod
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """Whether this wire answers a request for `method` on `path` at `host` (lower-case, no port)."""
+
+    @abstractmethod
     def parse(self, body: Any, path: str) -> Parsed:
         """Extract the provider-level fields from a JSON body (a dict when the wire is called)."""
-        raise NotImplementedError
 
-    def resolve(self, record: RecordedRequest) -> None:
-        """Complete a record from the wire's state (called under the stub's lock)."""
+    def resolve(self, record: RecordedRequest) -> None:  # noqa: B027 - optional: most wires keep no state
+        """Complete a record from the wire's state (called under the stub's lock, in arrival order)."""
 
+    @abstractmethod
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
@@ -110,21 +176,58 @@ class Wire:
         `joined`: the frames will only be concatenated (an unfaulted stream, read in chunks), so a
         wire may join runs of deltas into frames of several events; the bytes are the same.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """Render an error turn in the provider's error shape."""
-        raise NotImplementedError
 
+    @abstractmethod
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """The provider's in-stream error event."""
-        raise NotImplementedError
 
-    def unscripted(self, message: str, record: RecordedRequest) -> Rendered:
+    def unscripted(self, message: str, record: RecordedRequest, *, status: int = 400) -> Rendered:
         """The loud answer to a request with no scripted turn: a non-retryable error carrying `message`."""
-        rendered = self.error(ErrorSpec(status=400, message=message, code="wirescript_unscripted"), record)
+        rendered = self.error(ErrorSpec(status=status, message=message, code="wirescript_unscripted"), record)
         rendered.headers["x-should-retry"] = "false"
         return rendered
+
+    def claims(self, host: str) -> bool:
+        """Whether `host` is one of its API's (`hosts`), so it answers what no wire serves there."""
+        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosts)
+
+    def api_key(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
+        """The request's credential: a `credential_headers` value, a bearer token, or a `credential_query` value."""
+        for name in self.credential_headers:
+            if name in headers:
+                return headers[name]
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and token:
+            return token.strip()
+        for name in self.credential_query:
+            if name in query:
+                return query[name]
+        return None
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """The text of one of its tool results (as `RecordedRequest.tool_results` holds them), or None."""
+        return None
+
+
+def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
+    """Every stop reason a turn may script for these wires: the canonical ones and each wire's own."""
+    return CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in wires))
+
+
+def canonical_stop(turn: Turn) -> str:
+    """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
+
+    A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
+    canonical equivalent passes through unchanged.
+    """
+    if turn.stop_reason is None:
+        return "tool_use" if turn.tool_calls else "end_turn"
+    return _CANONICAL.get(turn.stop_reason, turn.stop_reason)
 
 
 def chunks(text: str, most: int = 8) -> list[str]:
@@ -150,49 +253,43 @@ def default_usage(turn: Turn, output_chars: int) -> tuple[int, int]:
     return input_tokens, output_tokens
 
 
-_TO_CANONICAL = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
-    "STOP": "end_turn",
-    "MAX_TOKENS": "max_tokens",
-    "SAFETY": "refusal",
-}
+def error_message(spec: ErrorSpec) -> str:
+    """The scripted error message, or one naming the status."""
+    return spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error"
 
 
-def canonical_stop(turn: Turn) -> str:
-    """The turn's stop reason in Anthropic's vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
-
-    OpenAI and Gemini names are translated; unknown values pass through unchanged.
-    """
-    if turn.stop_reason is None:
-        return "tool_use" if turn.tool_calls else "end_turn"
-    return _TO_CANONICAL.get(turn.stop_reason, turn.stop_reason)
-
-
-def retry_headers(spec: ErrorSpec) -> dict[str, str]:
+def retry_headers(spec: ErrorSpec, retryable: frozenset[int] = RETRYABLE) -> dict[str, str]:
     """Headers for an error response: the scripted ones, plus `retry-after-ms: 1` when retryable.
 
     The SDKs honour a server delay only when it is positive (0 falls back to their backoff of
     0.375 s or more), so 1 ms lets their real retry loop run without sleeping.
     """
     headers = {k.lower(): v for k, v in (spec.headers or {}).items()}
-    if spec.status in RETRYABLE and "retry-after" not in headers and "retry-after-ms" not in headers:
+    if spec.status in retryable and "retry-after" not in headers and "retry-after-ms" not in headers:
         headers["retry-after-ms"] = "1"
     return headers
 
 
-def text_blocks(value: Any) -> str | None:
-    """A system prompt given as a string or as a list of text blocks, as one string."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(b["text"] for b in value if isinstance(b, Mapping) and isinstance(b.get("text"), str))
-    return None
+def break_json(arguments: str) -> str:
+    """Tool arguments made into text that is not JSON (`Fault.malformed_tool_json`)."""
+    return arguments[:-1] + ', "oops": }' if len(arguments) > 2 else '{"oops": }'
+
+
+def unknown_endpoint(message: str) -> Rendered:
+    """The loud 404 for a request no wire serves on a host no wire claims; readable by every SDK.
+
+    Anthropic's error envelope with OpenAI's `error.code` in it: every SDK finds the message.
+    """
+    body = {
+        "type": "error",
+        "error": {
+            "type": "not_found_error",
+            "message": message,
+            "code": "wirescript_unscripted",
+            "details": {"error_code": "wirescript_unscripted"},
+        },
+    }
+    return Rendered(404, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
 
 
 def as_int(value: Any) -> int | None:
@@ -210,56 +307,3 @@ def as_float(value: Any) -> float | None:
 def as_list(value: Any) -> list[Any]:
     """A list field of a request body, or [] when absent or of another type."""
     return value if isinstance(value, list) else []
-
-
-PIECE = "\x00wirescript-piece\x00"
-"""A placeholder for the varying parts of a streamed event, to split its JSON around (see `pieces_template`)."""
-
-_PIECE_JSON = json_dumps(PIECE)
-
-
-def pieces_template(data: Any, slots: int) -> list[str] | None:
-    """The compact JSON of `data` split around its `slots` `PIECE` placeholders, or None when unsafe.
-
-    Joining the parts with each slot's value encoded by `json_dumps` gives the bytes `json_dumps`
-    gives for the whole event, so a delta costs one string encoding. Only when the rest of the event
-    is ASCII: then `json_dumps` escaping a document to ASCII (for a lone surrogate in a piece) leaves
-    the rest unchanged. Otherwise (a non-ASCII model name, say), or when the placeholder turns up in
-    the data itself, None: encode each event whole.
-    """
-    text = encode_utf8(data)
-    if not text.isascii():
-        return None
-    parts = text.split(_PIECE_JSON)
-    return parts if len(parts) == slots + 1 else None
-
-
-_JOINED_BYTES = 8 * 1024
-"""About how long a joined frame of deltas is (the transport sends chunks of about 16 KiB)."""
-
-
-def delta_frames(
-    name: str, event: str | None, before: str, after: str, pieces: Sequence[str], *, joined: bool
-) -> Iterator[Frame]:
-    """The frames of a run of deltas: for each piece, the SSE event whose data is `before + json(piece) + after`.
-
-    `before` and `after` come from `pieces_template` (compact, ASCII, one line), so each frame is
-    what `encode_event(event, json_dumps(<the whole event>))` gives, at the cost of one string
-    encoding. Joined, consecutive events travel as one frame of about `_JOINED_BYTES`, built in one
-    pass, and a piece with a lone surrogate (escaped to ASCII as `json_dumps` escapes it) sends its
-    group down the careful path.
-    """
-    prefix = f"event: {event}\ndata: {before}" if event else f"data: {before}"
-    suffix = f"{after}\n\n"
-    if not joined:
-        for piece in pieces:
-            yield Frame(name, f"{prefix}{json_string(piece)}{suffix}".encode())
-        return
-    step = max(1, _JOINED_BYTES // (len(prefix) + len(suffix) + 16))
-    encode = _encode_string
-    for start in range(0, len(pieces), step):
-        group = pieces[start : start + step]
-        text = "".join([prefix + encode(piece) + suffix for piece in group])
-        if not text.isascii() and _SURROGATE.search(text) is not None:
-            text = "".join([prefix + json_string(piece) + suffix for piece in group])
-        yield Frame(name, text.encode())

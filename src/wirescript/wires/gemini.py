@@ -8,9 +8,11 @@ last frame carries the `finishReason` and the full `usageMetadata`.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import encode_event, json_dumps
@@ -25,8 +27,8 @@ from .base import (
     canonical_stop,
     chunks,
     default_usage,
+    error_message,
     retry_headers,
-    text_blocks,
 )
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -54,6 +56,27 @@ GEMINI_FINISH_REASONS = {
     "refusal": "SAFETY",
 }
 """The `finishReason` for each canonical stop reason; other values are sent unchanged (`RECITATION`, …)."""
+
+GEMINI_STOP_REASONS = {
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "refusal",
+    "RECITATION": "RECITATION",
+    "LANGUAGE": "LANGUAGE",
+    "OTHER": "OTHER",
+    "BLOCKLIST": "BLOCKLIST",
+    "PROHIBITED_CONTENT": "PROHIBITED_CONTENT",
+    "SPII": "SPII",
+    "MALFORMED_FUNCTION_CALL": "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL": "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS": "TOO_MANY_TOOL_CALLS",
+    "MALFORMED_RESPONSE": "MALFORMED_RESPONSE",
+}
+"""Gemini's `finishReason` values a turn may script, as the canonical stop reasons they stand for
+(`RECITATION` and the other Gemini-only reasons stand for themselves)."""
+
+GEMINI_RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
+"""The statuses google-genai retries when `HttpOptions(retry_options=...)` is given (it retries nothing by default)."""
 
 _STATUS_CODES = {status: code for code, status in GEMINI_ERROR_STATUSES.items()}
 _STREAM_ERROR_CODES = {
@@ -103,11 +126,36 @@ class GeminiWire(Wire):
     name = "gemini"
     endpoint = "POST …/models/{model}:generateContent"
     events = frozenset({"chunk", "final_chunk"})
+    stop_reasons = GEMINI_STOP_REASONS
+    credential_headers = ("x-goog-api-key",)
+    credential_query = ("key",)
+    hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "-aiplatform.googleapis.com")
+    retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
 
-    def matches(self, method: str, path: str) -> bool:
-        """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version."""
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version, any host."""
         return method == "POST" and path.endswith(_METHODS)
+
+    def claims(self, host: str) -> bool:
+        """Gemini's hosts, and Vertex AI's regional ones (`us-central1-aiplatform.googleapis.com`)."""
+        return host in self.hosts[:2] or host.endswith(self.hosts[2])
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """A `functionResponse` part's text.
+
+        Its `output` (or `error`) string when that is all its `response` holds, else the `response` as compact JSON.
+        """
+        function_response = result.get("functionResponse")
+        if not isinstance(function_response, Mapping):
+            return None
+        response = function_response.get("response")
+        if isinstance(response, Mapping) and len(response) == 1:
+            (key, value), *_ = response.items()
+            if key in ("output", "error") and isinstance(value, str):
+                return value
+        return json.dumps(response, separators=(",", ":"), ensure_ascii=False)
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model and stream flag from the path; contents, system instruction, tools and results from the body."""
@@ -118,7 +166,7 @@ class GeminiWire(Wire):
         config = config if isinstance(config, dict) else {}
         return Parsed(
             model=_model_of(path),
-            system=text_blocks(system.get("parts")) if isinstance(system, dict) else text_blocks(system),
+            system=text_of(system.get("parts") if isinstance(system, dict) else system, sep="\n"),
             messages=contents,
             tools=tools,
             tool_names=[
@@ -152,6 +200,7 @@ class GeminiWire(Wire):
         """
         index = record.index
         calls = [] if malformed_tool_json else list(turn.tool_calls)
+        # Tool inputs are sent as objects: encoded here only to count their characters.
         chars = len(turn.text or "") + len(turn.thinking or "")
         chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
         input_tokens, output_tokens = default_usage(turn, chars)
@@ -201,7 +250,7 @@ class GeminiWire(Wire):
         """`{"error": {"code", "message", "status"}}`, with an `ErrorInfo` detail carrying `spec.code`."""
         error: dict[str, Any] = {
             "code": spec.status,
-            "message": spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error",
+            "message": error_message(spec),
             "status": spec.type or _error_status(spec.status),
         }
         if spec.code is not None:
@@ -213,7 +262,7 @@ class GeminiWire(Wire):
                     "metadata": {"service": "generativelanguage.googleapis.com"},
                 }
             ]
-        headers = {**_JSON_HEADERS, **retry_headers(spec)}
+        headers = {**_JSON_HEADERS, **retry_headers(spec, self.retryable)}
         return Rendered(spec.status, headers, json_dumps({"error": error}).encode())
 
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:

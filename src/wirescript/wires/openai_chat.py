@@ -9,29 +9,30 @@ frameworks such as pydantic-ai read it as thinking.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps, json_string
+from ..sse import PIECE, encode_deltas, encode_event, json_dumps
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
+    HOSTS,
     JSON_HEADERS,
     SSE_HEADERS,
+    STOP_REASONS,
     TokenCounts,
     arguments,
     call_id,
     join_system,
     openai_error,
     request_id,
-    text_of_parts,
+    system_text,
     token_counts,
 )
 from .base import (
-    PIECE,
     Frame,
     Parsed,
     Rendered,
@@ -41,8 +42,6 @@ from .base import (
     as_list,
     canonical_stop,
     chunks,
-    delta_frames,
-    pieces_template,
 )
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
@@ -57,8 +56,7 @@ FINISH_REASONS = {
 }
 """A turn's stop reason (canonical, Anthropic's vocabulary) as a Chat `finish_reason`; others pass through."""
 
-# Tuples, not sets: a request may carry any JSON there, and membership in a tuple never hashes it.
-_SYSTEM_ROLES = ("system", "developer")
+# A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
 _TOOL_RESULT_ROLES = ("tool", "function")
 
 
@@ -78,11 +76,21 @@ class OpenAIChatWire(Wire):
     name = "openai_chat"
     endpoint = "POST …/chat/completions"
     events = frozenset({"chunk", "[DONE]"})
+    stop_reasons = STOP_REASONS
+    credential_headers = ("api-key",)  # Azure OpenAI
+    hosts = HOSTS
     malformed_tool_json_applies_to_json = True
 
-    def matches(self, method: str, path: str) -> bool:
-        """`POST …/chat/completions`."""
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """`POST …/chat/completions`, on any host."""
         return method == "POST" and path.endswith("/chat/completions")
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """A `tool` (or legacy `function`) message's `content`: a string, or its text parts joined."""
+        if result.get("role") not in _TOOL_RESULT_ROLES:
+            return None
+        return text_of(result.get("content")) or ""
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model, system/developer messages, messages, tools, `tool` messages and limits of a request."""
@@ -91,13 +99,7 @@ class OpenAIChatWire(Wire):
         max_tokens = as_int(body.get("max_completion_tokens"))
         return Parsed(
             model=body.get("model") if isinstance(body.get("model"), str) else None,
-            system=join_system(
-                [
-                    text_of_parts(m.get("content"))
-                    for m in messages
-                    if isinstance(m, dict) and m.get("role") in _SYSTEM_ROLES
-                ]
-            ),
+            system=join_system(system_text(messages)),
             messages=messages,
             tools=tools,
             tool_names=[name for t in tools if (name := _tool_name(t)) is not None],
@@ -203,30 +205,6 @@ _DELTAS: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
-@functools.lru_cache(maxsize=256)
-def _choice_json(kind: str, finish_reason: str | None) -> str:
-    """The JSON of a choice that is the same in every answer: the role chunk's or the finish chunk's."""
-    if kind == "role":
-        return json_dumps(_choice({"role": "assistant", "content": "", "refusal": None}))
-    if kind == "role-no-content":
-        return json_dumps(_choice({"role": "assistant", "content": None, "refusal": None}))
-    return json_dumps(_choice({}, finish_reason))
-
-
-@functools.lru_cache(maxsize=256)
-def _delta_template(kind: str, call: int) -> list[str] | None:
-    """A delta choice's JSON around its piece: `kind` is `content`, `reasoning_content` or `arguments`."""
-    delta = _arguments_delta(call, PIECE) if kind == "arguments" else _DELTAS[kind](PIECE)
-    return pieces_template(_choice(delta), 1)
-
-
-@functools.lru_cache(maxsize=256)
-def _chunk_template(model: str, usage: bool) -> list[str] | None:
-    """A chunk's JSON around its id, its `created` time and its one choice, for a model's answers."""
-    head = {"id": PIECE, "object": "chat.completion.chunk", "created": PIECE, "model": model}
-    return pieces_template({**head, "choices": [PIECE], **({"usage": None} if usage else {})}, 3)
-
-
 def _stream(
     head: dict[str, Any],
     turn: Turn,
@@ -237,48 +215,29 @@ def _stream(
 ) -> Iterator[Frame]:
     """Role chunk, reasoning and content deltas, tool-call fragments, the finish chunk, usage, `[DONE]`.
 
-    Every chunk is `head` with one choice (and `usage: null` when usage is asked for): the JSON
-    around the choice is encoded once per answer, and the choice's own JSON comes from a template,
-    so a delta costs one string encoding and the bytes are those of encoding each chunk whole.
+    Every chunk is `head` with one choice (and `usage: null` when usage is asked for).
     """
     extra = {"usage": None} if counts is not None else {}
-    # `head` is `{"id", "object", "created", "model"}` (see `render`): its JSON comes from a template too.
-    template = _chunk_template(head["model"], counts is not None)
-    around = None
-    if template is not None:
-        opening, between, after_created, after_choices = template
-        around = [f"{opening}{json_string(head['id'])}{between}{head['created']:d}{after_created}", after_choices]
+
+    def data(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [_choice(delta, finish_reason)], **extra}
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> Frame:
-        return Frame(
-            "chunk", encode_event(None, json_dumps({**head, "choices": [_choice(delta, finish_reason)], **extra}))
-        )
+        return Frame("chunk", encode_event(None, json_dumps(data(delta, finish_reason))))
 
-    def deltas(kind: str, pieces: Sequence[str], call: int = 0) -> Iterator[Frame]:
-        parts = _delta_template(kind, call) if around is not None else None
-        if parts is None or around is None:
-            for piece in pieces:
-                delta = _arguments_delta(call, piece) if kind == "arguments" else _DELTAS[kind](piece)
-                yield chunk(delta)
-            return
-        yield from delta_frames("chunk", None, around[0] + parts[0], parts[1] + around[1], pieces, joined=joined)
+    def deltas(delta: dict[str, Any], pieces: Sequence[str]) -> Iterator[Frame]:
+        for encoded in encode_deltas(None, data(delta), pieces, joined=joined):
+            yield Frame("chunk", encoded)
 
-    if around is not None:
-        role = "role" if turn.text is not None else "role-no-content"
-        yield Frame("chunk", encode_event(None, around[0] + _choice_json(role, None) + around[1]))
-    else:
-        yield chunk({"role": "assistant", "content": "" if turn.text is not None else None, "refusal": None})
+    yield chunk({"role": "assistant", "content": "" if turn.text is not None else None, "refusal": None})
     if turn.thinking is not None:
-        yield from deltas("reasoning_content", chunks(turn.thinking) or [""])
-    yield from deltas("content", chunks(turn.text or ""))
+        yield from deltas(_DELTAS["reasoning_content"](PIECE), chunks(turn.thinking) or [""])
+    yield from deltas(_DELTAS["content"](PIECE), chunks(turn.text or ""))
     for k, (cid, name, args) in enumerate(calls):
         first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
         yield chunk({"tool_calls": [first]})
-        yield from deltas("arguments", chunks(args, 32), k)
-    if around is not None:
-        yield Frame("chunk", encode_event(None, around[0] + _choice_json("finish", finish) + around[1]))
-    else:
-        yield chunk({}, finish)
+        yield from deltas(_arguments_delta(k, PIECE), chunks(args, 32))
+    yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
     yield Frame("[DONE]", encode_event(None, "[DONE]"))

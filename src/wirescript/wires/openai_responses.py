@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps, json_string
+from ..sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
+    HOSTS,
     JSON_HEADERS,
     SSE_HEADERS,
     TokenCounts,
@@ -33,11 +35,10 @@ from ._openai import (
     join_system,
     openai_error,
     request_id,
-    text_of_parts,
+    system_text,
     token_counts,
 )
 from .base import (
-    PIECE,
     Frame,
     Parsed,
     Rendered,
@@ -47,7 +48,6 @@ from .base import (
     as_list,
     canonical_stop,
     chunks,
-    pieces_template,
 )
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
@@ -59,8 +59,7 @@ INCOMPLETE_REASONS = {
 }
 """Stop reasons (canonical) that make a response `incomplete`, with their `incomplete_details.reason`."""
 
-# Tuples, not sets: a request may carry any JSON there, and membership in a tuple never hashes it.
-_SYSTEM_ROLES = ("system", "developer")
+# A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
@@ -94,15 +93,24 @@ class OpenAIResponsesWire(Wire):
             "response.incomplete",
         }
     )
+    credential_headers = ("api-key",)  # Azure OpenAI
+    hosts = HOSTS
     malformed_tool_json_applies_to_json = True
 
     def __init__(self) -> None:
         self._stored: dict[str, list[Any]] = {}
         self._stored_lock = threading.Lock()
 
-    def matches(self, method: str, path: str) -> bool:
-        """`POST …/responses` (not the sub-resources such as `…/responses/{id}/cancel`)."""
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """`POST …/responses` (not the sub-resources such as `…/responses/{id}/cancel`), on any host."""
         return method == "POST" and path.endswith("/responses")
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """A `function_call_output` (or `custom_tool_call_output`) item's `output`: a string or text parts."""
+        if result.get("type") not in _TOOL_OUTPUTS:
+            return None
+        return text_of(result.get("output")) or ""
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model, instructions, input items, tools, `function_call_output` items and limits of a request.
@@ -119,11 +127,7 @@ class OpenAIResponsesWire(Wire):
             system=join_system(
                 [
                     instructions if isinstance(instructions, str) else None,
-                    *(
-                        text_of_parts(m.get("content"))
-                        for m in messages
-                        if isinstance(m, dict) and m.get("role") in _SYSTEM_ROLES
-                    ),
+                    *system_text(messages),
                 ]
             ),
             messages=messages,
@@ -283,16 +287,11 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
         data = {"type": kind, **fields, "sequence_number": next(sequence)}
         return Frame(kind, encode_event(kind, json_dumps(data)))
 
-    def deltas(kind: str, pieces: Iterable[str], **fields: Any) -> Iterator[Frame]:
-        """`event(kind, **fields)` with each piece as `delta` (a `PIECE` in `fields`), encoding only the piece."""
-        parts = pieces_template({"type": kind, **fields, "sequence_number": PIECE}, 2)
-        if parts is None:
-            yield from (event(kind, **{**fields, "delta": piece}) for piece in pieces)
-            return
-        before, between, after = parts
-        for piece in pieces:
-            data = f"{before}{json_string(piece)}{between}{next(sequence)}{after}"
-            yield Frame(kind, encode_event(kind, data))
+    def deltas(kind: str, pieces: list[str], **fields: Any) -> Iterator[Frame]:
+        """`event(kind, **fields)` with each piece as `delta` (a `PIECE` in `fields`)."""
+        data = {"type": kind, **fields, "sequence_number": SEQUENCE}
+        for encoded in encode_deltas(kind, data, pieces, numbers=sequence):
+            yield Frame(kind, encoded)
 
     start = {
         **response,

@@ -1,0 +1,92 @@
+"""The answer renderer: a turn, its wire and its fault become response parts. Pure: no HTTP library.
+
+`answer()` renders a scripted turn, planning its fault when it has one, or says why the fault cannot
+take effect on this answer; `refuse()` renders the loud, non-retryable error a request gets when it
+cannot be answered as scripted. Neither calls the other: the transport decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from ._faults import plain_steps, plan_fault
+from ._steps import Step
+from .recorded import RecordedRequest
+from .script import Turn
+from .wires.base import Rendered, Wire, unknown_endpoint
+
+__all__ = ["Answer", "answer", "refuse"]
+
+
+class Answer(NamedTuple):
+    """A response before it meets an HTTP library."""
+
+    status: int
+    headers: dict[str, str]
+    lead: tuple[Step, ...]
+    """Run before the response exists (`FaultPlan.lead`)."""
+    body: Iterator[Step]
+
+
+def answer(
+    wire: Wire, record: RecordedRequest, turn: Turn, *, per_event: bool, read_timeout: float | None
+) -> Answer | str:
+    """The response for a scripted turn, or why the turn's fault cannot take effect on it.
+
+    Args:
+        wire: The wire serving the request.
+        record: The request.
+        turn: Its turn.
+        per_event: Send each event in a chunk of its own (the loopback server flushes each).
+        read_timeout: The client's read timeout, which a long fault delay turns into a `ReadTimeout`.
+
+    """
+    fault = turn.fault
+    # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
+    joined = fault is None and not per_event
+    if turn.error is not None:
+        rendered = wire.error(turn.error, record)
+    else:
+        malformed = fault is not None and fault.malformed_tool_json
+        rendered = wire.render(turn, record, malformed_tool_json=malformed, joined=joined)
+    if fault is None:
+        return Answer(rendered.status, rendered.headers, (), _steps(rendered, joined=joined))
+    frames = list(rendered.frames) if rendered.frames is not None else None
+    if turn.error is not None:
+        why_json = "an 'error' turn answers with one JSON body"
+    else:
+        why_json = "the request did not ask for a stream, so the answer is one JSON body"
+    planned = plan_fault(
+        fault,
+        frames,
+        rendered.body,
+        wire=wire,
+        why_json=why_json,
+        error_frame=wire.stream_error(fault.stream_error, record) if fault.stream_error is not None else None,
+        read_timeout=read_timeout,
+    )
+    if isinstance(planned, str):
+        return planned
+    return Answer(rendered.status, rendered.headers, planned.lead, planned.body)
+
+
+def refuse(answerer: Wire | None, record: RecordedRequest, message: str, *, not_found: bool = False) -> Answer:
+    """The loud answer to a request not answered as scripted: a non-retryable error carrying `message`.
+
+    In the answering wire's own error envelope (404 for an endpoint it does not serve), or, when no
+    wire can answer, an envelope every SDK reads.
+    """
+    if answerer is None:
+        rendered = unknown_endpoint(message)
+    else:
+        rendered = answerer.unscripted(message, record, status=404 if not_found else 400)
+    return Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
+
+
+def _steps(rendered: Rendered, *, joined: bool) -> Iterator[Step]:
+    if rendered.frames is None:
+        return iter((rendered.body,))
+    if joined:
+        return plain_steps(rendered.frames)
+    return (frame.data for frame in rendered.frames)

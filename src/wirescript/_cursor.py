@@ -1,0 +1,189 @@
+"""The script cursor: which turn answers a request. Pure: records in, turns or refusals out.
+
+A script is normalised once (queues of validated turns, or a function) and checked against the
+stub's wires (stop reasons they know, events faults may drop). `Cursor.take` runs under the stub's
+lock, in arrival order, and either serves the next turn of the request's queue, refuses the request
+(`Refusal`), or says which user function to ask (`Ask`); `Cursor.ask` calls that function outside
+the lock. Nothing here knows HTTP.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ._faults import check_script_faults
+from ._text import did_you_mean
+from .errors import ScriptError
+from .recorded import ProblemKind, RecordedRequest
+from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
+from .wires.base import Wire, known_stop_reasons
+
+__all__ = ["Ask", "Cursor", "PendingTurn", "Refusal", "check_turns"]
+
+ScriptFunction = Callable[[RecordedRequest], TurnLike | None]
+
+_STOP_EXAMPLES = (
+    "'end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal', 'stop', 'length', "
+    "'tool_calls', 'content_filter', 'STOP', 'MAX_TOKENS', 'SAFETY'"
+)
+
+
+class PendingTurn(NamedTuple):
+    """A scripted turn that no request has consumed yet."""
+
+    queue: str
+    """The queue: a model name, or `"*"` for the default queue."""
+    position: int
+    """The turn's position in its queue."""
+    turn: Turn
+    """The turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a request gets no scripted turn: a problem's kind and reason, and how they join its head."""
+
+    kind: ProblemKind
+    reason: str
+    lead: str = ": "
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """Ask a user function for the turn (outside the stub's lock)."""
+
+    function: ScriptFunction
+    what: str
+    """`script function` or `fallback`, for messages."""
+    exhausted: Refusal | None = None
+    """For the fallback: why the script could not answer, reported if the fallback cannot either."""
+
+
+def check_turns(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire]) -> None:
+    """Refuse, at construction, what no wire of the stub can send: unknown stop reasons, impossible faults.
+
+    Raises:
+        ScriptError: Naming the turn (`where`) and the field.
+
+    """
+    known = known_stop_reasons(wires)
+    labelled = list(turns)
+    for where, turn in labelled:
+        check_stop_reason(turn, where, known)
+    check_script_faults(labelled, wires)
+
+
+def check_stop_reason(turn: Turn, where: str, known: frozenset[str]) -> None:
+    """Refuse a stop reason none of the wires knows, with the closest known one."""
+    value = turn.stop_reason
+    if value is not None and value not in known:
+        raise ScriptError(
+            f"invalid {where}: field 'stop_reason': unknown stop reason {value!r}{did_you_mean(value, known)} "
+            f"(expected a provider's documented value, e.g. {_STOP_EXAMPLES})"
+        )
+
+
+class Cursor:
+    """The script's queues and how far each has been served, or the script function; the fallback."""
+
+    __slots__ = ("_cursor", "_known", "_queues", "fallback", "function")
+
+    def __init__(self, script: ScriptLike, fallback: ScriptFunction | None, wires: Sequence[Wire]) -> None:
+        if fallback is not None and not callable(fallback):
+            raise ScriptError(f"fallback: expected a function (RecordedRequest) -> turn, got {type(fallback).__name__}")
+        for what, candidate in (("script", script), ("fallback", fallback)):
+            if inspect.iscoroutinefunction(candidate):
+                raise ScriptError(
+                    f"{what}: {getattr(candidate, '__name__', 'the function')} is async, but script functions must "
+                    "be plain functions (they answer sync and async clients alike); make it a plain def"
+                )
+        self.fallback = fallback
+        self.function: ScriptFunction | None = None
+        self._queues: dict[str, list[Turn]] = {}
+        if callable(script) and not isinstance(script, (Sequence, Mapping)):
+            self.function = script
+        elif isinstance(script, Mapping):
+            for key, turns in script.items():
+                if not isinstance(key, str):
+                    raise ScriptError(f"script: queue keys are model names (str), got {type(key).__name__} {key!r}")
+                self._queues[key] = parse_turns(turns, f"script[{key!r}]")
+        else:
+            self._queues[DEFAULT_QUEUE] = parse_turns(script, "script")
+        self._known = known_stop_reasons(wires)
+        check_turns(
+            (
+                (f"{queue_label(queue)}[{i}]", turn)
+                for queue, turns in self._queues.items()
+                for i, turn in enumerate(turns)
+            ),
+            wires,
+        )
+        self._cursor = dict.fromkeys(self._queues, 0)
+
+    def pending(self, limit: int | None = None) -> list[PendingTurn]:
+        """The turns no request has consumed yet, queue by queue (at most `limit` of them)."""
+        found: list[PendingTurn] = []
+        for queue, turns in self._queues.items():
+            for position in range(self._cursor[queue], len(turns)):
+                if limit is not None and len(found) >= limit:
+                    return found
+                found.append(PendingTurn(queue, position, turns[position]))
+        return found
+
+    def pending_count(self) -> int:
+        """How many turns no request has consumed yet."""
+        return sum(len(turns) - self._cursor[queue] for queue, turns in self._queues.items())
+
+    def take(self, record: RecordedRequest) -> Turn | Ask | Refusal:
+        """The answer to `record`: its queue's next turn, a function to ask, or a refusal. Under the lock."""
+        if self.function is not None:
+            return Ask(self.function, "script function")
+        queue = record.model if record.model in self._queues else DEFAULT_QUEUE
+        turns = self._queues.get(queue)
+        if turns is not None and (position := self._cursor[queue]) < len(turns):
+            self._cursor[queue] = position + 1
+            record.turn_index = position
+            record.queue = queue
+            return turns[position]
+        if turns is None:
+            known = ", ".join(repr(q) for q in self._queues)
+            refusal = Refusal(
+                "unscripted",
+                f"no queue for model {record.model!r} and no default queue '*' (queues: {known}). "
+                "Add a queue for this model or a '*' queue.",
+            )
+        else:
+            where = "the script" if queue == DEFAULT_QUEUE else f"the queue for model {queue!r}"
+            refusal = Refusal(
+                "unscripted",
+                f"is past the end of {where}: it has {len(turns)} turn(s), all served. The app made a model "
+                "call the script does not expect; add a turn for it or find the extra call.",
+                lead=f" (model {record.model!r}) ",
+            )
+        if self.fallback is not None:
+            return Ask(self.fallback, "fallback", refusal)
+        return refusal
+
+    def ask(self, ask: Ask, record: RecordedRequest) -> Turn | Refusal:
+        """Call the user function for `record` (outside the lock); a failure is a refusal, never raised."""
+        try:
+            answer = ask.function(record)
+        except Exception as exc:  # the user's function failed: answer loudly, keep serving
+            return Refusal("script_error", f"the {ask.what} raised {type(exc).__name__}: {exc}")
+        if answer is None:
+            if ask.exhausted is not None:
+                exhausted = ask.exhausted
+                return Refusal(
+                    "unscripted", f"{exhausted.reason} The {ask.what} returned None for it too.", exhausted.lead
+                )
+            return Refusal("unscripted", f"the {ask.what} returned None (unscripted request).")
+        where = f"{ask.what}'s answer to requests[{record.index}]"
+        try:
+            turn = parse_turn(answer, where)
+            check_stop_reason(turn, where, self._known)
+        except ScriptError as exc:
+            return Refusal("script_error", str(exc))
+        return turn

@@ -1,0 +1,143 @@
+"""The record builder: an httpx/httpx2 request becomes a `RecordedRequest`, through the libraries' public API.
+
+It finds the wire that serves the request (by method, path and host), reads the headers, query,
+credential and JSON body, and lets the wire parse the provider-level fields. Credentials are
+redacted here, before anything is stored: the wires' credential headers and query names, the
+generic ones (`authorization`, `cookie`, …) and any header whose name looks like a credential.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ._cursor import Refusal
+from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
+from .wires.base import Parsed, Wire
+
+__all__ = ["Reading", "Vocabulary", "read_request"]
+
+
+class Vocabulary:
+    """What the stub's wires call a credential, in headers and in the query, and the endpoints they serve."""
+
+    __slots__ = ("endpoints", "headers", "query", "wires")
+
+    def __init__(self, wires: Sequence[Wire]) -> None:
+        self.wires = tuple(wires)
+        self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
+        self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
+        self.endpoints = ", ".join(w.endpoint for w in wires)
+
+
+@dataclass(slots=True)
+class Reading:
+    """What a request says: its record, the wire that serves it, and why it cannot be served, if so."""
+
+    record: RecordedRequest
+    wire: Wire | None
+    """The wire that serves it, or None."""
+    answerer: Wire | None
+    """The wire whose error envelope a refusal is answered in: the serving wire, or one whose host it is."""
+    refusal: Refusal | None
+
+
+def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
+    """Read `request` into a record (index 0: the stub numbers it under its lock)."""
+    method: str = request.method
+    url = request.url
+    path: str = url.path
+    host: str = url.host
+    headers = dict(request.headers.items())
+    raw_query = url.query
+    query = dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
+    content: bytes = request.content
+    wire = next((w for w in vocabulary.wires if w.matches(method, path, host=host)), None)
+    body, body_error = _parse_body(content)
+    parsed: Parsed | None = None
+    refusal: Refusal | None = None
+    if wire is None:
+        refusal = Refusal(
+            "unknown_endpoint",
+            f"no wire serves this endpoint (known: {vocabulary.endpoints}). Nothing was consumed from the script.",
+        )
+    elif not isinstance(body, dict):
+        refusal = Refusal(
+            "unreadable",
+            f"the body is not a JSON object ({body_error or 'not an object'}); nothing was consumed from the script.",
+        )
+    else:
+        try:
+            parsed = wire.parse(body, path)
+        except Exception as exc:  # a wire's bug must be loud, not a retried "Connection error."
+            refusal = Refusal(
+                "unreadable",
+                f"the {wire.name} wire could not parse the body ({type(exc).__name__}: {exc}); "
+                "nothing was consumed from the script.",
+            )
+    # The serving wire reads its own credential first; a key sent any other wire's way is still the key.
+    readers = vocabulary.wires if wire is None else (wire, *vocabulary.wires)
+    api_key = next((k for w in readers if (k := w.api_key(headers, query)) is not None), None)
+    record = RecordedRequest(
+        index=0,
+        provider=wire.name if wire is not None else None,
+        method=method,
+        path=path,
+        query=_redacted(query, lambda name: name.lower() in vocabulary.query),
+        headers=_redacted(headers, lambda name: name in vocabulary.headers or is_sensitive_header(name)),
+        content=content,
+        body=body,
+        body_error=body_error,
+        api_key=Secret(api_key) if api_key is not None else None,
+        retry_count=_int(headers.get("x-stainless-retry-count")),
+        **_fields(parsed),
+    )
+    answerer = wire if wire is not None else next((w for w in vocabulary.wires if w.claims(host)), None)
+    return Reading(record, wire if parsed is not None else None, answerer, refusal)
+
+
+def _fields(parsed: Parsed | None) -> dict[str, Any]:
+    if parsed is None:
+        return {}
+    return {
+        "model": parsed.model,
+        "system": parsed.system,
+        "messages": parsed.messages,
+        "conversation": parsed.conversation if parsed.conversation is not None else parsed.messages,
+        "tools": parsed.tools,
+        "tool_names": parsed.tool_names,
+        "tool_results": parsed.tool_results,
+        "stream": parsed.stream,
+        "max_tokens": parsed.max_tokens,
+        "temperature": parsed.temperature,
+    }
+
+
+def _redacted(values: dict[str, str], secret: Any) -> dict[str, str]:
+    """`values` with the value of every name `secret(name)` holds for redacted (in place; the order is kept)."""
+    names: Iterable[str] = [name for name in values if secret(name)]
+    for name in names:
+        values[name] = REDACTED
+    return values
+
+
+def _parse_body(content: bytes) -> tuple[Any, str | None]:
+    """The JSON of a request body, or why there is none."""
+    if not content:
+        return None, "empty body"
+    try:
+        return json.loads(content), None
+    except ValueError as exc:  # UnicodeDecodeError included
+        return None, f"not JSON: {exc}"
+    except RecursionError:  # raised out of the transport, the SDK would retry it as a connection error
+        return None, "not JSON that can be read: nested deeper than Python's recursion limit"
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,106 @@
+"""What `ScriptTransport.check()` and the pytest fixture print: problems and unused turns, listed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+from ._cursor import PendingTurn, Refusal
+from .recorded import RecordedRequest
+from .script import queue_label
+
+__all__ = ["LISTED", "abandoned", "check_message", "failed", "held_too_long", "short_of"]
+
+LISTED = 50
+"""The most items a listing shows; the rest are counted."""
+
+
+def check_message(
+    records: Sequence[RecordedRequest],
+    held: Sequence[RecordedRequest],
+    pending: Sequence[PendingTurn],
+    total: int,
+    *,
+    problems: bool,
+    unused_turns: bool,
+) -> str | None:
+    """What `check()` raises: each problem, each request still held, each unused turn (those asked for)."""
+    lines = unanswered_lines(records) if problems else []
+    if problems and held:
+        lines.append(f"wirescript: {len(held)} request(s) are still held, waiting for release():")
+        lines.extend(f"  - {record.summary()}" for record in held[:LISTED])
+    if unused_turns:
+        lines.extend(unused_lines(pending, total))
+    return "\n".join(lines) if lines else None
+
+
+def short_of(n: int, arrived: int, timeout: float, *, sync: bool) -> str:
+    """Why `wait_for_requests` gave up; a sync wait inside a running event loop is pointed at the async twin."""
+    message = (
+        f"wirescript: waited {timeout} s for {n} request(s), {arrived} arrived. "
+        "Is the app still running, or did it send fewer requests than the test expects?"
+    )
+    with contextlib.suppress(RuntimeError):
+        if sync and asyncio.get_running_loop():
+            message += (
+                " (wait_for_requests() blocks the event loop it is called in, so requests of that loop "
+                "cannot arrive: use `await stub.wait_for_requests_async(n)`.)"
+            )
+    return message
+
+
+def held_too_long(timeout: float) -> Refusal:
+    """A held request that was never released."""
+    return Refusal(
+        "hold_timeout",
+        f"was held for {timeout} s and never released: call stub.release() once the test has seen what it "
+        "needs (or raise hold_timeout).",
+        lead=" ",
+    )
+
+
+def abandoned() -> Refusal:
+    """A held request whose client gave up waiting."""
+    return Refusal(
+        "abandoned",
+        "was held and its client gave up waiting (cancelled, timed out or disconnected) before the answer: "
+        "the turn it consumed was never delivered. Release it before the client's deadline, or leave the turn out.",
+        lead=" ",
+    )
+
+
+def failed(doing: str, exc: Exception) -> Refusal:
+    """Wirescript itself failed (a bug): loud, never a retried connection error."""
+    return Refusal(
+        "render_error",
+        f"wirescript failed while {doing} ({type(exc).__name__}: {exc}); this is a bug in wirescript or in a "
+        "wire: please report it",
+    )
+
+
+def unanswered_lines(records: Sequence[RecordedRequest]) -> list[str]:
+    """Each request that was not answered as scripted: its summary, then the reason."""
+    offending = [r for r in records if r.problem is not None]
+    if not offending:
+        return []
+    lines = [f"wirescript: {len(offending)} request(s) were not answered as scripted:"]
+    for record in offending[:LISTED]:
+        problem = record.problem
+        reason = getattr(problem, "reason", problem)
+        lines.append(f"  - {record.summary()}")
+        lines.append(f"    {reason}")
+    if len(offending) > LISTED:
+        lines.append(f"  … and {len(offending) - LISTED} more")
+    return lines
+
+
+def unused_lines(pending: Sequence[PendingTurn], total: int) -> list[str]:
+    """Each scripted turn never requested (the first `LISTED` of `total`)."""
+    if not total:
+        return []
+    lines = [f"wirescript: {total} scripted turn(s) were never requested:"]
+    lines.extend(f"  - {queue_label(p.queue)}[{p.position}]: {p.turn.describe()}" for p in pending[:LISTED])
+    if total > LISTED:
+        lines.append(f"  … and {total - LISTED} more")
+    return lines

@@ -1,0 +1,38 @@
+"""Small text helpers every layer shares: clipping, "did you mean", the text of message content."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["clip", "did_you_mean", "text_of"]
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """`text`, cut to at most `limit` characters with an ellipsis when longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def did_you_mean(value: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`"; did you mean 'x'?"` for the closest of `choices`, or `""` when none is close."""
+    close = difflib.get_close_matches(value, sorted(choices), n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def text_of(content: Any, *, sep: str = "") -> str | None:
+    """The text of message content in any provider's shape, or None when it holds no text.
+
+    A string is its own text; a list of blocks or parts gives the `text` of each (thought parts
+    left out), joined by `sep`. Anything else has no text.
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and isinstance(b.get("text"), str) and not b.get("thought")
+        ]
+        return sep.join(texts) if texts else None
+    return None

@@ -1,0 +1,145 @@
+"""The open wire seam: a wire written outside the package serves a real SDK request through `wires=`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import anthropic
+import openai
+import pytest
+
+from _support import ANTHROPIC_HX, anthropic_client, openai_client
+from wirescript import ScriptTransport, UsageError
+from wirescript.recorded import RecordedRequest
+from wirescript.script import ErrorSpec, StreamError, Turn
+from wirescript.sse import encode_event, json_dumps
+from wirescript.wires import Frame, OpenAIChatWire, Parsed, Rendered, Wire
+from wirescript.wires.base import error_message, retry_headers
+
+PARAMS: dict[str, Any] = {"model": "mini-1", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+
+
+class MiniMessages(Wire):
+    """A small Messages-compatible API on its own host: JSON answers only, its own stop reason."""
+
+    name = "mini"
+    endpoint = "POST mini.example/v1/messages"
+    events = frozenset({"message"})
+    stop_reasons: ClassVar[Mapping[str, str]] = {"done": "end_turn", "out_of_ink": "out_of_ink"}
+    credential_headers = ("x-mini-key",)
+
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        return method == "POST" and host == "mini.example" and path == "/v1/messages"
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        return Parsed(model=body.get("model"), messages=body.get("messages", []), stream=body.get("stream") is True)
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        message = {
+            "id": f"mini_{record.index}",
+            "type": "message",
+            "role": "assistant",
+            "model": record.model,
+            "content": [{"type": "text", "text": turn.text or ""}],
+            "stop_reason": turn.stop_reason or "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return Rendered(200, {"content-type": "application/json"}, json_dumps(message).encode())
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        body = {"type": "error", "error": {"type": spec.type or "api_error", "message": error_message(spec)}}
+        headers = {"content-type": "application/json", **retry_headers(spec, self.retryable)}
+        return Rendered(spec.status, headers, json_dumps(body).encode())
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        return Frame("error", encode_event("error", json_dumps({"type": "error"})))
+
+
+def test_an_external_wire_serves_a_real_sdk_request() -> None:
+    stub = ScriptTransport(["Hello from mini.", {"text": "Dry.", "stop_reason": "out_of_ink"}], wires=[MiniMessages()])
+    client = anthropic_client(stub, base_url="https://mini.example", max_retries=0)
+    first = client.messages.create(**PARAMS)
+    second = client.messages.create(**PARAMS)
+    assert [b.text for b in first.content if b.type == "text"] == ["Hello from mini."]
+    assert second.stop_reason == "out_of_ink"  # the wire's own vocabulary passes construction
+    assert [r.provider for r in stub.requests] == ["mini", "mini"]
+    assert stub.requests[0].messages == PARAMS["messages"]
+    # The same stub still serves the default wires on other hosts.
+    stub_default = ScriptTransport(["Hi"], wires=[MiniMessages()])
+    anthropic_client(stub_default).messages.create(**PARAMS)
+    assert stub_default.requests[0].provider == "anthropic"
+
+
+def test_an_external_wire_answers_its_errors_in_its_envelope() -> None:
+    stub = ScriptTransport([{"error": {"status": 400, "message": "no ink"}}], wires=[MiniMessages()])
+    with pytest.raises(anthropic.BadRequestError) as info:
+        anthropic_client(stub, base_url="https://mini.example", max_retries=0).messages.create(**PARAMS)
+    assert info.value.body == {"type": "error", "error": {"type": "api_error", "message": "no ink"}}
+
+
+def test_a_stop_reason_no_wire_knows_fails_at_construction() -> None:
+    with pytest.raises(Exception, match="unknown stop reason 'out_of_ink'"):
+        ScriptTransport([{"text": "x", "stop_reason": "out_of_ink"}])
+    ScriptTransport([{"text": "x", "stop_reason": "out_of_ink"}], wires=[MiniMessages()])
+
+
+class Mistral(OpenAIChatWire):
+    """A host dialect: the same path as OpenAI Chat, told apart by the host."""
+
+    name = "mistral"
+    hosts = ("api.mistral.ai",)
+
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        return host == "api.mistral.ai" and super().matches(method, path)
+
+
+def test_a_host_dialect_is_told_apart_by_the_host() -> None:
+    stub = ScriptTransport(["from mistral", "from openai"], wires=[Mistral()])
+    body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
+    mistral = openai_client(stub, base_url="https://api.mistral.ai/v1", max_retries=0)
+    assert mistral.chat.completions.create(**body).choices[0].message.content == "from mistral"
+    assert (
+        openai_client(stub, max_retries=0).chat.completions.create(**body).choices[0].message.content == "from openai"
+    )
+    assert [r.provider for r in stub.requests] == ["mistral", "openai_chat"]
+
+
+def test_a_wire_with_a_default_name_replaces_the_default() -> None:
+    class Quiet(OpenAIChatWire):
+        def parse(self, body: Any, path: str) -> Parsed:
+            parsed = super().parse(body, path)
+            parsed.system = "replaced"
+            return parsed
+
+    stub = ScriptTransport(["ok"], wires=[Quiet()])
+    openai_client(stub, max_retries=0).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert stub.requests[0].system == "replaced"
+
+
+def test_wires_must_be_wire_instances() -> None:
+    with pytest.raises(
+        UsageError, match=r"^wires\[0\]: expected a Wire instance, got the class MiniMessages; call it$"
+    ):
+        ScriptTransport([], wires=[MiniMessages])  # type: ignore[list-item]
+    with pytest.raises(UsageError, match=r"^wires\[1\]: two wires are named 'mini'"):
+        ScriptTransport([], wires=[MiniMessages(), MiniMessages()])
+    with pytest.raises(UsageError, match=r"^wires\[0\]: expected a wirescript.wires.Wire instance, got str$"):
+        ScriptTransport([], wires=["anthropic"])  # type: ignore[list-item]
+
+
+def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
+    stub = ScriptTransport([])
+    with ANTHROPIC_HX.Client(transport=stub) as http:
+        response = http.get("https://api.openai.com/v1/files")
+    assert response.status_code == 404
+    assert response.headers["x-should-retry"] == "false"
+    error = response.json()["error"]
+    assert error["code"] == "wirescript_unscripted"
+    assert set(error) == {"message", "type", "param", "code"}  # OpenAI's envelope, not the generic one
+    assert stub.problems[0].kind == "unknown_endpoint"
+    with pytest.raises(openai.NotFoundError):
+        openai_client(stub, max_retries=0).files.list()
