@@ -291,3 +291,40 @@ def test_detach_gives_the_client_back() -> None:
     client.meta.events.register("before-send.bedrock-runtime", other)
     assert client.converse(modelId=MODEL, messages=USER)["stopReason"] == "tool_use"
     assert server.seen == []
+
+
+def test_a_file_body_is_read_whole_on_every_attempt() -> None:
+    import io
+
+    message = json.dumps({"type": "message", "content": []}).encode()
+    request = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 8, "messages": []}).encode()
+    server = CannedServer(
+        [error_answer(503, "ServiceUnavailableException"), (200, {"Content-Type": "application/json"}, [message])]
+    )
+    client = make_client()
+    _botocore.attach(client, server)
+    answer = client.invoke_model(modelId=MODEL, body=io.BytesIO(request), contentType="application/json")
+    assert answer["body"].read() == message
+    assert [s.body for s in server.seen] == [request, request]
+    assert server.seen[0].headers["Content-Type"] == "application/json"
+
+
+def test_the_session_token_and_key_id_are_on_the_request_as_sigv4_sends_them() -> None:
+    server = CannedServer([json_answer(CONVERSE)])
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="eu-west-1",
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="test-secret",
+        aws_session_token="session-token-xyz",
+    )
+    _botocore.attach(client, server)
+    client.converse(modelId=MODEL, messages=USER)
+    headers = server.seen[0].headers
+    assert headers["X-Amz-Security-Token"] == "session-token-xyz"
+    credential = headers["Authorization"].split("Credential=", 1)[1].split(",", 1)[0]
+    key_id, date, region, service, terminator = credential.split("/")
+    assert (key_id, region, service, terminator) == ("AKIDTEST", "eu-west-1", "bedrock", "aws4_request")
+    assert headers["X-Amz-Date"].startswith(date)
+    assert "x-amz-security-token" in headers["Authorization"].split("SignedHeaders=", 1)[1]
+    assert "test-secret" not in repr(headers)

@@ -330,3 +330,87 @@ def test_importing_wirescript_imports_neither_boto3_nor_botocore() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- The anthropic SDK's Bedrock client reads `chunk` frames as its Messages stream ---
+
+_MESSAGE = {
+    "id": "msg_bdrk_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude",
+    "content": [],
+    "stop_reason": None,
+    "stop_sequence": None,
+    "usage": {"input_tokens": 3, "output_tokens": 1},
+}
+_TOOL_STREAM = [
+    {"type": "message_start", "message": _MESSAGE},
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+    },
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"city":'}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '"Paris"}'}},
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+        "usage": {"output_tokens": 5},
+    },
+    {"type": "message_stop"},
+]
+
+
+def _bedrock_client(body: bytes, *, asynchronous: bool = False) -> Any:
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+
+    def answer(request: Any) -> Any:
+        return httpx2.Response(200, headers={"content-type": es.CONTENT_TYPE}, content=body)
+
+    keys = {"aws_access_key": "AKIDTEST", "aws_secret_key": "test-secret", "aws_region": "us-east-1", "max_retries": 0}
+    if asynchronous:
+        return anthropic.AsyncAnthropicBedrock(
+            **keys, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+        )
+    return anthropic.AnthropicBedrock(**keys, http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+
+
+def test_anthropic_bedrock_reads_chunk_frames() -> None:
+    body = b"".join(es.chunk(json.dumps(e).encode()) for e in _TOOL_STREAM)
+    client = _bedrock_client(body)
+    with client.messages.stream(
+        model="anthropic.claude", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+    ) as s:
+        final = s.get_final_message()
+    assert final.stop_reason == "tool_use"
+    assert [(b.type, b.name, b.input) for b in final.content] == [("tool_use", "f", {"city": "Paris"})]
+
+
+def test_async_anthropic_bedrock_reads_chunk_frames() -> None:
+    import asyncio
+
+    body = b"".join(es.chunk(json.dumps(e).encode()) for e in _TOOL_STREAM)
+
+    async def main() -> Any:
+        client = _bedrock_client(body, asynchronous=True)
+        async with client.messages.stream(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}]) as s:
+            return await s.get_final_message()
+
+    assert asyncio.run(main()).content[0].input == {"city": "Paris"}
+
+
+def test_anthropic_bedrock_surfaces_an_exception_frame_as_an_error_event() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    body = es.chunk(json.dumps(_TOOL_STREAM[0]).encode()) + es.exception(
+        "throttlingException", {"message": "slow down"}
+    )
+    client = _bedrock_client(body)
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,
+        client.messages.stream(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}]) as s,
+    ):
+        s.get_final_message()
+    assert caught.value.body == {"type": "error", "error": {"type": "throttlingException", "message": "slow down"}}
