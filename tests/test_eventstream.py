@@ -183,6 +183,10 @@ def test_encoding_errors() -> None:
         es.encode_headers({"h": 2**63})
     with pytest.raises(es.EventStreamError, match="time zone"):
         es.encode_headers({"h": dt.datetime(2026, 1, 1)})
+    with pytest.raises(es.EventStreamError, match="UTF-8"):
+        es.encode_headers({"h": "\ud800"})
+    with pytest.raises(es.EventStreamError, match="UTF-8"):
+        es.encode_headers({"\udfff": "x"})
     with pytest.raises(es.EventStreamError, match="float"):
         es.encode_headers({"h": 1.5})  # type: ignore[dict-item]
 

@@ -98,6 +98,13 @@ def _crc32(data: bytes, value: int = 0) -> int:
     return binascii.crc32(data, value) & 0xFFFFFFFF
 
 
+def _utf8(name: str, text: str) -> bytes:
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: UTF-8 cannot carry it
+        raise EventStreamError(f"header {name!r}: {text!r} is not encodable as UTF-8") from None
+
+
 def _encode_value(name: str, value: HeaderValue) -> bytes:
     if isinstance(value, bool):  # before int: a bool is an int
         return b"\x00" if value else b"\x01"
@@ -111,7 +118,7 @@ def _encode_value(name: str, value: HeaderValue) -> bytes:
         except struct.error:
             raise EventStreamError(f"header {name!r}: {value} does not fit its integer type") from None
     if isinstance(value, bytes | str):
-        raw, type_byte = (value, 6) if isinstance(value, bytes) else (value.encode(), 7)
+        raw, type_byte = (value, 6) if isinstance(value, bytes) else (_utf8(name, value), 7)
         if len(raw) > _MAX_VALUE_LENGTH:
             raise EventStreamError(f"header {name!r}: value of {len(raw)} bytes, the most is {_MAX_VALUE_LENGTH}")
         return bytes([type_byte]) + struct.pack("!H", len(raw)) + raw
@@ -145,7 +152,7 @@ def encode_headers(headers: Mapping[str, HeaderValue]) -> bytes:
     """
     parts: list[bytes] = []
     for name, value in headers.items():
-        raw_name = name.encode()
+        raw_name = _utf8(name, name)
         if not 0 < len(raw_name) < 256:
             raise EventStreamError(f"header name {name!r}: {len(raw_name)} bytes, it takes 1 to 255")
         parts.append(bytes([len(raw_name)]) + raw_name + _encode_value(name, value))
