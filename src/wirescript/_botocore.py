@@ -4,7 +4,8 @@ botocore emits `before-send.{service}.{operation}` with the prepared request jus
 a connection; the first handler to return an `AWSResponse` answers the call instead of the network.
 `attach` registers such a handler that hands each request to a server object and wraps the server's
 answer so botocore's own parsers read it: JSON bodies, `StreamingBody` payloads (`invoke_model`) and
-event streams (`converse_stream`) alike.
+event streams (`converse_stream`) alike. An aiobotocore (aioboto3) client is served the same way: its
+emitter fires the same event, and gets an `AioAWSResponse` over the same lazy chunks.
 
 botocore's retry modes still decide, for real, whether and how often to retry; with `fast_retries`
 the backoff they ask for is not slept. That reaches two of botocore's private attributes (the
@@ -18,8 +19,10 @@ Nothing here imports botocore until `attach` is called, and then only by name.
 from __future__ import annotations
 
 import importlib
+import inspect
+import sys
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -97,6 +100,15 @@ class _RawBody:
     def readable(self) -> bool:
         return not self.closed
 
+    def at_eof(self) -> bool:
+        if self._buffer:
+            return False
+        piece = None if self.closed else self._next()
+        if piece is None:
+            return True
+        self._buffer = piece
+        return False
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True
@@ -106,6 +118,41 @@ class _RawBody:
 
     def release_conn(self) -> None:
         self.close()
+
+
+class _AioContent:
+    """The part of aiohttp's `StreamReader` aiobotocore reads: `iter_chunks()`, `read(n)`, `at_eof()`."""
+
+    def __init__(self, raw: _RawBody) -> None:
+        self._raw = raw
+
+    async def iter_chunks(self) -> AsyncIterator[tuple[bytes, bool]]:
+        for piece in self._raw.stream():
+            yield piece, True
+
+    async def read(self, n: int = -1) -> bytes:
+        return self._raw.read(None if n < 0 else n)
+
+    def at_eof(self) -> bool:
+        return self._raw.at_eof()
+
+
+class _AioRawBody:
+    """The `raw` of an aiobotocore `AioAWSResponse`, over the same lazy chunks."""
+
+    def __init__(self, chunks: Iterable[bytes], url: str) -> None:
+        self._raw = _RawBody(chunks)
+        self.content = _AioContent(self._raw)
+        self.url = url
+
+    async def read(self) -> bytes:
+        return self._raw.read()
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def release(self) -> None:
+        self._raw.close()
 
 
 def _body_bytes(body: Any) -> bytes:
@@ -134,6 +181,11 @@ class Attachment:
     limiters: list[Any] = field(default_factory=list)
 
 
+async def _no_backoff_async(delay: Any) -> Any:
+    value = await delay
+    return 0 if value not in (None, False) else value
+
+
 def _wrap_retries(client: Any, attachment: Attachment) -> None:
     # botocore registers its retry handler (legacy, standard or adaptive) on `needs-retry.{service}`
     # under this unique id; `Endpoint._needs_retry` sleeps for the first non-None value any
@@ -148,6 +200,8 @@ def _wrap_retries(client: Any, attachment: Attachment) -> None:
 
         def no_backoff(**kwargs: Any) -> Any:
             delay = original(**kwargs)
+            if inspect.isawaitable(delay):  # aiobotocore: its emitter awaits what a handler returns
+                return _no_backoff_async(delay)
             return 0 if delay not in (None, False) else delay
 
         retry_event = f"needs-retry.{service}"
@@ -155,15 +209,15 @@ def _wrap_retries(client: Any, attachment: Attachment) -> None:
         events.register(retry_event, no_backoff, unique_id=retry_id)
         attachment.retry_event, attachment.retry_id, attachment.retry_original = retry_event, retry_id, original
     # The adaptive mode also waits in `before-send`, in a token bucket, once it has seen a throttle.
+    # (botocore's ClientRateLimiter, aiobotocore's AsyncClientRateLimiter and its subclasses)
     trie = getattr(getattr(events, "_emitter", None), "_handlers", None)
     if trie is None:
         return
-    try:
-        limiter_cls = importlib.import_module("botocore.retries.adaptive").ClientRateLimiter
-    except (ImportError, AttributeError):
-        return
     for handler in list(trie.prefix_search(f"before-send.{service}")):
-        if isinstance(getattr(handler, "__self__", None), limiter_cls):
+        owner = getattr(handler, "__self__", None)
+        if getattr(handler, "__name__", "") == "on_sending_request" and any(
+            cls.__name__.endswith("ClientRateLimiter") for cls in type(owner).__mro__
+        ):
             events.unregister("before-send", handler)
             attachment.limiters.append(handler)
 
@@ -172,8 +226,8 @@ def attach(client: Any, server: Server, *, fast_retries: bool = True) -> Attachm
     """Serve every request of a botocore or boto3 client with `server`, in-process.
 
     Args:
-        client: A botocore client (`boto3.client("bedrock-runtime", ...)`), created with explicit
-            credentials and region so that botocore looks for none on the machine.
+        client: A botocore client (`boto3.client("bedrock-runtime", ...)`) or an aiobotocore one, created
+            with explicit credentials and region so that botocore looks for none on the machine.
         server: Answers each request (see `Server.serve`).
         fast_retries: Keep botocore's retry decisions but sleep none of their backoff.
 
@@ -186,7 +240,12 @@ def attach(client: Any, server: Server, *, fast_retries: bool = True) -> Attachm
     """
     if client in _ATTACHED:
         raise RuntimeError("this client is already served by wirescript; detach it first")
-    aws_response = importlib.import_module("botocore.awsrequest").AWSResponse
+    aio_client = getattr(sys.modules.get("aiobotocore.client"), "AioBaseClient", None)
+    aio = aio_client is not None and isinstance(client, aio_client)
+    if aio:
+        aws_response = importlib.import_module("aiobotocore.awsrequest").AioAWSResponse
+    else:
+        aws_response = importlib.import_module("botocore.awsrequest").AWSResponse
 
     def before_send(request: Any, **_: Any) -> Any:
         headers = {
@@ -195,7 +254,8 @@ def attach(client: Any, server: Server, *, fast_retries: bool = True) -> Attachm
         status, response_headers, chunks = server.serve(
             request.method.upper(), request.url, headers, _body_bytes(request.body)
         )
-        return aws_response(request.url, status, dict(response_headers), _RawBody(chunks))
+        raw: Any = _AioRawBody(chunks, request.url) if aio else _RawBody(chunks)
+        return aws_response(request.url, status, dict(response_headers), raw)
 
     service = client.meta.service_model.service_id.hyphenize()
     event = f"before-send.{service}"
