@@ -245,9 +245,10 @@ def test_http_errors_raise_the_modeled_exceptions(status: int, code: str) -> Non
 
 
 @pytest.mark.parametrize("mode", ["legacy", "standard", "adaptive"])
-def test_botocores_retries_run_for_real_without_sleeping(mode: str) -> None:
+def test_botocores_retries_run_for_real_without_sleeping(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     server = CannedServer(
         [
+            json_answer(CONVERSE),  # a first call, so that botocore's lazy loading is not timed
             error_answer(429, "ThrottlingException"),
             error_answer(503, "ServiceUnavailableException"),
             json_answer(CONVERSE),
@@ -255,13 +256,26 @@ def test_botocores_retries_run_for_real_without_sleeping(mode: str) -> None:
     )
     client = make_client(retries={"mode": mode, "total_max_attempts": 3})
     _botocore.attach(client, server)
+    client.converse(modelId=MODEL, messages=USER)
+    server.seen.clear()
+
+    # botocore sleeps its backoff with time.sleep (the adaptive mode's token bucket waits on a condition).
+    slept: list[float] = []
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
     started = time.perf_counter()
     answer = client.converse(modelId=MODEL, messages=USER)
     elapsed = time.perf_counter() - started
     assert answer["ResponseMetadata"]["RetryAttempts"] == 2
     assert len(server.seen) == 3
     assert [s.headers["amz-sdk-request"].split(";")[0] for s in server.seen] == ["attempt=1", "attempt=2", "attempt=3"]
-    assert elapsed < 0.5, f"{mode} slept its backoff: {elapsed:.2f}s"
+    assert slept == [0, 0], "botocore decided to retry twice, and was asked to sleep for none of it"
+    assert elapsed < 0.5, f"{mode} waited: {elapsed:.2f}s"
 
     # Out of attempts, botocore gives up as it would: three throttles raise, no fourth request.
     server.answers = [error_answer(429, "ThrottlingException")] * 4
