@@ -1,0 +1,203 @@
+"""Bedrock Converse renderings of a turn (a prototype for the Bedrock wire of issue 18).
+
+Pure functions from a `Turn` to what `bedrock-runtime` answers: the Converse JSON, the ConverseStream
+event-stream messages (named, so frame-level faults can count and drop them), an HTTP error as botocore
+maps it to its modeled exceptions, and an in-stream exception message. Shapes follow botocore's service
+model for bedrock-runtime (2023-09-30).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from . import eventstream
+from .script import ErrorSpec, Turn
+from .sse import json_dumps
+from .wires.base import canonical_stop, chunks, default_usage
+
+__all__ = [
+    "ERROR_TYPES",
+    "STREAM_EXCEPTIONS",
+    "bedrock_stop",
+    "converse_body",
+    "converse_stream",
+    "error_response",
+    "stream_exception",
+]
+
+ERROR_TYPES: Mapping[int, str] = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+"""The bedrock-runtime error shape botocore raises for each status (`x-amzn-errortype`)."""
+
+STREAM_EXCEPTIONS = frozenset(
+    {
+        "internalServerException",
+        "modelStreamErrorException",
+        "validationException",
+        "throttlingException",
+        "serviceUnavailableException",
+    }
+)
+"""The exception members of ConverseStream's event stream."""
+
+_STREAM_EXCEPTION_FOR = {
+    "overloaded_error": "serviceUnavailableException",
+    "rate_limit_error": "throttlingException",
+    "invalid_request_error": "validationException",
+    "api_error": "internalServerException",
+}
+
+_TO_BEDROCK_STOP = {"refusal": "content_filtered", "pause_turn": "end_turn"}
+
+_JSON = "application/json"
+
+
+def bedrock_stop(turn: Turn) -> str:
+    """The turn's stop reason in Bedrock's vocabulary (`end_turn`, `tool_use`, `content_filtered`, …).
+
+    Args:
+        turn: The scripted turn.
+
+    Returns:
+        A value of Converse's `StopReason`; one not known here passes through unchanged.
+
+    """
+    stop = canonical_stop(turn)
+    return _TO_BEDROCK_STOP.get(stop, stop)
+
+
+def _tool_id(call_id: str | None, index: int, k: int) -> str:
+    return call_id or f"tooluse_{index:04d}_{k}"
+
+
+def _usage(turn: Turn) -> dict[str, int]:
+    chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+    input_tokens, output_tokens = default_usage(turn, chars)
+    usage = {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens}
+    if turn.usage is not None and turn.usage.cache_read_input_tokens:
+        usage["cacheReadInputTokens"] = turn.usage.cache_read_input_tokens
+    if turn.usage is not None and turn.usage.cache_creation_input_tokens:
+        usage["cacheWriteInputTokens"] = turn.usage.cache_creation_input_tokens
+    return usage
+
+
+def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
+    """The Converse response JSON for a turn: reasoning first, then text, then the tool calls.
+
+    Args:
+        turn: The scripted turn (not an error turn).
+        index: The request's index, for deterministic tool-use ids and signatures.
+
+    Returns:
+        `{"output": {"message": …}, "stopReason", "usage", "metrics"}`.
+
+    """
+    content: list[dict[str, Any]] = []
+    if turn.thinking is not None:
+        content.append(
+            {"reasoningContent": {"reasoningText": {"text": turn.thinking, "signature": f"sig_{index:04d}"}}}
+        )
+    if turn.text is not None:
+        content.append({"text": turn.text})
+    for k, call in enumerate(turn.tool_calls):
+        content.append({"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name, "input": call.input}})
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": bedrock_stop(turn),
+        "usage": _usage(turn),
+        "metrics": {"latencyMs": 1},
+    }
+
+
+def converse_stream(turn: Turn, index: int = 0) -> Iterator[tuple[str, bytes]]:
+    """The ConverseStream messages for a turn, each with its event name, produced lazily.
+
+    Text and reasoning blocks begin with their first delta (the model has no start event for them);
+    a tool call opens with `contentBlockStart` and streams its input JSON in several pieces.
+
+    Args:
+        turn: The scripted turn (not an error turn).
+        index: The request's index, for deterministic tool-use ids and signatures.
+
+    Yields:
+        `(event name, encoded message)`, from `messageStart` to `metadata`.
+
+    """
+
+    def event(name: str, payload: Mapping[str, Any]) -> tuple[str, bytes]:
+        return name, eventstream.event(name, json_dumps(payload).encode())
+
+    yield event("messageStart", {"role": "assistant"})
+    block = 0
+    if turn.thinking is not None:
+        for piece in chunks(turn.thinking):
+            yield event(
+                "contentBlockDelta", {"contentBlockIndex": block, "delta": {"reasoningContent": {"text": piece}}}
+            )
+        signature = {"reasoningContent": {"signature": f"sig_{index:04d}"}}
+        yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
+        yield event("contentBlockStop", {"contentBlockIndex": block})
+        block += 1
+    if turn.text is not None:
+        for piece in chunks(turn.text) or [""]:
+            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"text": piece}})
+        yield event("contentBlockStop", {"contentBlockIndex": block})
+        block += 1
+    for k, call in enumerate(turn.tool_calls):
+        start = {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}}
+        yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
+        for piece in chunks(json_dumps(call.input)):
+            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"toolUse": {"input": piece}}})
+        yield event("contentBlockStop", {"contentBlockIndex": block})
+        block += 1
+    yield event("messageStop", {"stopReason": bedrock_stop(turn)})
+    yield event("metadata", {"usage": _usage(turn), "metrics": {"latencyMs": 1}})
+
+
+def error_response(spec: ErrorSpec, index: int = 0) -> tuple[int, dict[str, str], bytes]:
+    """An HTTP error as bedrock-runtime sends it, which botocore raises as the modeled exception.
+
+    Args:
+        spec: The scripted error; `type` names the exception (`ThrottlingException`, …), else the status picks it.
+        index: The request's index, for the request id.
+
+    Returns:
+        The status, the headers (`x-amzn-errortype` is what botocore reads the code from) and the JSON body.
+
+    """
+    name = spec.type or ERROR_TYPES.get(spec.status, str(spec.status))
+    message = spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error"
+    headers = {
+        "Content-Type": _JSON,
+        "x-amzn-requestid": f"req-{index:04d}",
+        "x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        **(spec.headers or {}),
+    }
+    return spec.status, headers, json_dumps({"message": message}).encode()
+
+
+def stream_exception(error_type: str, message: str) -> tuple[str, bytes]:
+    """An exception message inside a ConverseStream, which botocore raises as `EventStreamError`.
+
+    Args:
+        error_type: A ConverseStream exception member (`throttlingException`, …) or an Anthropic error type
+            (`overloaded_error` becomes `serviceUnavailableException`; anything else unknown,
+            `modelStreamErrorException`).
+        message: The error message.
+
+    Returns:
+        `(exception name, encoded message)`.
+
+    """
+    name = error_type if error_type in STREAM_EXCEPTIONS else _STREAM_EXCEPTION_FOR.get(error_type, "")
+    name = name or "modelStreamErrorException"
+    return name, eventstream.exception(name, json_dumps({"message": message}).encode())

@@ -1,0 +1,344 @@
+"""A real boto3 bedrock-runtime client served in-process through botocore's `before-send` hook."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from wirescript import _botocore
+from wirescript import eventstream as es
+
+boto3 = pytest.importorskip("boto3")
+botocore_config = pytest.importorskip("botocore.config")
+botocore_exceptions = pytest.importorskip("botocore.exceptions")
+
+MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+Answer = tuple[int, Mapping[str, str], Iterable[bytes]]
+
+
+@pytest.fixture(autouse=True)
+def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # No real credentials, config or instance metadata: botocore must find nothing but what a test gives.
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"a test touched the network: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@dataclass
+class Seen:
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+
+
+@dataclass
+class CannedServer:
+    answers: list[Answer]
+    seen: list[Seen] = field(default_factory=list)
+
+    def serve(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        self.seen.append(Seen(method, url, headers, body))
+        return self.answers.pop(0)
+
+
+def make_client(**config: Any) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="test-secret",
+        config=botocore_config.Config(**config) if config else None,
+    )
+
+
+def json_answer(value: Any, status: int = 200, **headers: str) -> Answer:
+    return (
+        status,
+        {"Content-Type": "application/json", "x-amzn-requestid": "req-1", **headers},
+        [json.dumps(value).encode()],
+    )
+
+
+def error_answer(status: int, code: str, message: str = "it failed") -> Answer:
+    return json_answer(
+        {"message": message},
+        status,
+        **{"x-amzn-errortype": f"{code}:http://internal.amazon.com/coral/com.amazon.bedrock/"},
+    )
+
+
+CONVERSE = {
+    "output": {
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"text": "Let me look."},
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}},
+            ],
+        }
+    },
+    "stopReason": "tool_use",
+    "usage": {"inputTokens": 12, "outputTokens": 9, "totalTokens": 21},
+    "metrics": {"latencyMs": 5},
+}
+
+STREAM = [
+    es.event("messageStart", {"role": "assistant"}),
+    es.event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+    es.event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "lo"}}),
+    es.event("contentBlockStop", {"contentBlockIndex": 0}),
+    es.event(
+        "contentBlockStart",
+        {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather"}}},
+    ),
+    es.event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '{"city":'}}}),
+    es.event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '"Paris"}'}}}),
+    es.event("contentBlockStop", {"contentBlockIndex": 1}),
+    es.event("messageStop", {"stopReason": "tool_use"}),
+    es.event(
+        "metadata", {"usage": {"inputTokens": 12, "outputTokens": 9, "totalTokens": 21}, "metrics": {"latencyMs": 5}}
+    ),
+]
+
+USER = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
+
+
+def test_converse_is_answered_in_process_and_the_request_is_seen() -> None:
+    server = CannedServer([json_answer(CONVERSE)])
+    client = make_client()
+    _botocore.attach(client, server)
+    answer = client.converse(
+        modelId=MODEL,
+        system=[{"text": "Be brief."}],
+        messages=USER,
+        toolConfig={"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]},
+        inferenceConfig={"maxTokens": 64},
+    )
+    assert answer["output"] == CONVERSE["output"]
+    assert (answer["stopReason"], answer["usage"], answer["metrics"]) == (
+        "tool_use",
+        CONVERSE["usage"],
+        {"latencyMs": 5},
+    )
+    assert answer["ResponseMetadata"]["RequestId"] == "req-1"
+
+    [seen] = server.seen
+    assert seen.method == "POST"
+    assert (
+        seen.url
+        == "https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
+    )
+    assert seen.headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDTEST/")
+    assert "/us-east-1/bedrock/aws4_request" in seen.headers["Authorization"]
+    body = json.loads(seen.body)
+    assert body["system"] == [{"text": "Be brief."}]
+    assert body["messages"] == USER
+    assert body["toolConfig"]["tools"][0]["toolSpec"]["name"] == "get_weather"
+    assert "modelId" not in body
+
+
+def test_converse_stream_is_decoded_by_botocore_lazily() -> None:
+    produced: list[int] = []
+
+    def frames() -> Iterator[bytes]:
+        for i, frame in enumerate(STREAM):
+            produced.append(i)
+            yield frame
+
+    server = CannedServer([(200, {"Content-Type": es.CONTENT_TYPE}, frames())])
+    client = make_client()
+    _botocore.attach(client, server)
+    stream = client.converse_stream(modelId=MODEL, messages=USER)["stream"]
+    events = iter(stream)
+    assert next(events) == {"messageStart": {"role": "assistant"}}
+    assert len(produced) < len(STREAM), "the whole body was read before the first event"
+    rest = list(events)
+    assert [next(iter(e)) for e in rest] == [
+        "contentBlockDelta",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ]
+    tool_input = "".join(
+        e["contentBlockDelta"]["delta"]["toolUse"]["input"]
+        for e in rest
+        if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {})
+    )
+    assert json.loads(tool_input) == {"city": "Paris"}
+    assert server.seen[0].url.endswith("/converse-stream")
+
+
+def test_an_exception_event_mid_stream_raises_botocores_event_stream_error() -> None:
+    body = [STREAM[0], STREAM[1], es.exception("modelStreamErrorException", {"message": "the model broke"})]
+    client = make_client()
+    _botocore.attach(client, CannedServer([(200, {"Content-Type": es.CONTENT_TYPE}, body)]))
+    events = iter(client.converse_stream(modelId=MODEL, messages=USER)["stream"])
+    assert next(iter(next(events))) == "messageStart"
+    assert next(iter(next(events))) == "contentBlockDelta"
+    with pytest.raises(botocore_exceptions.EventStreamError) as caught:
+        next(events)
+    assert caught.value.response["Error"] == {"Code": "modelStreamErrorException", "Message": "the model broke"}
+
+
+def test_invoke_model_and_its_stream() -> None:
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}
+    raw = json.dumps(message).encode()
+    events = [{"type": "message_start", "message": message}, {"type": "message_stop"}]
+    server = CannedServer(
+        [
+            (200, {"Content-Type": "application/json", "Content-Length": str(len(raw))}, [raw[:10], raw[10:]]),
+            (200, {"Content-Type": es.CONTENT_TYPE}, [es.chunk(json.dumps(e).encode()) for e in events]),
+        ]
+    )
+    client = make_client()
+    _botocore.attach(client, server)
+    request = json.dumps(
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    )
+    answer = client.invoke_model(modelId=MODEL, body=request)
+    assert json.loads(answer["body"].read()) == message
+    streamed = client.invoke_model_with_response_stream(modelId=MODEL, body=request)
+    assert [json.loads(e["chunk"]["bytes"]) for e in streamed["body"]] == events
+    assert [s.url.rsplit("/", 1)[1] for s in server.seen] == ["invoke", "invoke-with-response-stream"]
+    assert [json.loads(s.body) for s in server.seen] == [json.loads(request)] * 2
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (429, "ThrottlingException"),
+        (400, "ValidationException"),
+        (503, "ServiceUnavailableException"),
+        (500, "InternalServerException"),
+    ],
+)
+def test_http_errors_raise_the_modeled_exceptions(status: int, code: str) -> None:
+    client = make_client(retries={"mode": "standard", "total_max_attempts": 1})
+    _botocore.attach(client, CannedServer([error_answer(status, code, "nope")]))
+    with pytest.raises(getattr(client.exceptions, code)) as caught:
+        client.converse(modelId=MODEL, messages=USER)
+    assert caught.value.response["Error"] == {"Code": code, "Message": "nope"}
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
+
+
+@pytest.mark.parametrize("mode", ["legacy", "standard", "adaptive"])
+def test_botocores_retries_run_for_real_without_sleeping(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = CannedServer(
+        [
+            json_answer(CONVERSE),  # a first call, so that botocore's lazy loading is not timed
+            error_answer(429, "ThrottlingException"),
+            error_answer(503, "ServiceUnavailableException"),
+            json_answer(CONVERSE),
+        ]
+    )
+    client = make_client(retries={"mode": mode, "total_max_attempts": 3})
+    _botocore.attach(client, server)
+    client.converse(modelId=MODEL, messages=USER)
+    server.seen.clear()
+
+    # botocore sleeps its backoff with time.sleep (the adaptive mode's token bucket waits on a condition).
+    slept: list[float] = []
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    started = time.perf_counter()
+    answer = client.converse(modelId=MODEL, messages=USER)
+    elapsed = time.perf_counter() - started
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 2
+    assert len(server.seen) == 3
+    assert [s.headers["amz-sdk-request"].split(";")[0] for s in server.seen] == ["attempt=1", "attempt=2", "attempt=3"]
+    assert slept == [0, 0], "botocore decided to retry twice, and was asked to sleep for none of it"
+    assert elapsed < 0.5, f"{mode} waited: {elapsed:.2f}s"
+
+    # Out of attempts, botocore gives up as it would: three throttles raise, no fourth request.
+    server.answers = [error_answer(429, "ThrottlingException")] * 4
+    server.seen.clear()
+    with pytest.raises(client.exceptions.ThrottlingException):
+        client.converse(modelId=MODEL, messages=USER)
+    assert len(server.seen) == 3
+
+
+def test_detach_gives_the_client_back() -> None:
+    server = CannedServer([json_answer(CONVERSE)])
+    client = make_client()
+    _botocore.attach(client, server)
+    with pytest.raises(RuntimeError, match="already"):
+        _botocore.attach(client, server)
+    _botocore.detach(client)
+    _botocore.detach(client)  # a second detach is a no-op
+
+    # Another before-send answer stands in for the network: the detached server is not asked.
+    from botocore.awsrequest import AWSResponse
+
+    def other(request: Any, **_: Any) -> Any:
+        return AWSResponse(
+            request.url, 200, {"Content-Type": "application/json"}, _botocore._RawBody([json.dumps(CONVERSE).encode()])
+        )
+
+    client.meta.events.register("before-send.bedrock-runtime", other)
+    assert client.converse(modelId=MODEL, messages=USER)["stopReason"] == "tool_use"
+    assert server.seen == []
+
+
+def test_a_file_body_is_read_whole_on_every_attempt() -> None:
+    import io
+
+    message = json.dumps({"type": "message", "content": []}).encode()
+    request = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 8, "messages": []}).encode()
+    server = CannedServer(
+        [error_answer(503, "ServiceUnavailableException"), (200, {"Content-Type": "application/json"}, [message])]
+    )
+    client = make_client()
+    _botocore.attach(client, server)
+    answer = client.invoke_model(modelId=MODEL, body=io.BytesIO(request), contentType="application/json")
+    assert answer["body"].read() == message
+    assert [s.body for s in server.seen] == [request, request]
+    assert server.seen[0].headers["Content-Type"] == "application/json"
+
+
+def test_the_session_token_and_key_id_are_on_the_request_as_sigv4_sends_them() -> None:
+    server = CannedServer([json_answer(CONVERSE)])
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="eu-west-1",
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="test-secret",
+        aws_session_token="session-token-xyz",
+    )
+    _botocore.attach(client, server)
+    client.converse(modelId=MODEL, messages=USER)
+    headers = server.seen[0].headers
+    assert headers["X-Amz-Security-Token"] == "session-token-xyz"
+    credential = headers["Authorization"].split("Credential=", 1)[1].split(",", 1)[0]
+    key_id, date, region, service, terminator = credential.split("/")
+    assert (key_id, region, service, terminator) == ("AKIDTEST", "eu-west-1", "bedrock", "aws4_request")
+    assert headers["X-Amz-Date"].startswith(date)
+    assert "x-amz-security-token" in headers["Authorization"].split("SignedHeaders=", 1)[1]
+    assert "test-secret" not in repr(headers)

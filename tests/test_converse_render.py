@@ -1,0 +1,214 @@
+"""Converse renderings of a turn, read back by a real boto3 client served through `_botocore.attach`."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from wirescript import _botocore, _converse
+from wirescript import eventstream as es
+from wirescript.script import ErrorSpec, ToolCall, Turn, Usage
+
+boto3 = pytest.importorskip("boto3")
+botocore_config = pytest.importorskip("botocore.config")
+botocore_exceptions = pytest.importorskip("botocore.exceptions")
+
+USER = [{"role": "user", "content": [{"text": "Weather?"}]}]
+TURN = Turn(
+    thinking="The user wants the weather.",
+    text="Checking both cities.",
+    tools=(
+        ToolCall(name="get_weather", input={"city": "Paris"}),
+        ToolCall(name="get_weather", input={"city": "Rome"}, id="tu_2"),
+    ),
+    usage=Usage(input_tokens=20, output_tokens=11, cache_read_input_tokens=4),
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"a test touched the network: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+class TurnServer:
+    """Serves one turn per request: Converse JSON, or the ConverseStream messages for `/converse-stream`."""
+
+    def __init__(self, *turns: Turn | ErrorSpec | list[bytes]) -> None:
+        self.turns = list(turns)
+        self.count = 0
+
+    def serve(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], Iterable[bytes]]:
+        turn = self.turns.pop(0)
+        self.count += 1
+        if isinstance(turn, ErrorSpec):
+            status, error_headers, payload = _converse.error_response(turn, self.count)
+            return status, error_headers, [payload]
+        if isinstance(turn, list):
+            return 200, {"Content-Type": es.CONTENT_TYPE}, turn
+        if url.endswith("/converse-stream"):
+            return (
+                200,
+                {"Content-Type": es.CONTENT_TYPE},
+                (frame for _, frame in _converse.converse_stream(turn, self.count)),
+            )
+        return (
+            200,
+            {"Content-Type": "application/json"},
+            [json.dumps(_converse.converse_body(turn, self.count)).encode()],
+        )
+
+
+def client_for(server: TurnServer, **config: Any) -> Any:
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="test-secret",
+        config=botocore_config.Config(**config) if config else None,
+    )
+    _botocore.attach(client, server)
+    return client
+
+
+def test_converse_json_reads_back_as_the_turn() -> None:
+    answer = client_for(TurnServer(TURN)).converse(modelId="m", messages=USER)
+    assert answer["output"]["message"] == {
+        "role": "assistant",
+        "content": [
+            {"reasoningContent": {"reasoningText": {"text": "The user wants the weather.", "signature": "sig_0001"}}},
+            {"text": "Checking both cities."},
+            {"toolUse": {"toolUseId": "tooluse_0001_0", "name": "get_weather", "input": {"city": "Paris"}}},
+            {"toolUse": {"toolUseId": "tu_2", "name": "get_weather", "input": {"city": "Rome"}}},
+        ],
+    }
+    assert answer["stopReason"] == "tool_use"
+    assert answer["usage"] == {"inputTokens": 20, "outputTokens": 11, "totalTokens": 31, "cacheReadInputTokens": 4}
+    assert answer["metrics"] == {"latencyMs": 1}
+
+
+def _assemble(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """What an app builds from ConverseStream events (the loop strands and langchain-aws run)."""
+    blocks: dict[int, dict[str, Any]] = {}
+    out: dict[str, Any] = {}
+    for event in events:
+        [(name, body)] = event.items()
+        if name == "contentBlockStart":
+            blocks[body["contentBlockIndex"]] = {"toolUse": dict(body["start"]["toolUse"], input="")}
+        elif name == "contentBlockDelta":
+            block = blocks.setdefault(body["contentBlockIndex"], {})
+            delta = body["delta"]
+            if "text" in delta:
+                block["text"] = block.get("text", "") + delta["text"]
+            elif "toolUse" in delta:
+                block["toolUse"]["input"] += delta["toolUse"]["input"]
+            elif "reasoningContent" in delta:
+                reasoning = block.setdefault("reasoning", {"text": "", "signature": ""})
+                for key in ("text", "signature"):
+                    reasoning[key] += delta["reasoningContent"].get(key, "")
+        elif name in ("messageStop", "metadata", "messageStart"):
+            out[name] = body
+    out["blocks"] = [blocks[i] for i in sorted(blocks)]
+    return out
+
+
+def test_converse_stream_reads_back_as_the_turn() -> None:
+    stream = client_for(TurnServer(TURN)).converse_stream(modelId="m", messages=USER)["stream"]
+    got = _assemble(stream)
+    assert got["messageStart"] == {"role": "assistant"}
+    reasoning, text, first, second = got["blocks"]
+    assert reasoning == {"reasoning": {"text": "The user wants the weather.", "signature": "sig_0001"}}
+    assert text == {"text": "Checking both cities."}
+    assert (first["toolUse"]["toolUseId"], json.loads(first["toolUse"]["input"])) == (
+        "tooluse_0001_0",
+        {"city": "Paris"},
+    )
+    assert (second["toolUse"]["toolUseId"], json.loads(second["toolUse"]["input"])) == ("tu_2", {"city": "Rome"})
+    assert got["messageStop"] == {"stopReason": "tool_use"}
+    assert got["metadata"]["usage"]["totalTokens"] == 31
+
+
+def test_stream_pieces_are_several_and_named() -> None:
+    names = [
+        name for name, _ in _converse.converse_stream(Turn(text="Hello there", tool=ToolCall(name="f", input={"a": 1})))
+    ]
+    assert names[0] == "messageStart"
+    assert names[-2:] == ["messageStop", "metadata"]
+    assert names.count("contentBlockStart") == 1
+    assert names.count("contentBlockStop") == 2
+    assert names.count("contentBlockDelta") > 4
+
+
+@pytest.mark.parametrize(
+    ("turn", "stop"),
+    [
+        (Turn(text="x"), "end_turn"),
+        (Turn(text="x", stop_reason="length"), "max_tokens"),
+        (Turn(text="x", stop_reason="content_filter"), "content_filtered"),
+    ],
+)
+def test_stop_reasons_in_bedrocks_vocabulary(turn: Turn, stop: str) -> None:
+    assert client_for(TurnServer(turn)).converse(modelId="m", messages=USER)["stopReason"] == stop
+
+
+@pytest.mark.parametrize(
+    ("status", "exception"),
+    [
+        (400, "ValidationException"),
+        (404, "ResourceNotFoundException"),
+        (429, "ThrottlingException"),
+        (500, "InternalServerException"),
+        (503, "ServiceUnavailableException"),
+    ],
+)
+def test_error_turns_raise_botocores_modeled_exceptions(status: int, exception: str) -> None:
+    client = client_for(
+        TurnServer(ErrorSpec(status=status, message="scripted")), retries={"mode": "standard", "total_max_attempts": 1}
+    )
+    with pytest.raises(getattr(client.exceptions, exception)) as caught:
+        client.converse(modelId="m", messages=USER)
+    assert caught.value.response["Error"] == {"Code": exception, "Message": "scripted"}
+    assert caught.value.response["ResponseMetadata"]["RequestId"] == "req-0001"
+
+
+def test_a_scripted_429_is_retried_by_botocore_then_answered() -> None:
+    server = TurnServer(ErrorSpec(status=429), Turn(text="ok"))
+    answer = client_for(server).converse(modelId="m", messages=USER)
+    assert answer["output"]["message"]["content"] == [{"text": "ok"}]
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 1
+
+
+@pytest.mark.parametrize(
+    ("error_type", "name"),
+    [
+        ("throttlingException", "throttlingException"),
+        ("overloaded_error", "serviceUnavailableException"),
+        ("odd_error", "modelStreamErrorException"),
+    ],
+)
+def test_an_exception_mid_stream(error_type: str, name: str) -> None:
+    frames = [frame for _, frame in _converse.converse_stream(Turn(text="Hello there"))]
+    body = [*frames[:2], _converse.stream_exception(error_type, "stopped")[1]]
+    events = iter(client_for(TurnServer(body)).converse_stream(modelId="m", messages=USER)["stream"])
+    assert next(iter(next(events))) == "messageStart"
+    assert next(iter(next(events))) == "contentBlockDelta"
+    with pytest.raises(botocore_exceptions.EventStreamError) as caught:
+        next(events)
+    assert caught.value.response["Error"] == {"Code": name, "Message": "stopped"}
