@@ -295,6 +295,16 @@ CASES: list[Case] = [
         "messages.1.content.0.type",
     ),
     Case(
+        "anthropic.thinking-in-final-message-when-disabled",
+        "anthropic",
+        anth(thinking={"type": "disabled"}, messages=[USER, {"role": "assistant", "content": [THINK]}]),
+        # an omitted `thinking` is left alone (its meaning depends on the model), and history may keep thinking
+        anth(messages=[USER, {"role": "assistant", "content": [THINK]}]),
+        "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot "
+        "contain `thinking`.",
+        "messages.1.content.0",
+    ),
+    Case(
         "anthropic.temperature-range",
         "anthropic",
         anth(temperature=1.5),

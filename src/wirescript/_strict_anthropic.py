@@ -118,6 +118,15 @@ THINKING_BLOCK_FIRST = Rule(
     "set of `tool_use` and `tool_result` blocks). ...' (github.com/n8n-io/n8n/issues/22550, "
     "github.com/OpenRouterTeam/ai-sdk-provider/issues/162)",
 )
+THINKING_IN_FINAL_WHEN_DISABLED = Rule(
+    "anthropic.thinking-in-final-message-when-disabled",
+    "anthropic",
+    "With `thinking.type: disabled`, a final (prefill) assistant message that contains a thinking block.",
+    "Observed: 'messages.N.content.0: When thinking is disabled, an `assistant` message in the final position "
+    "cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.' "
+    "(github.com/tailcallhq/forgecode/issues/1853, #1195). Only an explicit `disabled` is checked: what an omitted "
+    "`thinking` means depends on the model.",
+)
 TEMPERATURE_RANGE = Rule(
     "anthropic.temperature-range",
     "anthropic",
@@ -142,6 +151,7 @@ RULES: tuple[Rule, ...] = (
     CACHE_CONTROL_LIMIT,
     THINKING_BUDGET_TOO_SMALL,
     THINKING_BLOCK_FIRST,
+    THINKING_IN_FINAL_WHEN_DISABLED,
     TEMPERATURE_RANGE,
 )
 
@@ -230,6 +240,7 @@ def check_anthropic(
         (CACHE_CONTROL_LIMIT, lambda: _cache_control_limit(body)),
         (THINKING_BUDGET_TOO_SMALL, lambda: _thinking_budget(body)),
         (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv)),
+        (THINKING_IN_FINAL_WHEN_DISABLED, lambda: _thinking_in_final(body, conv)),
         (TEMPERATURE_RANGE, lambda: _temperature(body)),
     ]
     return first_refusal(checks, skip)
@@ -483,6 +494,26 @@ def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Refusal | None
         "requirement, disable `thinking`.",
         where,
     )
+
+
+def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Refusal | None:
+    thinking = body.get("thinking")
+    if not (isinstance(thinking, dict) and thinking.get("type") == "disabled") or not conv.own:
+        return None
+    last = len(conv.messages) - 1
+    message = conv.at(last)
+    if message is None or message.get("role") != "assistant":
+        return None
+    for k, kind in enumerate(_block_types(message)):
+        if kind in _THINKING_TYPES:
+            where = f"{conv.path(last)}.content.{k}"
+            return Refusal(
+                THINKING_IN_FINAL_WHEN_DISABLED,
+                f"{where}: When thinking is disabled, an `assistant` message in the final position cannot contain "
+                "`thinking`. To use thinking blocks, enable `thinking` in your request.",
+                where,
+            )
+    return None
 
 
 def _temperature(body: dict[str, Any]) -> Refusal | None:
