@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -1016,3 +1018,18 @@ def test_async_clients_send_the_same_accepted_bodies() -> None:
 
     asyncio.run(main())
     assert_none_refused(stub, 2)
+
+
+# --- the docs page ------------------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "strict-requests.md"
+
+
+def test_the_docs_page_lists_every_rule_with_its_source_and_its_example_runs() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
+    assert set(RULES) <= set(rows)
+    for rule_id, rule in RULES.items():
+        assert rule.source.replace("|", "\\|") in rows[rule_id]
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        exec(compile(block, str(DOCS), "exec"), {"__name__": "__main__"})
