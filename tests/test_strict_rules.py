@@ -449,6 +449,15 @@ CASES: list[Case] = [
         good_context={"previous_items": [MSG, FC]},
     ),
     Case(
+        "openai_responses.output-without-call",
+        "openai_responses",
+        {**R, "input": [MSG, FCO]},
+        # a stored item named by id may be the call: server state, not guessed at here
+        {**R, "input": [MSG, {"type": "item_reference", "id": "fc_1"}, FCO]},
+        "No tool call found for function call output with call_id call_1.",
+        "input",
+    ),
+    Case(
         "openai_responses.call-without-output",
         "openai_responses",
         {**R, "input": [MSG, FC]},

@@ -363,10 +363,15 @@ def _items(value: Any) -> list[dict[str, Any]]:
 
 
 def _server_state_unknown(body: dict[str, Any], previous_items: list[Any] | None) -> bool:
-    """Earlier items live on the server and are not known here (an unknown previous response, a conversation)."""
-    return (body.get("previous_response_id") is not None and previous_items is None) or body.get(
-        "conversation"
-    ) is not None
+    """Whether items live on the server, unknown here.
+
+    That is an unknown previous response, a `conversation`, or `item_reference` items (stored items named by id).
+    """
+    if body.get("previous_response_id") is not None and previous_items is None:
+        return True
+    return body.get("conversation") is not None or any(
+        i.get("type") == "item_reference" for i in _items(body.get("input"))
+    )
 
 
 def _output_without_call(body: dict[str, Any], previous_items: list[Any] | None) -> Refusal | None:
