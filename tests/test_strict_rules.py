@@ -883,14 +883,13 @@ def test_openai_chat_structured_output_is_accepted() -> None:
     assert_none_refused(stub, 1)
 
 
-@pytest.mark.parametrize("store", [True, False], ids=["previous_response_id", "stateless"])
-def test_openai_responses_tool_loops_are_accepted(store: bool) -> None:
-    stub = ScriptTransport([THINK_TOOL, PARALLEL, "Sunny."])
+def openai_responses_loop(stub: ScriptTransport, *, store: bool) -> None:
+    """A hand-written Responses tool loop: chained by `previous_response_id`, or stateless (items passed back)."""
     client = openai_client(stub)
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
     items: list[Any] = [{"role": "user", "content": "Weather?"}]
     previous: str | None = None
-    for _ in range(5):
+    for _ in range(6):
         if store:
             response = client.responses.create(
                 model="gpt-test", input=items, tools=tools, previous_response_id=previous, instructions="Be brief."
@@ -903,6 +902,12 @@ def test_openai_responses_tool_loops_are_accepted(store: bool) -> None:
         if not function_calls:
             break
         items += [{"type": "function_call_output", "call_id": c.call_id, "output": "Sunny"} for c in function_calls]
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["previous_response_id", "stateless"])
+def test_openai_responses_tool_loops_are_accepted(store: bool) -> None:
+    stub = ScriptTransport([THINK_TOOL, PARALLEL, "Sunny."])
+    openai_responses_loop(stub, store=store)
     assert_none_refused(stub, 3)
     if store:
         assert stub.requests[2].body["previous_response_id"] == "resp_0001"
@@ -991,10 +996,12 @@ TURNS = st.sampled_from(
 )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     turns=st.lists(TURNS, min_size=1, max_size=4),
-    wire=st.sampled_from(["anthropic", "anthropic-thinking", "openai_chat"]),
+    wire=st.sampled_from(
+        ["anthropic", "anthropic-thinking", "openai_chat", "responses-chained", "responses-stateless"]
+    ),
 )
 def test_property_valid_tool_loops_over_any_script_are_never_refused(turns: list[dict[str, Any]], wire: str) -> None:
     script = [*turns, {"text": "Done."}]
@@ -1003,6 +1010,8 @@ def test_property_valid_tool_loops_over_any_script_are_never_refused(turns: list
     stub = ScriptTransport(script)
     if wire == "openai_chat":
         openai_chat_loop(stub)
+    elif wire.startswith("responses"):
+        openai_responses_loop(stub, store=wire == "responses-chained")
     else:
         anthropic_loop(stub, thinking=wire == "anthropic-thinking")
     assert_none_refused(stub)
