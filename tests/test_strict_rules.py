@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _support import ANTHROPIC_MAJOR, anthropic_client, openai_client
+from _support import ANTHROPIC_MAJOR, anthropic_client, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.recorded import RecordedRequest
 from wirescript.strict import (
@@ -675,6 +675,24 @@ def test_odd_values_never_crash_a_check() -> None:
             for value in odd:
                 check_request(wire, {key: value}, history=[{"role": 1}], previous_items=[None, {"type": 3}])
                 check_request(wire, {"messages": [{"role": "user", "content": value}], "contents": [{"parts": value}]})
+
+
+STRICT_VOCABULARY = [
+    "model", "max_tokens", "messages", "role", "content", "type", "id", "tool_use_id", "tool_use", "tool_result",
+    "thinking", "text", "tools", "name", "cache_control", "system", "thread", "tool_calls", "tool_call_id",
+    "function", "input", "call_id", "function_call", "function_call_output", "contents", "parts", "functionCall",
+    "function_response", "functionDeclarations", "budget_tokens", "temperature", "n", "stream", "stream_options",
+    "response_format", "json_schema", "previous_response_id", "user", "assistant", "model", "tool", "enabled",
+]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(body=odd_bodies(STRICT_VOCABULARY, STRICT_VOCABULARY), wire=st.sampled_from(WIRES))
+def test_property_any_json_object_is_checked_without_crashing(body: dict[str, Any], wire: str) -> None:
+    messages = body.get("messages")
+    history = messages if isinstance(messages, list) else None
+    refusal = check_request(wire, body, history=history, previous_items=history)
+    assert refusal is None or refusal.rule is RULES[refusal.rule.id]
 
 
 # --- no false positives: what the real SDKs send for valid conversations ----------------------------
