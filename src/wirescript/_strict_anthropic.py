@@ -1,0 +1,523 @@
+"""Strict-request rules of the Anthropic Messages API (`POST /v1/messages`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from wirescript._strict_base import Refusal, Rule, dicts, first_refusal, is_int, is_number
+
+__all__ = ["RULES", "check_anthropic"]
+
+_DOCS = "https://platform.claude.com/docs/en"
+_HANDLE_TOOLS = f"{_DOCS}/agents-and-tools/tool-use/handle-tool-calls"
+
+MODEL_MISSING = Rule(
+    "anthropic.model-missing",
+    "anthropic",
+    "`model` is missing.",
+    "API reference: `model` is Required in `MessageCreateParams` (anthropic SDK `types/message_create_params.py`); "
+    f"{_DOCS}/api/messages",
+)
+MAX_TOKENS_INVALID = Rule(
+    "anthropic.max-tokens-invalid",
+    "anthropic",
+    "`max_tokens` is missing or negative (0 is allowed: it pre-warms the prompt cache).",
+    "API reference: `max_tokens` is Required; 'Set to `0` to populate the prompt cache without generating a "
+    "response' (anthropic SDK `types/message_create_params.py`); " + f"{_DOCS}/api/messages",
+)
+MESSAGES_MISSING = Rule(
+    "anthropic.messages-missing",
+    "anthropic",
+    "`messages` is missing.",
+    f"API reference: `messages` is Required in `MessageCreateParams`; {_DOCS}/api/messages",
+)
+MESSAGES_EMPTY = Rule(
+    "anthropic.messages-empty",
+    "anthropic",
+    "`messages` is an empty list.",
+    "Observed error 'messages: at least one message is required' (invalid_request_error), widely quoted in "
+    "client issue trackers; API reference: 'You can specify a single `user`-role message, or ... multiple'.",
+)
+INVALID_ROLE = Rule(
+    "anthropic.invalid-role",
+    "anthropic",
+    "A message role other than `user`, `assistant` or `system`.",
+    "anthropic SDK `MessageParam` = UserMessageParam | AssistantMessageParam | SystemMessageParam "
+    "(roles 'user', 'assistant', 'system'); observed 'messages: Unexpected role \"system\"' for a foreign role.",
+)
+SYSTEM_ROLE_MISPLACED = Rule(
+    "anthropic.system-role-misplaced",
+    "anthropic",
+    "A `role: system` message first in `messages`, or not right after a user message: use the top-level `system`.",
+    'Observed: \'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not '
+    '"system" as an input message role.\' (github.com/Maol-1997/cursor-claude-connector/issues/3, '
+    "github.com/aaronrussell/anthropix/issues/2). Mid-conversation system messages (Claude Opus 4.8) must "
+    f"immediately follow a user message: {_DOCS}/build-with-claude/mid-conversation-system-messages",
+)
+TOOL_USE_WITHOUT_RESULT = Rule(
+    "anthropic.tool-use-without-result",
+    "anthropic",
+    "An assistant `tool_use` not answered by a `tool_result` in the very next (user) message.",
+    "Observed: 'messages.N: `tool_use` ids were found without `tool_result` blocks immediately after: <id>. Each "
+    "`tool_use` block must have a corresponding `tool_result` block in the next message.' "
+    f"(github.com/anthropics/claude-code/issues/5989, #1237, #2697); docs: {_HANDLE_TOOLS}",
+)
+TOOL_RESULT_WITHOUT_USE = Rule(
+    "anthropic.tool-result-without-use",
+    "anthropic",
+    "A `tool_result` whose `tool_use_id` matches no `tool_use` of the previous (assistant) message.",
+    "Observed: 'messages.N.content.K: unexpected `tool_use_id` found in `tool_result` blocks: <id>. Each "
+    "`tool_result` block must have a corresponding `tool_use` block in the previous message.' "
+    "(github.com/anthropics/claude-code/issues/13460, #18947, #25959)",
+)
+TOOL_RESULT_NOT_FIRST = Rule(
+    "anthropic.tool-result-not-first",
+    "anthropic",
+    "In a user message carrying tool results, a non-`tool_result` block comes before a `tool_result`.",
+    "Docs, 'Important formatting requirements': 'the tool_result blocks must come FIRST in the content array. Any "
+    f"text must come AFTER all tool results.' with 'this will cause a 400 error'; {_HANDLE_TOOLS}",
+)
+DUPLICATE_TOOL_NAMES = Rule(
+    "anthropic.duplicate-tool-names",
+    "anthropic",
+    "Two tools with the same name.",
+    "Observed: 'tools: Tool names must be unique.' (invalid_request_error; "
+    "github.com/anthropics/claude-code/issues/10687)",
+)
+TOOL_NAME_PATTERN = Rule(
+    "anthropic.tool-name-pattern",
+    "anthropic",
+    "A custom tool name outside `^[a-zA-Z0-9_-]{1,128}$`.",
+    "Observed: \"tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'\" "
+    "(github.com/home-assistant/core/issues/147760, github.com/netclaw-dev/netclaw/issues/1133) and "
+    "'tools.N.custom.name: String should have at most 128 characters' (github.com/anthropics/claude-code/issues/96152)",
+)
+CACHE_CONTROL_LIMIT = Rule(
+    "anthropic.cache-control-limit",
+    "anthropic",
+    "More than 4 blocks carry `cache_control`.",
+    "Observed: 'A maximum of 4 blocks with cache_control may be provided. Found 5.' "
+    "(github.com/tghamm/Anthropic.SDK/issues/50, github.com/Wei-Shaw/sub2api/issues/176); "
+    f"{_DOCS}/build-with-claude/prompt-caching",
+)
+THINKING_BUDGET_TOO_SMALL = Rule(
+    "anthropic.thinking-budget-too-small",
+    "anthropic",
+    "`thinking.type: enabled` with `budget_tokens` below 1024.",
+    'API reference: \'With `{"type": "enabled"}` (manual extended thinking), you set a `budget_tokens` of at least '
+    f"1,024' (anthropic SDK `types/message_create_params.py`); {_DOCS}/build-with-claude/extended-thinking",
+)
+THINKING_BLOCK_FIRST = Rule(
+    "anthropic.thinking-not-first",
+    "anthropic",
+    "With thinking enabled, the assistant turn of the current tool loop does not start with its thinking block.",
+    "Observed: 'messages.N.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When "
+    "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost "
+    "set of `tool_use` and `tool_result` blocks). ...' (github.com/n8n-io/n8n/issues/22550, "
+    "github.com/OpenRouterTeam/ai-sdk-provider/issues/162)",
+)
+THINKING_IN_FINAL_WHEN_DISABLED = Rule(
+    "anthropic.thinking-in-final-message-when-disabled",
+    "anthropic",
+    "With `thinking.type: disabled`, a final (prefill) assistant message that contains a thinking block.",
+    "Observed: 'messages.N.content.0: When thinking is disabled, an `assistant` message in the final position "
+    "cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.' "
+    "(github.com/tailcallhq/forgecode/issues/1853, #1195). Only an explicit `disabled` is checked: what an omitted "
+    "`thinking` means depends on the model.",
+)
+TEMPERATURE_RANGE = Rule(
+    "anthropic.temperature-range",
+    "anthropic",
+    "`temperature` outside [0, 1].",
+    "Maintainer, 2026-08: '`temperature=-1` is now rejected with a 400 (`invalid_request_error`) on current models, "
+    "and the accepted range is `0.0`-`1.0` as documented in the Messages API reference' "
+    "(github.com/anthropics/anthropic-sdk-python/issues/893); earlier observed text 'temperature: range: -1 or 0..1'",
+)
+
+RULES: tuple[Rule, ...] = (
+    MODEL_MISSING,
+    MAX_TOKENS_INVALID,
+    MESSAGES_MISSING,
+    MESSAGES_EMPTY,
+    INVALID_ROLE,
+    SYSTEM_ROLE_MISPLACED,
+    TOOL_USE_WITHOUT_RESULT,
+    TOOL_RESULT_WITHOUT_USE,
+    TOOL_RESULT_NOT_FIRST,
+    DUPLICATE_TOOL_NAMES,
+    TOOL_NAME_PATTERN,
+    CACHE_CONTROL_LIMIT,
+    THINKING_BUDGET_TOO_SMALL,
+    THINKING_BLOCK_FIRST,
+    THINKING_IN_FINAL_WHEN_DISABLED,
+    TEMPERATURE_RANGE,
+)
+
+_ROLES = ("user", "assistant", "system")
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    """A message's content as a list of blocks (a string is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _block_types(message: dict[str, Any]) -> list[str | None]:
+    return [b.get("type") if isinstance(b, dict) else None for b in _blocks(message)]
+
+
+def _tool_use_ids(message: dict[str, Any]) -> list[str]:
+    return [
+        b["id"]
+        for b in _blocks(message)
+        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
+
+
+class _Conversation:
+    """The messages a request gives the model: a thread's earlier messages, then the request's own."""
+
+    def __init__(self, body: dict[str, Any], history: list[Any] | None) -> None:
+        own = body.get("messages")
+        self.own: list[Any] = own if isinstance(own, list) else []
+        thread = body.get("thread")
+        continues = isinstance(thread, dict) and thread.get("type") == "continue"
+        # A continued thread whose earlier messages are unknown: what precedes messages[0] is unknown too.
+        self.blind_start = continues and history is None
+        self.offset = len(history) if history else 0
+        self.messages: list[Any] = [*(history or []), *self.own]
+
+    def at(self, index: int) -> dict[str, Any] | None:
+        if 0 <= index < len(self.messages) and isinstance(self.messages[index], dict):
+            message: dict[str, Any] = self.messages[index]
+            return message
+        return None
+
+    def path(self, index: int) -> str:
+        """The body path of conversation message `index` (thread messages before the request's own map to 0)."""
+        return f"messages.{max(index - self.offset, 0)}"
+
+    def own_indexes(self) -> range:
+        return range(self.offset, len(self.messages))
+
+
+def check_anthropic(
+    body: dict[str, Any], *, history: list[Any] | None = None, skip: frozenset[str] = frozenset()
+) -> Refusal | None:
+    """The first Anthropic Messages rule the request breaks, or None.
+
+    Args:
+        body: The parsed JSON body of a `POST /v1/messages` request.
+        history: For a continued server-held thread (`thread: {"type": "continue"}`), the thread's
+            earlier messages (what the wire remembered), checked together with `body["messages"]`.
+            None when the request is not threaded or the thread is unknown; a continued thread with
+            no history is then not checked across its first message.
+        skip: Rule ids not to check.
+
+    Returns:
+        The refusal of the first broken rule, in the order of `RULES`; None when the request passes.
+
+    """
+    conv = _Conversation(body, history)
+    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+        (MODEL_MISSING, lambda: _model_missing(body)),
+        (MAX_TOKENS_INVALID, lambda: _max_tokens(body)),
+        (MESSAGES_MISSING, lambda: _messages_missing(body)),
+        (MESSAGES_EMPTY, lambda: _messages_empty(body)),
+        (INVALID_ROLE, lambda: _invalid_role(conv)),
+        (SYSTEM_ROLE_MISPLACED, lambda: _system_misplaced(conv)),
+        (TOOL_USE_WITHOUT_RESULT, lambda: _tool_use_without_result(conv)),
+        (TOOL_RESULT_WITHOUT_USE, lambda: _tool_result_without_use(conv)),
+        (TOOL_RESULT_NOT_FIRST, lambda: _tool_result_not_first(conv)),
+        (DUPLICATE_TOOL_NAMES, lambda: _duplicate_tool_names(body)),
+        (TOOL_NAME_PATTERN, lambda: _tool_name_pattern(body)),
+        (CACHE_CONTROL_LIMIT, lambda: _cache_control_limit(body)),
+        (THINKING_BUDGET_TOO_SMALL, lambda: _thinking_budget(body)),
+        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv)),
+        (THINKING_IN_FINAL_WHEN_DISABLED, lambda: _thinking_in_final(body, conv)),
+        (TEMPERATURE_RANGE, lambda: _temperature(body)),
+    ]
+    return first_refusal(checks, skip)
+
+
+def _model_missing(body: dict[str, Any]) -> Refusal | None:
+    if body.get("model") is None:
+        return Refusal(MODEL_MISSING, "model: Field required", "model")
+    return None
+
+
+def _max_tokens(body: dict[str, Any]) -> Refusal | None:
+    value = body.get("max_tokens")
+    if value is None:
+        return Refusal(MAX_TOKENS_INVALID, "max_tokens: Field required", "max_tokens")
+    if is_int(value) and value < 0:
+        return Refusal(MAX_TOKENS_INVALID, "max_tokens: Input should be greater than or equal to 0", "max_tokens")
+    return None
+
+
+def _messages_missing(body: dict[str, Any]) -> Refusal | None:
+    if body.get("messages") is None:
+        return Refusal(MESSAGES_MISSING, "messages: Field required", "messages")
+    return None
+
+
+def _messages_empty(body: dict[str, Any]) -> Refusal | None:
+    thread = body.get("thread")
+    if body.get("messages") == [] and not (isinstance(thread, dict) and thread.get("type") == "continue"):
+        return Refusal(MESSAGES_EMPTY, "messages: at least one message is required", "messages")
+    return None
+
+
+def _invalid_role(conv: _Conversation) -> Refusal | None:
+    for i in conv.own_indexes():
+        message = conv.at(i)
+        if message is None:
+            continue
+        role = message.get("role")
+        if isinstance(role, str) and role not in _ROLES:
+            return Refusal(
+                INVALID_ROLE,
+                f'messages: Unexpected role "{role}". Allowed roles are "user", "assistant" and "system".',
+                f"{conv.path(i)}.role",
+            )
+    return None
+
+
+def _system_misplaced(conv: _Conversation) -> Refusal | None:
+    for i in conv.own_indexes():
+        message = conv.at(i)
+        if message is None or message.get("role") != "system":
+            continue
+        if i == 0 and conv.blind_start:
+            continue
+        before = conv.at(i - 1)
+        if before is not None and _may_precede_system(before):
+            continue
+        return Refusal(
+            SYSTEM_ROLE_MISPLACED,
+            'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
+            'not "system" as an input message role.',
+            f"{conv.path(i)}.role",
+        )
+    return None
+
+
+def _may_precede_system(message: dict[str, Any]) -> bool:
+    """A user message, or an assistant message ending in a server tool use (the documented placements)."""
+    if message.get("role") == "user":
+        return True
+    types = _block_types(message)
+    return message.get("role") == "assistant" and bool(types) and types[-1] == "server_tool_use"
+
+
+def _tool_use_without_result(conv: _Conversation) -> Refusal | None:
+    for i, message in enumerate(conv.messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        ids = _tool_use_ids(message)
+        after = conv.at(i + 1)
+        if not ids or i + 1 >= len(conv.messages) or i + 1 < conv.offset:
+            continue  # a trailing assistant message is a prefill; history was accepted already
+        answered = set()
+        if after is not None and after.get("role") == "user":
+            answered = {
+                b.get("tool_use_id") for b in _blocks(after) if isinstance(b, dict) and b.get("type") == "tool_result"
+            }
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            return Refusal(
+                TOOL_USE_WITHOUT_RESULT,
+                f"{conv.path(i)}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
+                "in the next message.",
+                conv.path(i),
+            )
+    return None
+
+
+def _tool_result_without_use(conv: _Conversation) -> Refusal | None:
+    for i in conv.own_indexes():
+        message = conv.at(i)
+        if message is None or message.get("role") != "user":
+            continue
+        if i == 0 and conv.blind_start:
+            continue
+        before = conv.at(i - 1)
+        known = set(_tool_use_ids(before)) if before is not None and before.get("role") == "assistant" else set()
+        for k, block in enumerate(_blocks(message)):
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            tool_use_id = block.get("tool_use_id")
+            if tool_use_id not in known:
+                where = f"{conv.path(i)}.content.{k}"
+                return Refusal(
+                    TOOL_RESULT_WITHOUT_USE,
+                    f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each "
+                    "`tool_result` block must have a corresponding `tool_use` block in the previous message.",
+                    f"{where}.tool_use_id",
+                )
+    return None
+
+
+def _tool_result_not_first(conv: _Conversation) -> Refusal | None:
+    for i in conv.own_indexes():
+        message = conv.at(i)
+        if message is None or message.get("role") != "user":
+            continue
+        types = _block_types(message)
+        if "tool_result" not in types:
+            continue
+        first_other = next((k for k, t in enumerate(types) if t != "tool_result"), None)
+        last_result = max(k for k, t in enumerate(types) if t == "tool_result")
+        if first_other is not None and first_other < last_result:
+            where = f"{conv.path(i)}.content.{first_other}"
+            return Refusal(
+                TOOL_RESULT_NOT_FIRST,
+                f"{where}: In the user message containing tool results, the tool_result blocks must come first "
+                "in the content array. Any text must come after all tool results.",
+                where,
+            )
+    return None
+
+
+def _tool_names(body: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
+    return [(i, t["name"], t) for i, t in dicts(body.get("tools")) if isinstance(t.get("name"), str)]
+
+
+def _duplicate_tool_names(body: dict[str, Any]) -> Refusal | None:
+    seen: set[str] = set()
+    for i, name, _ in _tool_names(body):
+        if name in seen:
+            return Refusal(DUPLICATE_TOOL_NAMES, "tools: Tool names must be unique.", f"tools.{i}.name")
+        seen.add(name)
+    return None
+
+
+def _tool_name_pattern(body: dict[str, Any]) -> Refusal | None:
+    for i, name, tool in _tool_names(body):
+        if tool.get("type") not in (None, "custom"):
+            continue  # server tools have fixed names
+        if len(name) > 128:
+            message = f"tools.{i}.custom.name: String should have at most 128 characters"
+            return Refusal(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
+        if not _TOOL_NAME.fullmatch(name):
+            message = f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+            return Refusal(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
+    return None
+
+
+def _count_cache_control(value: Any) -> int:
+    """Blocks carrying `cache_control` anywhere in a list of blocks (tool_result contents included)."""
+    count = 0
+    for _, block in dicts(value):
+        if block.get("cache_control") is not None:
+            count += 1
+        count += _count_cache_control(block.get("content"))
+    return count
+
+
+def _cache_control_limit(body: dict[str, Any]) -> Refusal | None:
+    found = _count_cache_control(body.get("tools")) + _count_cache_control(body.get("system"))
+    for _, message in dicts(body.get("messages")):
+        found += _count_cache_control(message.get("content"))
+    if found > 4:
+        return Refusal(CACHE_CONTROL_LIMIT, f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
+    return None
+
+
+def _thinking_enabled(body: dict[str, Any]) -> dict[str, Any] | None:
+    thinking = body.get("thinking")
+    return thinking if isinstance(thinking, dict) and thinking.get("type") == "enabled" else None
+
+
+def _thinking_budget(body: dict[str, Any]) -> Refusal | None:
+    thinking = _thinking_enabled(body)
+    budget = thinking.get("budget_tokens") if thinking else None
+    if is_int(budget) and budget < 1024:
+        return Refusal(
+            THINKING_BUDGET_TOO_SMALL,
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+            "thinking.budget_tokens",
+        )
+    return None
+
+
+def _is_tool_results_only(message: dict[str, Any]) -> bool:
+    types = _block_types(message)
+    return message.get("role") == "user" and bool(types) and all(t == "tool_result" for t in types)
+
+
+def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Refusal | None:
+    """The current tool loop: the assistant messages since the last user message that is not only tool results.
+
+    Refused when the conversation ends in a tool loop (its last message carries tool results) and
+    no assistant message of that loop starts with a thinking block. Interleaved thinking may leave
+    later assistant messages of the loop without one, so any of them starting with thinking passes.
+    """
+    if _thinking_enabled(body) is None or not conv.own:
+        return None
+    last = conv.messages[-1]
+    if not isinstance(last, dict) or "tool_result" not in _block_types(last) or last.get("role") != "user":
+        return None
+    loop: list[int] = []
+    i = len(conv.messages) - 2
+    while i >= 0:
+        message = conv.at(i)
+        if message is None:
+            break
+        if message.get("role") == "assistant":
+            loop.append(i)
+        elif not _is_tool_results_only(message):
+            break
+        i -= 1
+    if not loop or (i < 0 and conv.blind_start):
+        return None
+    if not _tool_use_ids(conv.at(loop[0]) or {}):
+        return None
+    firsts = [(_block_types(conv.at(j) or {}) or [None])[0] for j in loop]
+    if any(t in _THINKING_TYPES for t in firsts):
+        return None
+    final = loop[0]
+    found = firsts[0] or "nothing"
+    where = f"{conv.path(final)}.content.0.type"
+    return Refusal(
+        THINKING_BLOCK_FIRST,
+        f"{where}: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a "
+        "final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and "
+        "`tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this "
+        "requirement, disable `thinking`.",
+        where,
+    )
+
+
+def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Refusal | None:
+    thinking = body.get("thinking")
+    if not (isinstance(thinking, dict) and thinking.get("type") == "disabled") or not conv.own:
+        return None
+    last = len(conv.messages) - 1
+    message = conv.at(last)
+    if message is None or message.get("role") != "assistant":
+        return None
+    for k, kind in enumerate(_block_types(message)):
+        if kind in _THINKING_TYPES:
+            where = f"{conv.path(last)}.content.{k}"
+            return Refusal(
+                THINKING_IN_FINAL_WHEN_DISABLED,
+                f"{where}: When thinking is disabled, an `assistant` message in the final position cannot contain "
+                "`thinking`. To use thinking blocks, enable `thinking` in your request.",
+                where,
+            )
+    return None
+
+
+def _temperature(body: dict[str, Any]) -> Refusal | None:
+    value = body.get("temperature")
+    if is_number(value) and not 0 <= value <= 1:
+        return Refusal(TEMPERATURE_RANGE, "temperature: range: 0..1", "temperature")
+    return None

@@ -1,0 +1,313 @@
+"""Strict requests: refuse what the real provider API would refuse (issue 15's rule engine).
+
+Pure functions over a parsed request body; nothing here touches the transport. Each check returns
+the `Refusal` of the first rule the body breaks, or None. A refusal carries its `Rule` (a stable
+id, the provider, the HTTP status, the documented source) and a message that starts with the real
+API's own wording where it is known; the caller adds the rule id and the docs link, and wraps it
+in the provider's error envelope.
+
+```python
+from wirescript.strict import check_request
+
+refusal = check_request("anthropic", {"model": "m", "max_tokens": 8, "messages": []})
+assert refusal is not None and refusal.rule.id == "anthropic.messages-empty"
+```
+
+The rules and their sources are listed in `docs/strict-requests.md`. No false positives is the
+contract: a rule exists only where the provider documents the refusal or its error has been
+observed, and every check reads only what it must, letting anything else through.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from wirescript import _strict_anthropic, _strict_gemini, _strict_openai
+from wirescript._strict_anthropic import check_anthropic
+from wirescript._strict_base import Refusal, Rule, first_refusal, is_int, is_number, json_type
+from wirescript._strict_gemini import check_gemini
+from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
+
+__all__ = [
+    "RULES",
+    "WIRES",
+    "Refusal",
+    "Rule",
+    "check_anthropic",
+    "check_gemini",
+    "check_openai_chat",
+    "check_openai_responses",
+    "check_request",
+    "check_wire_mismatch",
+    "previous_response_not_found",
+]
+
+WIRES = ("anthropic", "openai_chat", "openai_responses", "gemini")
+"""The wire names the checks know (the `name` of each wire in `wirescript.wires`)."""
+
+_LABELS = {
+    "anthropic": "Anthropic Messages (POST /v1/messages)",
+    "openai_chat": "OpenAI Chat Completions (POST /chat/completions)",
+    "openai_responses": "OpenAI Responses (POST /responses)",
+    "gemini": "Gemini generateContent",
+}
+
+BODY_FOR_ANOTHER_WIRE = Rule(
+    "any.body-for-another-wire",
+    "any",
+    "The body carries a top-level field of another provider's API (Gemini `contents` on `/v1/messages`, ...).",
+    "Each API refuses top-level fields it does not define. Observed: Anthropic 'response_format: Extra inputs are "
+    "not permitted' (github.com/amrit110/oli/issues/7); OpenAI Chat 'Unrecognized request argument supplied: "
+    "<field>' (github.com/nashsu/llm_wiki/issues/336, github.com/coroot/coroot/issues/698); OpenAI Responses "
+    "\"Unknown parameter: '<field>'.\" (github.com/fhswf/openai-ui/issues/127); Gemini 'Invalid JSON payload "
+    'received. Unknown name "<field>": Cannot find field.\' (github.com/fishjar/kiss-translator/issues/256)',
+)
+FIELD_TYPE = Rule(
+    "any.field-type",
+    "any",
+    'A well-known field of the wrong JSON type (`"stream": "yes"`, `"max_tokens": "10"`, `"messages": "hi"`).',
+    "Observed: Anthropic 'max_tokens: Input should be a valid integer' "
+    "(github.com/strands-agents/harness-sdk/pull/588); "
+    "OpenAI \"Invalid type for 'max_tokens': expected an integer, but got a string instead.\" "
+    "(github.com/diffbot/code-gpt-docs/issues/273); Gemini \"Invalid value at '<field>' (<type>), <value>\"; the "
+    "types are those of each SDK's request TypedDicts.",
+)
+
+_ANY_RULES = (BODY_FOR_ANOTHER_WIRE, FIELD_TYPE)
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        *_ANY_RULES,
+        *_strict_anthropic.RULES,
+        *_strict_openai.CHAT_RULES,
+        *_strict_openai.RESPONSES_RULES,
+        *_strict_gemini.RULES,
+    )
+}
+"""Every rule, by id."""
+
+# Top-level fields that only another wire defines: (field, the wire it belongs to).
+_FOREIGN: dict[str, tuple[tuple[str, str], ...]] = {
+    "anthropic": (
+        ("contents", "gemini"),
+        ("generationConfig", "gemini"),
+        ("generation_config", "gemini"),
+        ("systemInstruction", "gemini"),
+        ("system_instruction", "gemini"),
+        ("input", "openai_responses"),
+        ("instructions", "openai_responses"),
+        ("previous_response_id", "openai_responses"),
+        ("max_output_tokens", "openai_responses"),
+        ("max_completion_tokens", "openai_chat"),
+        ("response_format", "openai_chat"),
+    ),
+    "openai_chat": (
+        ("contents", "gemini"),
+        ("generationConfig", "gemini"),
+        ("generation_config", "gemini"),
+        ("systemInstruction", "gemini"),
+        ("system_instruction", "gemini"),
+        ("input", "openai_responses"),
+        ("instructions", "openai_responses"),
+        ("previous_response_id", "openai_responses"),
+        ("max_output_tokens", "openai_responses"),
+        ("system", "anthropic"),
+    ),
+    "openai_responses": (
+        ("contents", "gemini"),
+        ("generationConfig", "gemini"),
+        ("generation_config", "gemini"),
+        ("systemInstruction", "gemini"),
+        ("system_instruction", "gemini"),
+        ("messages", ""),  # Chat or Anthropic: decided from the rest of the body
+        ("system", "anthropic"),
+        ("max_completion_tokens", "openai_chat"),
+    ),
+    "gemini": (
+        ("messages", ""),
+        ("input", "openai_responses"),
+        ("instructions", "openai_responses"),
+        ("max_tokens", "anthropic"),
+        ("max_completion_tokens", "openai_chat"),
+        ("max_output_tokens", "openai_responses"),
+    ),
+}
+
+# Well-known fields and the JSON types each wire takes for them (null is always let through).
+_INT, _NUM, _BOOL, _STR, _LIST, _OBJ = "integer", "number", "boolean", "string", "array", "object"
+_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "anthropic": {
+        "model": (_STR,),
+        "max_tokens": (_INT,),
+        "messages": (_LIST,),
+        "stream": (_BOOL,),
+        "system": (_STR, _LIST),
+        "tools": (_LIST,),
+        "temperature": (_NUM,),
+    },
+    "openai_chat": {
+        "model": (_STR,),
+        "messages": (_LIST,),
+        "stream": (_BOOL,),
+        "max_tokens": (_INT,),
+        "max_completion_tokens": (_INT,),
+        "n": (_INT,),
+        "temperature": (_NUM,),
+        "tools": (_LIST,),
+    },
+    "openai_responses": {
+        "model": (_STR,),
+        "input": (_STR, _LIST),
+        "stream": (_BOOL,),
+        "max_output_tokens": (_INT,),
+        "temperature": (_NUM,),
+        "tools": (_LIST,),
+        "previous_response_id": (_STR,),
+    },
+    "gemini": {
+        # protobuf JSON takes a lone object for a repeated field
+        "contents": (_LIST, _OBJ),
+        "tools": (_LIST, _OBJ),
+    },
+}
+
+_GEMINI_TYPES = {
+    "contents": "type.googleapis.com/google.ai.generativelanguage.v1beta.Content",
+    "tools": "type.googleapis.com/google.ai.generativelanguage.v1beta.Tool",
+}
+
+
+def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
+    checks: dict[str, Callable[[Any], bool]] = {
+        _INT: is_int,
+        _NUM: is_number,
+        _BOOL: lambda v: isinstance(v, bool),
+        _STR: lambda v: isinstance(v, str),
+        _LIST: lambda v: isinstance(v, list),
+        _OBJ: lambda v: isinstance(v, dict),
+    }
+    return any(checks[kind](value) for kind in kinds)
+
+
+def _guess_messages_wire(body: dict[str, Any]) -> str:
+    """Whether a `messages` body looks like Anthropic Messages or Chat Completions ("" when it cannot tell)."""
+    anthropic = any(key in body for key in ("system", "thinking", "stop_sequences", "anthropic_version"))
+    chat = any(key in body for key in ("max_completion_tokens", "response_format", "n", "stream_options"))
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") in ("system", "developer", "tool") or "tool_calls" in message:
+            chat = True
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result", "thinking"):
+                anthropic = True
+    if anthropic != chat:
+        return "anthropic" if anthropic else "openai_chat"
+    return ""
+
+
+def _unknown_field_message(wire: str, key: str) -> str:
+    if wire == "anthropic":
+        return f"{key}: Extra inputs are not permitted"
+    if wire == "openai_chat":
+        return f"Unrecognized request argument supplied: {key}"
+    if wire == "openai_responses":
+        return f"Unknown parameter: '{key}'."
+    return f'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
+
+
+def _article(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _type_message(wire: str, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+    got = json_type(value)
+    if wire == "anthropic":
+        pydantic = {_LIST: "list", _OBJ: "dictionary"}
+        return f"{key}: Input should be a valid {pydantic.get(kinds[0], kinds[0])}"
+    if wire in ("openai_chat", "openai_responses"):
+        expected = " or ".join(_article(kind) for kind in kinds)
+        shown = "decimal" if got == "number" else got
+        return f"Invalid type for '{key}': expected {expected}, but got {_article(shown)} instead."
+    return f"Invalid value at '{key}' ({_GEMINI_TYPES.get(key, kinds[0])}), {json.dumps(value)}"
+
+
+def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Refusal | None:
+    """The `any.*` rules: a body meant for another wire, or a well-known field of the wrong JSON type.
+
+    Args:
+        wire: The wire the request arrived on: one of `WIRES`.
+        body: The parsed JSON body.
+        skip: Rule ids not to check.
+
+    Returns:
+        The refusal, naming the field and (where it can tell) the wire the body looks meant for;
+        None when the body fits the wire, or the wire is not one of `WIRES`.
+
+    """
+    if wire not in WIRES:
+        return None
+    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+        (BODY_FOR_ANOTHER_WIRE, lambda: _foreign_field(wire, body)),
+        (FIELD_TYPE, lambda: _field_type(wire, body)),
+    ]
+    return first_refusal(checks, skip)
+
+
+def _foreign_field(wire: str, body: dict[str, Any]) -> Refusal | None:
+    for key, owner in _FOREIGN[wire]:
+        if key not in body:
+            continue
+        meant = owner or _guess_messages_wire(body)
+        looks = f"the body looks meant for {_LABELS[meant]}" if meant else "the body looks meant for another API"
+        message = f"{_unknown_field_message(wire, key)} ({looks}, not {_LABELS[wire]})"
+        return Refusal(BODY_FOR_ANOTHER_WIRE, message, key)
+    return None
+
+
+def _field_type(wire: str, body: dict[str, Any]) -> Refusal | None:
+    for key, kinds in _TYPES[wire].items():
+        value = body.get(key)
+        if value is not None and not _has_type(value, kinds):
+            return Refusal(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
+    return None
+
+
+def check_request(
+    wire: str,
+    body: dict[str, Any],
+    *,
+    history: list[Any] | None = None,
+    previous_items: list[Any] | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> Refusal | None:
+    """Every rule for one request: the `any.*` rules first, then the wire's own.
+
+    Args:
+        wire: The wire the request arrived on: one of `WIRES`.
+        body: The parsed JSON body.
+        history: Anthropic only: a continued thread's earlier messages (see `check_anthropic`).
+        previous_items: Responses only: the previous response's stored items (see `check_openai_responses`).
+        skip: Rule ids not to check.
+
+    Returns:
+        The first refusal, or None.
+
+    """
+    refusal = check_wire_mismatch(wire, body, skip=skip)
+    if refusal is not None:
+        return refusal
+    if wire == "anthropic":
+        return check_anthropic(body, history=history, skip=skip)
+    if wire == "openai_chat":
+        return check_openai_chat(body, skip=skip)
+    if wire == "openai_responses":
+        return check_openai_responses(body, previous_items=previous_items, skip=skip)
+    if wire == "gemini":
+        return check_gemini(body, skip=skip)
+    return None
