@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse"},
+    {"errors", "_text", "_steps", "sse", "eventstream"},
     # 1: the script models and the record
     {"script", "recorded"},
     # 2: the wires: one module per provider API, on their shared base
@@ -27,9 +27,16 @@ LAYERS: list[set[str]] = [
         "wires.openai_chat",
         "wires.openai_responses",
         "wires.gemini",
+        # provider rules and renderings the wires use
+        "_converse",
+        "strict",
+        "_strict_base",
+        "_strict_anthropic",
+        "_strict_openai",
+        "_strict_gemini",
     },
     # 3: the sans-IO core, the HTTP adapter and the validators
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_http", "validate", "catalog"},
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_http", "_botocore", "validate", "catalog"},
     # 4: the transport shell
     {"transport"},
     # 5: conveniences on top
@@ -72,8 +79,10 @@ def _imports(path: Path, name: str) -> set[str]:
                         found.add(module if module in MODULES else ".".join(base) or "__init__")
                 else:
                     found.add(target)
-            elif node.module and node.module.startswith("wirescript"):
-                found.add(node.module.removeprefix("wirescript").lstrip(".") or "__init__")
+            elif node.module == "wirescript":  # `from wirescript import x`: a module, or a name of the package
+                found.update(alias.name if alias.name in MODULES else "__init__" for alias in node.names)
+            elif node.module and node.module.startswith("wirescript."):
+                found.add(node.module.removeprefix("wirescript."))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("wirescript."):
