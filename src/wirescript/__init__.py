@@ -16,8 +16,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
-    from .errors import HoldTimeoutError, ScriptError, StreamValidationError, UsageError, WirescriptError
+    from .errors import (
+        HoldTimeoutError,
+        NetworkBlockedError,
+        ScriptError,
+        StreamValidationError,
+        UsageError,
+        WirescriptError,
+    )
     from .files import load_script, script_json_schema
+    from .intercept import KNOWN_HOSTS, Interception
     from .pytest_plugin import StubFactory
     from .recorded import RecordedRequest, Secret
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
@@ -28,10 +36,13 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "KNOWN_HOSTS",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
     "HoldTimeoutError",
+    "Interception",
+    "NetworkBlockedError",
     "PendingTurn",
     "RecordedRequest",
     "ScriptBuilder",
@@ -61,6 +72,9 @@ _EXPORTS = {
     "ErrorSpec": "script",
     "Fault": "script",
     "HoldTimeoutError": "errors",
+    "Interception": "intercept",
+    "KNOWN_HOSTS": "intercept",
+    "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "RecordedRequest": "recorded",
     "ScriptBuilder": "builder",
