@@ -5,6 +5,7 @@ WirescriptError
  ├── ScriptError (ValueError)        a script, turn or script file is malformed; raised at construction
  ├── StreamValidationError (ValueError)  a hand-written SSE stream breaks the provider's envelope
  ├── HoldTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting
+ ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
 ```
 
@@ -16,7 +17,14 @@ with a non-retryable error response instead, and recorded on the stub (`stub.pro
 
 from __future__ import annotations
 
-__all__ = ["HoldTimeoutError", "ScriptError", "StreamValidationError", "UsageError", "WirescriptError"]
+__all__ = [
+    "HoldTimeoutError",
+    "NetworkBlockedError",
+    "ScriptError",
+    "StreamValidationError",
+    "UsageError",
+    "WirescriptError",
+]
 
 
 class WirescriptError(Exception):
@@ -40,3 +48,21 @@ class HoldTimeoutError(WirescriptError, TimeoutError):
 
 class UsageError(WirescriptError, TypeError):
     """The library was used in a way it does not support; the message says what to do instead."""
+
+
+class NetworkBlockedError(WirescriptError, ConnectionError):
+    """The network guard of the pytest fixture refused a connection or a DNS lookup during a test.
+
+    It is a `ConnectionError`, so HTTP stacks surface it as their connection error; the message
+    names the host and port and the ways to give the app the stub instead.
+    """
+
+    def __init__(self, message: str, *, host: str | None = None, port: int | None = None) -> None:
+        super().__init__(message)
+        self.host = host
+        """The host name or address the test tried to reach."""
+        self.port = port
+        """The port, when known."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
