@@ -366,7 +366,9 @@ def test_the_fixture_intercepts_until_teardown(pytester: pytest.Pytester) -> Non
 
 
             def test_after(wirescript):
-                assert httpx2.HTTPTransport.handle_request.__name__ == "handle_request"
+                from wirescript import _hooks
+
+                assert _hooks.state.interception is None  # the previous test's ended at its teardown
                 with pytest.raises(anthropic.PermissionDeniedError, match="blocked a connection"):
                     anthropic.Anthropic(api_key="test-key").models.list()
                 wirescript.guard._blocked.clear()  # refused, as it should be: not a failure of this test

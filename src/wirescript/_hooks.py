@@ -109,11 +109,11 @@ def _targets() -> list[tuple[Any, str, Any]]:
     """`(class, method name, wrapper)` for each library that is imported or importable."""
     targets = []
     for module_name, class_name, method in TARGETS:
-        if importlib.util.find_spec(module_name) is None:
-            continue
         try:
+            if importlib.util.find_spec(module_name) is None:
+                continue
             cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError):  # pragma: no cover - a broken or unrelated install
+        except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
             continue
         original = getattr(cls, method)
         wrap = _async_wrapper if method == "handle_async_request" else _sync_wrapper
