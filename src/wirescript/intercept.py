@@ -32,6 +32,7 @@ ignored), and `*` in a pattern matches one or more characters within one DNS lab
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Callable, Iterable
@@ -80,12 +81,24 @@ def host_matcher(hosts: Iterable[str]) -> Callable[[str], bool]:
 
     Args:
         hosts: Host names or patterns (`*` stands for one or more characters within one DNS
-            label; `"*"` alone matches every host).
+            label; `"*"` alone matches every host); a single string is one pattern.
 
     Raises:
         UsageError: A pattern is not a string, is empty, or looks like a URL or `host:port`.
 
     """
+    if isinstance(hosts, str):
+        hosts = (hosts,)
+    try:
+        chosen = frozenset(hosts)
+    except TypeError:
+        raise UsageError(f"host patterns must be strings, got {hosts!r}") from None
+    return _compiled(chosen)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(hosts: frozenset[str]) -> Callable[[str], bool]:
+    """`host_matcher` for a set of patterns, compiled once (the guard builds one per test)."""
     exact: set[str] = set()
     patterns: list[str] = []
     for host in hosts:
