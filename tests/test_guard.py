@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import httpx
-import httpx2
 import openai
 import pytest
 
 from _loopback import loopback_server
+from _support import ANTHROPIC_HX, STACKS
 from wirescript import NetworkBlockedError, ScriptTransport, UsageError, WirescriptError
 from wirescript.guard import NetworkGuard
 
@@ -47,7 +46,7 @@ def _nothing_left_patched() -> Any:
 
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_app="import anthropic, httpx2, pytest, socket, time\n" + textwrap.dedent(body))
+    pytester.makepyfile(test_app="import anthropic, pytest, time\n" + textwrap.dedent(body))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         return pytester.runpytest("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider", *args)
@@ -144,9 +143,9 @@ def test_allow_network_turns_the_guard_off(wirescript: Any) -> None:
 def test_loopback_is_allowed(wirescript: Any) -> None:
     stub = wirescript(["Served in-process."])
     with loopback_server() as (url, paths):
-        assert httpx2.get(f"{url}/by-address").json() == {"served_by": "loopback"}
-        assert httpx.get(url.replace("127.0.0.1", "localhost") + "/by-name").json() == {"served_by": "loopback"}
-        client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=httpx2.Client(transport=stub))
+        assert STACKS[0].get(f"{url}/by-address").json() == {"served_by": "loopback"}
+        assert STACKS[-1].get(url.replace("127.0.0.1", "localhost") + "/by-name").json() == {"served_by": "loopback"}
+        client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=ANTHROPIC_HX.Client(transport=stub))
         assert client.messages.create(model="m", max_tokens=8, messages=USER).content[0].text == "Served in-process."
     assert paths == ["/by-address", "/by-name"]
     assert wirescript.guard.blocked == []
@@ -170,7 +169,8 @@ def test_the_loopback_server_fixture_runs_under_the_guard(wirescript_server: Any
 
 
 def test_a_respx_route_still_answers_under_the_guard(wirescript: Any) -> None:
-    import respx
+    respx = pytest.importorskip("respx")
+    httpx = pytest.importorskip("httpx")
 
     stub = wirescript(["Through respx."])
     with respx.mock:
@@ -300,8 +300,8 @@ def test_a_connection_error_that_is_not_the_guards_is_left_alone() -> None:
     stub = ScriptTransport([])
     with NetworkGuard() as guard, loopback_server() as (url, _):
         closed = url.rsplit(":", 1)[0] + ":1"  # nothing listens on port 1
-        with pytest.raises(httpx2.ConnectError):
-            httpx2.get(closed)
+        with pytest.raises(ANTHROPIC_HX.ConnectError):
+            ANTHROPIC_HX.get(closed)
     assert guard.blocked == []
     assert stub.requests == []
 

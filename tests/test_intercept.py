@@ -13,12 +13,11 @@ from types import ModuleType
 from typing import Any
 
 import anthropic
-import httpx
-import httpx2
 import openai
 import pytest
 
 from _loopback import loopback_server
+from _support import ANTHROPIC_HX, STACKS
 from wirescript import KNOWN_HOSTS, ScriptTransport, UsageError
 from wirescript._hooks import TARGETS
 from wirescript.guard import NetworkGuard
@@ -32,7 +31,8 @@ REQUIRE_ENV = "WIRESCRIPT_REQUIRE_FRAMEWORKS"
 
 def patched_functions() -> list[Any]:
     """The exact function objects the interception patches, as the classes hold them now."""
-    return [getattr(importlib.import_module(module), cls).__dict__[name] for module, cls, name in TARGETS]
+    installed = {hx.__name__: hx for hx in STACKS}
+    return [getattr(installed[module], cls).__dict__[name] for module, cls, name in TARGETS if module in installed]
 
 
 ORIGINALS = patched_functions()
@@ -101,7 +101,7 @@ def test_a_client_built_before_the_block_is_reached_and_released_after_it() -> N
     assert [str(b) for b in guard.blocked] == ["connection to api.anthropic.com:443"]
 
 
-@pytest.mark.parametrize("hx", [httpx, httpx2], ids=["httpx", "httpx2"])
+@pytest.mark.parametrize("hx", STACKS, ids=[hx.__name__ for hx in STACKS])
 def test_plain_httpx_and_httpx2_clients_sync_and_async(hx: ModuleType) -> None:
     body = {"model": "claude-test", "max_tokens": 64, "messages": USER}
     stub = ScriptTransport(["Sync.", "Async."])
@@ -123,12 +123,12 @@ def test_plain_httpx_and_httpx2_clients_sync_and_async(hx: ModuleType) -> None:
 def test_a_client_with_a_transport_of_another_class_keeps_it() -> None:
     seen: list[str] = []
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
+    def handler(request: Any) -> Any:
         seen.append(str(request.url))
-        return httpx2.Response(200, json={"from": "mock"})
+        return ANTHROPIC_HX.Response(200, json={"from": "mock"})
 
     stub = ScriptTransport([])
-    with stub.intercept(), httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
+    with stub.intercept(), ANTHROPIC_HX.Client(transport=ANTHROPIC_HX.MockTransport(handler)) as client:
         assert client.get("https://api.anthropic.com/v1/models").json() == {"from": "mock"}
     assert seen == ["https://api.anthropic.com/v1/models"]
     assert stub.requests == []
@@ -140,11 +140,11 @@ def test_a_client_with_a_transport_of_another_class_keeps_it() -> None:
 def test_other_hosts_go_where_they_were_going() -> None:
     stub = ScriptTransport(["Never."])
     with loopback_server() as (url, paths), stub.intercept():
-        with httpx2.Client() as client:
+        with STACKS[0].Client() as client:
             assert client.post(f"{url}/v1/messages", json={}).json() == {"served_by": "loopback"}
 
         async def ask() -> Any:
-            async with httpx.AsyncClient() as client:
+            async with STACKS[-1].AsyncClient() as client:
                 return (await client.get(f"{url}/async")).json()
 
         assert asyncio.run(ask()) == {"served_by": "loopback"}
@@ -342,8 +342,10 @@ def test_the_fixture_intercepts_until_teardown(pytester: pytest.Pytester) -> Non
     pytester.makepyfile(
         test_app=textwrap.dedent(
             """
-            import anthropic, httpx2, pytest
+            import anthropic, pytest
             from wirescript import UsageError
+
+            hx = __import__("httpx2" if int(anthropic.__version__.split(".")[0]) >= 1 else "httpx")
 
             USER = [{"role": "user", "content": "Hi"}]
 
@@ -359,7 +361,7 @@ def test_the_fixture_intercepts_until_teardown(pytester: pytest.Pytester) -> Non
 
             def test_hosts(wirescript):
                 stub = wirescript(["Gateway."], intercept=["llm.internal.example"])
-                with httpx2.Client() as client:
+                with hx.Client() as client:
                     body = {"model": "m", "messages": USER}
                     response = client.post("https://llm.internal.example/v1/messages", json=body)
                 assert response.json()["content"][0]["text"] == "Gateway."
