@@ -2,9 +2,9 @@
 
 It provides the `wirescript` fixture, a factory of stubs that are checked at teardown, and the
 `wirescript` marker that turns those checks off. While a test uses the fixture, a network guard
-refuses connections to anything but loopback (see `wirescript.guard`). Loading it imports neither wirescript's models
-nor pydantic: the library is imported when a test first uses the fixture, so pytest starts as
-fast with the plugin installed as without it.
+refuses connections to anything but loopback (see `wirescript.guard`). Loading it imports neither
+wirescript's models nor pydantic: the library is imported when a test first uses the fixture, so
+pytest starts as fast with the plugin installed as without it.
 
 ```
 def test_agent(wirescript):
@@ -50,7 +50,6 @@ _MARKER_HELP = (
     "never requested; let the test reach the network, or some hosts."
 )
 _OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts")
-_GUARD_OPTIONS = ("allow_network", "allowed_hosts")
 
 
 class StubFactory:
