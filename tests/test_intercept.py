@@ -90,6 +90,15 @@ def test_openai_with_no_http_client_sync_and_async() -> None:
     ]
 
 
+def test_google_genai_with_no_http_options() -> None:
+    genai = pytest.importorskip("google.genai")
+    stub = ScriptTransport(["From Gemini."])
+    with stub.intercept():
+        client = genai.Client(api_key="test-key")  # held: a collected genai.Client closes its HTTP client
+        assert client.models.generate_content(model="gemini-2.5-flash", contents="Hi").text == "From Gemini."
+    assert stub.requests[0].path.endswith("/models/gemini-2.5-flash:generateContent")
+
+
 def test_a_client_built_before_the_block_is_reached_and_released_after_it() -> None:
     client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=anthropic.DefaultHttpxClient())
     stub = ScriptTransport(["Reached."])
