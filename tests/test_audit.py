@@ -237,6 +237,23 @@ def test_httpx_interceptors_silence_httpx_findings_but_not_sdk_clients(marker: s
     assert [f.code for f in audit_text(source, "t.py")] == ["WS103"]
 
 
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "with stub.intercept(): pass",
+        "with Interception(stub, hosts='*'): pass",
+        "def test_x(wirescript):\n    wirescript(['Hi'], intercept=True)",
+        "def test_x(wirescript):\n    wirescript(['Hi'], intercept=['llm.internal'])",
+    ],
+)
+def test_a_wirescript_interception_silences_client_findings(marker: str) -> None:
+    source = f"import httpx2, openai\n{marker}\nhttpx2.Client()\nhttpx2.get('https://x.test')\nopenai.OpenAI()\n"
+    assert audit_text(source, "t.py") == []
+    source = source.replace("intercept=True", "intercept=False").replace("intercept=[", "hosts=[")
+    if "wirescript(" in source:
+        assert [f.code for f in audit_text(source, "t.py")] == ["WS104", "WS105", "WS103"]
+
+
 def test_an_unrelated_class_of_the_same_name_is_not_a_client() -> None:
     assert lines("class Anthropic: ...\nclient = Anthropic()\nhttp = Client()\n") == []
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
         HoldTimeoutError,
+        NetworkBlockedError,
         ScriptError,
         StreamValidationError,
         UsageError,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         WirescriptError,
     )
     from .files import load_script, script_json_schema
+    from .intercept import KNOWN_HOSTS, Interception
     from .pytest_plugin import StubFactory
     from .recorded import Problem, RecordedRequest, Secret
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
@@ -35,10 +37,13 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "KNOWN_HOSTS",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
     "HoldTimeoutError",
+    "Interception",
+    "NetworkBlockedError",
     "PendingTurn",
     "Problem",
     "RecordedRequest",
@@ -70,6 +75,9 @@ _EXPORTS = {
     "ErrorSpec": "script",
     "Fault": "script",
     "HoldTimeoutError": "errors",
+    "Interception": "intercept",
+    "KNOWN_HOSTS": "intercept",
+    "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "Problem": "recorded",
     "RecordedRequest": "recorded",

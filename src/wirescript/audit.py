@@ -63,7 +63,10 @@ built without `transport=` (or `mounts=`), or with `transport=httpx.HTTPTranspor
 **WS105** is `httpx.get(…)`, `httpx.post(…)`, `httpx.stream(…)` and their siblings. WS104 and
 WS105 are not reported in a file that imports `respx` or `pytest_httpx` or takes a `respx_mock` or
 `httpx_mock` fixture: those intercept every httpx client. They do not intercept httpx2, which is
-why WS103 still applies there.
+why WS103 still applies there. WS103, WS104 and WS105 are not reported in a file that intercepts
+with wirescript (`stub.intercept(…)`, `Interception(…)`, or a call passing `intercept=` other than
+False or None, as in `wirescript(script, intercept=True)`): that reaches every httpx and httpx2
+client, the SDKs' own included.
 
 A call that passes `**kwargs` is not reported: what it passes cannot be known.
 
@@ -231,6 +234,7 @@ _PAI_MODELS = frozenset(
 )
 _INTERCEPTORS = frozenset({"respx", "pytest_httpx"})
 _INTERCEPTOR_FIXTURES = frozenset({"respx_mock", "httpx_mock"})
+_INTERCEPTED_CODES = frozenset({"WS103", "WS104", "WS105"})
 _LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|::1|0\.0\.0\.0|.*\.localhost")
 _CLIENT_KEYWORD = re.compile(r"(?:.*_)?client|http_options")
 _STUB_CLIENT = "<an httpx/httpx2 client with transport=ScriptTransport(...)>"
@@ -244,6 +248,7 @@ class _CodeAudit:
         self.tree = tree
         self.aliases: dict[str, str] = {}
         self.intercepted = False
+        self.stub_intercepts = False
         self.findings: list[Finding] = []
 
     def run(self) -> list[Finding]:
@@ -261,6 +266,8 @@ class _CodeAudit:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 names = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
                 self.intercepted |= bool(names & _INTERCEPTOR_FIXTURES)
+            elif isinstance(node, ast.Call):
+                self.stub_intercepts |= _intercepts(node)
         for node in nodes:
             if isinstance(node, ast.Call):
                 self._call(node)
@@ -287,6 +294,8 @@ class _CodeAudit:
         return self.qualname(node) == "os.environ"
 
     def _add(self, node: ast.AST, code: str, message: str) -> None:
+        if self.stub_intercepts and code in _INTERCEPTED_CODES:
+            return
         self.findings.append(Finding(self.path, getattr(node, "lineno", 1), code, message))
 
     # -- checks
@@ -415,6 +424,18 @@ class _CodeAudit:
 _ALLOW = re.compile(r"wirescript:\s*allow(?:\[(?P<codes>[A-Z0-9,\s]*)\])?")
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+
+
+def _intercepts(call: ast.Call) -> bool:
+    """Whether a call opens a wirescript interception: `….intercept(…)`, `Interception(…)`, `…(intercept=…)`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name in ("intercept", "Interception"):
+        return True
+    return any(
+        kw.arg == "intercept" and not (isinstance(kw.value, ast.Constant) and kw.value.value in (False, None))
+        for kw in call.keywords
+    )
 
 
 def _allowed(line: str, code: str) -> bool:

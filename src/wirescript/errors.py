@@ -5,6 +5,7 @@ WirescriptError
  ├── ScriptError (ValueError)        a script, turn or script file is malformed; raised at construction
  ├── StreamValidationError (ValueError)  a hand-written SSE stream breaks the provider's envelope
  ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting (alias: HoldTimeoutError)
+ ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
 ```
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "HoldTimeoutError",
+    "NetworkBlockedError",
     "ScriptError",
     "StreamValidationError",
     "UsageError",
@@ -51,3 +53,21 @@ HoldTimeoutError = WaitTimeoutError
 
 class UsageError(WirescriptError, TypeError):
     """The library was used in a way it does not support; the message says what to do instead."""
+
+
+class NetworkBlockedError(WirescriptError, ConnectionError):
+    """The network guard of the pytest fixture refused a connection or a DNS lookup during a test.
+
+    It is a `ConnectionError`, so HTTP stacks surface it as their connection error; the message
+    names the host and port and the ways to give the app the stub instead.
+    """
+
+    def __init__(self, message: str, *, host: str | None = None, port: int | None = None) -> None:
+        super().__init__(message)
+        self.host = host
+        """The host name or address the test tried to reach."""
+        self.port = port
+        """The port, when known."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

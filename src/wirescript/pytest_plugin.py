@@ -1,17 +1,25 @@
 """The wirescript pytest plugin (registered through the `pytest11` entry point).
 
 It provides the `wirescript` fixture, a factory of stubs that are checked at teardown, and the
-`wirescript` marker that turns those checks off. Loading it imports neither wirescript's models
-nor pydantic: the library is imported when a test first uses the fixture, so pytest starts as
-fast with the plugin installed as without it.
+`wirescript` marker that turns those checks off. While a test uses the fixture, a network guard
+refuses connections to anything but loopback (see `wirescript.guard`). Loading it imports neither
+wirescript's models nor pydantic: the library is imported when a test first uses the fixture, so
+pytest starts as fast with the plugin installed as without it.
 
 ```
 def test_agent(wirescript):
     stub = wirescript(["Hello!"])        # a ScriptTransport; hand it to the SDK's HTTP client
     ...
 
+def test_framework(wirescript):
+    stub = wirescript(["Hello!"], intercept=True)   # every httpx/httpx2 client reaches it until teardown
+    ...
+
 @pytest.mark.wirescript(check_unused=False)   # per test, class or module (closest wins)
 def test_partial_script(wirescript): ...
+
+@pytest.mark.wirescript(allowed_hosts=["search.internal"])   # or allow_network=True: no guard
+def test_with_a_real_service(wirescript): ...
 ```
 """
 
@@ -19,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +35,8 @@ import pytest
 
 if TYPE_CHECKING:
     from .builder import ScriptBuilder
+    from .guard import NetworkGuard
+    from .intercept import Interception
     from .script import ScriptLike
     from .server import ScriptServer
     from .transport import ScriptTransport
@@ -35,36 +45,66 @@ __all__ = ["StubFactory", "pytest_configure", "pytest_make_parametrize_id", "wir
 
 MARKER = "wirescript"
 _MARKER_HELP = (
-    "wirescript(*, check_overflow=True, check_unused=True): turn off the wirescript fixture's teardown "
-    "check of requests the script did not answer, or of scripted turns never requested."
+    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=()): turn off "
+    "the wirescript fixture's teardown check of requests the script did not answer, or of scripted turns "
+    "never requested; let the test reach the network, or some hosts."
 )
-_OPTIONS = ("check_overflow", "check_unused")
+_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts")
 
 
 class StubFactory:
     """The `wirescript` fixture: makes stubs and checks every one of them when the test ends.
 
     `wirescript(script, **kwargs)` returns `ScriptTransport(script, **kwargs)`; `script` may also
-    be a `ScriptBuilder`. At teardown the test fails, listing each request the stub could not
-    answer as scripted (past the end of the script, an endpoint no wire knows, ... — even when the
-    app swallowed the API error) and each scripted turn no request consumed.
+    be a `ScriptBuilder`. `wirescript(script, intercept=True)` also sends every httpx/httpx2
+    request for a known provider host to the stub until teardown (`intercept=["host", ...]` or
+    `"*"` chooses the hosts; see `ScriptTransport.intercept`). At teardown the test fails, listing
+    each connection the network guard refused, each request the stub could not answer as scripted
+    (past the end of the script, an endpoint no wire knows, ... — even when the app swallowed the
+    API error) and each scripted turn no request consumed.
     """
 
-    __slots__ = ("_check_overflow", "_check_unused", "_stubs")
+    __slots__ = ("_check_overflow", "_check_unused", "_guard", "_interceptions", "_stubs")
 
-    def __init__(self, *, check_overflow: bool = True, check_unused: bool = True) -> None:
+    def __init__(
+        self, *, check_overflow: bool = True, check_unused: bool = True, guard: NetworkGuard | None = None
+    ) -> None:
         self._check_overflow = check_overflow
         self._check_unused = check_unused
+        self._guard = guard
         self._stubs: list[ScriptTransport] = []
+        self._interceptions: list[Interception] = []
 
-    def __call__(self, script: ScriptLike | ScriptBuilder, **kwargs: Any) -> ScriptTransport:
-        """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown."""
+    def __call__(
+        self, script: ScriptLike | ScriptBuilder, *, intercept: bool | str | Iterable[str] = False, **kwargs: Any
+    ) -> ScriptTransport:
+        """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown.
+
+        `intercept=True` (the known provider hosts), a list of hosts or `"*"`: the stub also
+        intercepts every httpx/httpx2 client until the test ends.
+        """
         from .builder import ScriptBuilder
         from .transport import ScriptTransport
 
         stub = script.build(**kwargs) if isinstance(script, ScriptBuilder) else ScriptTransport(script, **kwargs)
+        if intercept is not False and intercept is not None:
+            interception = stub.intercept(None if intercept is True else intercept)
+            interception.__enter__()
+            self._interceptions.append(interception)
         self._stubs.append(stub)
         return stub
+
+    @property
+    def guard(self) -> NetworkGuard | None:
+        """The network guard of the test, or None with `@pytest.mark.wirescript(allow_network=True)`."""
+        return self._guard
+
+    def close(self) -> None:
+        """End the interceptions and the network guard (the fixture calls it at teardown)."""
+        while self._interceptions:
+            self._interceptions.pop().__exit__(None, None, None)
+        if self._guard is not None:
+            self._guard.__exit__(None, None, None)
 
     @property
     def stubs(self) -> list[ScriptTransport]:
@@ -80,8 +120,11 @@ class StubFactory:
         )
 
     def report(self) -> str | None:
-        """The teardown failure message, or None when every stub went as scripted."""
+        """The teardown failure message, or None when the network was untouched and every stub went as scripted."""
         blocks = []
+        guarded = self._guard.report() if self._guard is not None else None
+        if guarded is not None:
+            blocks.append(guarded)
         for number, stub in enumerate(self._stubs, 1):
             sections = []
             if self._check_overflow:
@@ -96,9 +139,14 @@ class StubFactory:
                 try:
                     stub.check(unanswered=False)
                 except AssertionError as exc:
-                    sections.append(
-                        f"{exc}\n(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)"
-                    )
+                    if stub.requests:
+                        hint = "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)"
+                    else:
+                        hint = (
+                            "(This stub received no request at all: is it the client's transport? "
+                            "http_client=httpx2.Client(transport=stub), or wirescript(script, intercept=True).)"
+                        )
+                    sections.append(f"{exc}\n{hint}")
             if sections:
                 head = [f"wirescript stub {number} of {len(self._stubs)}:"] if len(self._stubs) > 1 else []
                 blocks.append("\n".join([*head, *sections]))
@@ -112,9 +160,24 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     The test fails at teardown when a request was not answered as scripted or a scripted turn was
     never requested. `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the
     test, its class or its module turns either check off.
+
+    During the test a network guard refuses any connection that is not to loopback, and any DNS
+    lookup of a known provider host, at once (and fails the test at teardown, even when the app
+    swallowed the error): `allowed_hosts=[...]` lets some hosts through, `allow_network=True`
+    turns the guard off.
     """
-    factory = StubFactory(**_marker_options(request.node))
-    yield factory
+    options = _marker_options(request.node)
+    guard = None
+    if not options.pop("allow_network", False):
+        from .guard import NetworkGuard
+
+        guard = NetworkGuard(allowed_hosts=options.pop("allowed_hosts", ())).__enter__()
+    options.pop("allowed_hosts", None)
+    factory = StubFactory(**options, guard=guard)
+    try:
+        yield factory
+    finally:
+        factory.close()
     message = factory.report()
     if message is not None:
         pytest.fail(message, pytrace=False)
@@ -156,7 +219,7 @@ def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptS
         server.stop()
 
 
-def _marker_options(node: pytest.Item) -> dict[str, bool]:
+def _marker_options(node: pytest.Item) -> dict[str, Any]:
     """The marker options for `node`, the closest marker winning; a bad option fails the test's setup."""
     __tracebackhide__ = True
     options: dict[str, Any] = {}
@@ -191,6 +254,10 @@ def _options_model() -> type[Any]:
         """Fail the test when a request was not answered as scripted (overflow, unknown endpoint, ...)."""
         check_unused: bool = True
         """Fail the test when a scripted turn was never requested."""
+        allow_network: bool = False
+        """Turn the network guard off: the test may connect anywhere."""
+        allowed_hosts: list[str] | tuple[str, ...] = ()
+        """Hosts (names, addresses, `*` patterns) the network guard lets through."""
 
     return MarkerOptions
 
@@ -211,10 +278,22 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
                 close = difflib.get_close_matches(name, _OPTIONS, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 problems.append(f"unknown option {name!r}{hint} (options: {', '.join(_OPTIONS)})")
+            elif name == "allowed_hosts":
+                value = kwargs.get(name)
+                problems.append(f"allowed_hosts must be a list of host names, got {type(value).__name__} {value!r}")
             else:
                 value = error.get("input")
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-        return "; ".join(problems)
+        return "; ".join(dict.fromkeys(problems))
+    hosts = kwargs.get("allowed_hosts")
+    if hosts:
+        from .errors import UsageError
+        from .intercept import host_matcher
+
+        try:
+            host_matcher(hosts)
+        except UsageError as exc:
+            return f"allowed_hosts: {exc}"
     return None
 
 

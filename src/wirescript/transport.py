@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _http
@@ -33,6 +33,8 @@ __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=stub)` type-check
     import httpx
     import httpx2
+
+    from .intercept import Interception
 
     class _TransportBase(  # type: ignore[misc]
         httpx2.BaseTransport, httpx2.AsyncBaseTransport, httpx.BaseTransport, httpx.AsyncBaseTransport
@@ -215,6 +217,16 @@ class ScriptTransport(_TransportBase):
 
         with ScriptServer(self, host=host, port=port) as server:
             yield server.base_url
+
+    def intercept(self, hosts: Iterable[str] | str | None = None) -> Interception:
+        """A context manager that sends the requests of every httpx/httpx2 client to this stub, by host.
+
+        Reaches the clients an app or a framework builds itself (no `http_client=` needed); `hosts`
+        replaces `KNOWN_HOSTS` (`"*"`: every host). See `wirescript.intercept.Interception`.
+        """
+        from .intercept import Interception
+
+        return Interception(self, hosts)
 
     # ------------------------------------------------------------------ transport protocol
 

@@ -4,7 +4,18 @@ import anthropic
 import httpx
 import httpx2
 
-from wirescript import RecordedRequest, ScriptBuilder, ScriptTransport, StubFactory, Turn, load_script
+from wirescript import (
+    KNOWN_HOSTS,
+    Interception,
+    NetworkBlockedError,
+    RecordedRequest,
+    ScriptBuilder,
+    ScriptTransport,
+    StubFactory,
+    Turn,
+    load_script,
+)
+from wirescript.guard import NetworkGuard
 
 
 def pick(request: RecordedRequest) -> Turn | None:
@@ -29,3 +40,19 @@ loaded = ScriptTransport(load_script("turns.json"))
 def test_with_the_fixture(wirescript: StubFactory) -> None:
     made: ScriptTransport = wirescript(["Hello"])
     assert made.overflow == 0
+    intercepting: ScriptTransport = wirescript(["Hi"], intercept=True)
+    by_hosts: ScriptTransport = wirescript(["Hi"], intercept=["llm.internal"])
+    guard: NetworkGuard | None = wirescript.guard
+    assert intercepting is not by_hosts
+    assert guard is not None
+
+
+interception: Interception = stub.intercept()
+with stub.intercept(hosts=["llm.internal", "*.example.com"]) as opened:
+    assert opened.active
+    assert opened.routes("api.example.com")
+everything = stub.intercept("*")
+hosts: frozenset[str] = KNOWN_HOSTS
+with NetworkGuard(allowed_hosts=["search.internal"]) as network:
+    blocked_hosts: list[str] = [attempt.host for attempt in network.blocked]
+failure: ConnectionError = NetworkBlockedError("refused", host="h", port=443)

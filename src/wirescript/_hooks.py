@@ -1,0 +1,161 @@
+"""The class-wide patches of httpx's and httpx2's default transports, shared by interception and the guard.
+
+`HTTPTransport.handle_request` and `AsyncHTTPTransport.handle_async_request` of each library that
+is importable are replaced by one wrapper while anything holds the patch (an open `Interception`,
+an active `NetworkGuard`), and put back exactly, the original function objects, when the last
+holder lets go. The wrapper reads the live state on every request:
+
+1. an open interception whose hosts match the request's host: the stub answers it;
+2. otherwise the original transport sends it; when an active guard blocked the connection it
+   tried to open, the guard answers instead, with an error response the SDKs do not retry.
+
+Patching the classes reaches every client on those transports: clients built before the patch,
+inside it, by the SDKs (`anthropic.DefaultHttpxClient`, openai's equivalent) and by frameworks.
+Neither library is imported until something holds the patch.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .guard import NetworkGuard
+    from .intercept import Interception
+
+__all__ = ["TARGETS", "acquire", "release", "state"]
+
+TARGETS = (
+    ("httpx", "HTTPTransport", "handle_request"),
+    ("httpx", "AsyncHTTPTransport", "handle_async_request"),
+    ("httpx2", "HTTPTransport", "handle_request"),
+    ("httpx2", "AsyncHTTPTransport", "handle_async_request"),
+)
+"""(module, class, method) patched while the hooks are held."""
+
+_MISSING = object()
+
+
+class Saved(NamedTuple):
+    """What a patch replaced, to put back exactly."""
+
+    owner: Any
+    name: str
+    original: Any
+    """The attribute as it was in `owner.__dict__`, or `_MISSING` when it was inherited."""
+    patched: Any
+
+
+def patch(owner: Any, name: str, replacement: Any) -> Saved:
+    """Set `owner.name` to `replacement`; the `Saved` record restores it (`restore`)."""
+    original = owner.__dict__.get(name, _MISSING)
+    setattr(owner, name, replacement)
+    return Saved(owner, name, original, replacement)
+
+
+def restore(saved: Saved) -> None:
+    """Put back what `patch` replaced, unless someone patched over it since (their restore brings ours back).
+
+    A patch left behind that way is harmless: the wrappers pass every request through once
+    nothing holds them.
+    """
+    if saved.owner.__dict__.get(saved.name, _MISSING) is not saved.patched:
+        return
+    if saved.original is _MISSING:
+        delattr(saved.owner, saved.name)
+    else:
+        setattr(saved.owner, saved.name, saved.original)
+
+
+class _State:
+    """Who holds the transport patches, and what each request is checked against."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.holders: list[object] = []
+        self.saved: list[Saved] = []
+        self.interception: Interception | None = None
+        self.guard: NetworkGuard | None = None
+
+
+state = _State()
+"""The process-wide patch state (under pytest-xdist, each worker process has its own)."""
+
+
+def acquire(holder: object) -> None:
+    """Hold the transport patches (installed by the first holder); call `release(holder)` to let go."""
+    with state.lock:
+        if not state.holders:
+            state.saved = [patch(*target) for target in _targets()]
+        state.holders.append(holder)
+
+
+def release(holder: object) -> None:
+    """Let go of the patches; the last holder restores the original functions."""
+    with state.lock:
+        if holder in state.holders:
+            state.holders.remove(holder)
+        if not state.holders:
+            saved, state.saved = state.saved, []
+            for record in reversed(saved):
+                restore(record)
+
+
+def _targets() -> list[tuple[Any, str, Any]]:
+    """`(class, method name, wrapper)` for each library that is imported or importable."""
+    targets = []
+    for module_name, class_name, method in TARGETS:
+        try:
+            if importlib.util.find_spec(module_name) is None:
+                continue
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
+            continue
+        original = getattr(cls, method)
+        wrap = _async_wrapper if method == "handle_async_request" else _sync_wrapper
+        targets.append((cls, method, wrap(original)))
+    return targets
+
+
+def _sync_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def handle_request(self: Any, request: Any) -> Any:
+        interception = state.interception
+        if interception is not None and interception.routes(request.url.host):
+            return interception.stub.handle_request(request)
+        guard = state.guard
+        if guard is None:
+            return original(self, request)
+        try:
+            return original(self, request)
+        except Exception as exc:
+            answer = guard.answer_blocked(request, exc, is_async=False)
+            if answer is None:
+                raise
+            return answer
+
+    return handle_request
+
+
+def _async_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        interception = state.interception
+        if interception is not None and interception.routes(request.url.host):
+            return await interception.stub.handle_async_request(request)
+        guard = state.guard
+        if guard is None:
+            return await original(self, request)
+        try:
+            return await original(self, request)
+        except Exception as exc:
+            answer = guard.answer_blocked(request, exc, is_async=True)
+            if answer is None:
+                raise
+            return answer
+
+    return handle_async_request

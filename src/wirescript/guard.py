@@ -1,0 +1,320 @@
+"""`NetworkGuard`: no real network during a wirescript test; loopback stays open.
+
+The pytest fixture (`wirescript`, and `wirescript_server` through it) keeps a guard active for
+the whole test. While it is active:
+
+- a connection to an address that is not loopback (`socket.socket.connect` / `connect_ex`,
+  `socket.create_connection`) fails at once with `NetworkBlockedError`, a `ConnectionError`;
+- so does a DNS lookup (`socket.getaddrinfo`) of a known provider host (`KNOWN_HOSTS`), so the
+  failure costs no resolver time and names the host;
+- every refused attempt is recorded (`guard.blocked`), and the fixture fails the test at teardown
+  with them, even when the app swallowed the error.
+
+A request of an httpx or httpx2 client on its default transport whose connection was refused is
+answered by the guard instead, with a 403 error response marked `x-should-retry: false` and the
+same message: the provider SDKs retry a connection error twice with backoff (over a second), but
+not that answer, so a test that forgot to give its client the stub fails in milliseconds. A
+request mocked below the transport (respx, pytest-httpx) opens no socket and is never touched.
+
+Always allowed: loopback addresses (127.0.0.0/8, ::1), the unspecified address, `localhost`
+(and `*.localhost`), unix sockets and other non-IP families, and the `allowed_hosts`.
+
+What the guard cannot see: code that opens sockets outside Python's `socket` module (C
+extensions with their own networking, uvloop's event loop, c-ares DNS through aiodns) is not
+stopped. It guards the process it runs in only: a subprocess has its own network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, NamedTuple
+
+from . import _hooks
+from .errors import NetworkBlockedError, UsageError
+from .intercept import KNOWN_HOSTS, host_matcher
+
+__all__ = ["BlockedAttempt", "NetworkGuard"]
+
+_IP_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6})
+_HINT = (
+    "Give the app's client the stub (http_client=httpx2.Client(transport=stub)), or intercept the "
+    "clients the app builds itself (stub = wirescript(script, intercept=True)); to let this host through, "
+    "mark the test @pytest.mark.wirescript(allowed_hosts=[...]) or @pytest.mark.wirescript(allow_network=True)."
+)
+
+
+class BlockedAttempt(NamedTuple):
+    """A connection or DNS lookup the guard refused."""
+
+    kind: str
+    """`"connection"` or `"DNS lookup"`."""
+    host: str
+    """The host name, or the address when no name is known."""
+    port: int | None
+    """The port, when known."""
+    address: str | None
+    """The address connected to, when the host is a name resolved earlier in the test."""
+
+    @property
+    def target(self) -> str:
+        """`host:port`, with the resolved address when there is one: `api.example.com:443 (203.0.113.7)`."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        shown = f"{host}:{self.port}" if self.port is not None else host
+        return f"{shown} ({self.address})" if self.address is not None else shown
+
+    def __str__(self) -> str:
+        return f"{self.kind} {'of' if self.kind == 'DNS lookup' else 'to'} {self.target}"
+
+
+class NetworkGuard:
+    """Refuse every connection to a non-loopback address, and every DNS lookup of a known provider host.
+
+    Args:
+        allowed_hosts: Host names, addresses or patterns (`*` within one DNS label, as for
+            `Interception`) that stay reachable.
+
+    Raises:
+        UsageError: A host is not a host name.
+
+    A context manager; one guard is active at a time in a process (entering a second raises
+    `UsageError`). Exiting restores the patched socket functions exactly.
+
+    """
+
+    def __init__(self, *, allowed_hosts: Iterable[str] = ()) -> None:
+        self.allowed_hosts: tuple[str, ...] = tuple(allowed_hosts)
+        """The hosts that stay reachable."""
+        self._allows = host_matcher(self.allowed_hosts) if self.allowed_hosts else _nothing
+        self._known = host_matcher(KNOWN_HOSTS)
+        self._lock = threading.Lock()
+        self._blocked: list[BlockedAttempt] = []
+        self._names: dict[str, str] = {}  # address -> the host name it was resolved from
+        self._allowed_addresses: set[str] = set()
+        self._saved: list[_hooks.Saved] = []
+        self._active = False
+
+    @property
+    def active(self) -> bool:
+        """Whether the guard is on."""
+        return self._active
+
+    @property
+    def blocked(self) -> list[BlockedAttempt]:
+        """Every attempt refused so far, in order."""
+        with self._lock:
+            return list(self._blocked)
+
+    def report(self) -> str | None:
+        """The teardown failure message listing the refused attempts, or None when there were none."""
+        blocked = self.blocked
+        if not blocked:
+            return None
+        counts = Counter(str(attempt) for attempt in blocked)
+        lines = [f"  - {what}" + (f" ({n} times)" if n > 1 else "") for what, n in counts.items()]
+        return "\n".join(
+            [
+                f"wirescript: the test tried to reach the network ({len(blocked)} attempt(s) refused by the guard):",
+                *lines,
+                _HINT,
+            ]
+        )
+
+    # ------------------------------------------------------------------ checks
+
+    def allows(self, host: str) -> bool:
+        """Whether a connection to `host` (a name or an address) goes through."""
+        name = host.lower().rstrip(".")
+        if name == "localhost" or name.endswith(".localhost"):
+            return True
+        address = _address(name)
+        if address is None:
+            return self._allows(name)
+        if address.is_loopback or address.is_unspecified:
+            return True
+        mapped = getattr(address, "ipv4_mapped", None)
+        if mapped is not None and (mapped.is_loopback or mapped.is_unspecified):
+            return True
+        shown = str(address)
+        with self._lock:
+            if shown in self._allowed_addresses:
+                return True
+        return self._allows(shown)
+
+    def _refuse(self, kind: str, host: str, port: int | None) -> NetworkBlockedError:
+        with self._lock:
+            name = self._names.get(host)
+            attempt = BlockedAttempt(kind, name or host, port, host if name is not None else None)
+            self._blocked.append(attempt)
+        return NetworkBlockedError(
+            f"wirescript: blocked a {attempt}: a test that uses the wirescript fixture "
+            f"does not reach the network. {_HINT}",
+            host=attempt.host,
+            port=port,
+        )
+
+    def _check_connect(self, family: int, address: Any) -> None:
+        if family not in _IP_FAMILIES or not isinstance(address, tuple) or len(address) < 2:
+            return
+        host, port = _text(address[0]), address[1]
+        if host is not None and not self.allows(host):
+            raise self._refuse("connection", host, port if isinstance(port, int) else None)
+
+    def _check_lookup(self, host: str | None, port: Any) -> None:
+        if host is None or _address(host) is not None or self.allows(host) or not self._known(host):
+            return
+        raise self._refuse("DNS lookup", host, port if isinstance(port, int) else None)
+
+    def _resolved(self, host: str | None, results: Any) -> None:
+        """Remember the addresses a name resolved to: to name them in messages, and to let allowed ones through."""
+        if host is None or _address(host) is not None:
+            return
+        allowed = self._allows(host)
+        with self._lock:
+            for result in results:
+                sockaddr = result[4] if isinstance(result, tuple) and len(result) > 4 else None
+                if isinstance(sockaddr, tuple) and sockaddr and isinstance(sockaddr[0], str):
+                    shown = sockaddr[0].partition("%")[0]
+                    self._names[shown] = host
+                    if allowed:
+                        self._allowed_addresses.add(shown)
+
+    # ------------------------------------------------------------------ httpx answer
+
+    def answer_blocked(self, request: Any, exc: BaseException, *, is_async: bool) -> Any | None:
+        """The answer to an httpx/httpx2 request whose connection the guard refused, or None for other errors.
+
+        A 403 error response that the provider SDKs do not retry, carrying the guard's message in
+        the shapes both the Anthropic and the OpenAI SDKs read.
+        """
+        blocked = _find_blocked(exc)
+        if blocked is None:
+            return None
+        from . import _http
+
+        message = str(blocked)
+        body = json.dumps(
+            {
+                "type": "error",
+                "error": {"type": "permission_error", "message": message, "code": "wirescript_network_blocked"},
+            }
+        ).encode()
+        headers = {"content-type": "application/json", "x-should-retry": "false"}
+        return _http.make_response(request, 403, headers, iter((body,)), is_async=is_async)
+
+    # ------------------------------------------------------------------ on and off
+
+    def __enter__(self) -> NetworkGuard:
+        with _hooks.state.lock:
+            if _hooks.state.guard is not None:
+                raise UsageError("wirescript: a network guard is already active in this process; one at a time")
+            self._saved = self._patch_socket()
+            _hooks.acquire(self)
+            _hooks.state.guard = self
+            self._active = True
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        with _hooks.state.lock:
+            if not self._active:
+                return
+            self._active = False
+            if _hooks.state.guard is self:
+                _hooks.state.guard = None
+            _hooks.release(self)
+            saved, self._saved = self._saved, []
+            for record in reversed(saved):
+                _hooks.restore(record)
+
+    def _patch_socket(self) -> list[_hooks.Saved]:
+        guard = self
+        original_connect = socket.socket.connect
+        original_connect_ex = socket.socket.connect_ex
+        original_create_connection = socket.create_connection
+        original_getaddrinfo = socket.getaddrinfo
+
+        def connect(self: socket.socket, address: Any) -> None:
+            guard._check_connect(self.family, address)
+            return original_connect(self, address)
+
+        def connect_ex(self: socket.socket, address: Any) -> int:
+            guard._check_connect(self.family, address)
+            return original_connect_ex(self, address)
+
+        def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+            guard._check_connect(socket.AF_INET, address)
+            return original_create_connection(address, *args, **kwargs)
+
+        def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            name = _text(host)
+            guard._check_lookup(name, port)
+            results = original_getaddrinfo(host, port, *args, **kwargs)
+            guard._resolved(name, results)
+            return results
+
+        replacements: list[tuple[Any, Any]] = [
+            (connect, original_connect),
+            (connect_ex, original_connect_ex),
+            (create_connection, original_create_connection),
+            (getaddrinfo, original_getaddrinfo),
+        ]
+        for function, original in replacements:
+            function.__wrapped__ = original
+            function.__doc__ = original.__doc__
+        return [
+            _hooks.patch(socket.socket, "connect", connect),
+            _hooks.patch(socket.socket, "connect_ex", connect_ex),
+            _hooks.patch(socket, "create_connection", create_connection),
+            _hooks.patch(socket, "getaddrinfo", getaddrinfo),
+        ]
+
+    def __repr__(self) -> str:
+        allowed = f" allowed_hosts={list(self.allowed_hosts)!r}" if self.allowed_hosts else ""
+        return f"<NetworkGuard {'active' if self._active else 'off'}{allowed} blocked={len(self.blocked)}>"
+
+
+def _nothing(host: str) -> bool:
+    return False
+
+
+def _text(host: Any) -> str | None:
+    if isinstance(host, bytes):
+        try:
+            return host.decode("idna")
+        except UnicodeError:
+            return host.decode("ascii", "replace")
+    return host if isinstance(host, str) else None
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return None
+
+
+def _find_blocked(exc: BaseException) -> NetworkBlockedError | None:
+    """The `NetworkBlockedError` behind `exc`: itself, a cause or context, or inside an exception group."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, NetworkBlockedError):
+            return current
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+    return None

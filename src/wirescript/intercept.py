@@ -1,0 +1,225 @@
+"""`Interception`: send the requests of clients an app builds itself to a stub, by host.
+
+```
+stub = ScriptTransport(["Hello!"])
+with stub.intercept():                                  # or Interception(stub)
+    client = anthropic.Anthropic(api_key="test-key")    # no http_client: it is reached anyway
+    client.messages.create(...)                         # answered by the stub
+```
+
+While an interception is open, every httpx and httpx2 client, sync and async, sends its
+requests for a matching host to the stub instead of the network: clients built before the block
+and inside it, the SDKs' default clients (`anthropic.DefaultHttpxClient`, openai's
+`DefaultHttpxClient`) and the clients frameworks build for themselves (langchain's
+`ChatAnthropic`, ...). Requests for other hosts go where they were going.
+
+How: the default transports' methods are patched class-wide (`httpx.HTTPTransport.handle_request`,
+`httpx.AsyncHTTPTransport.handle_async_request`, and the same two of httpx2), as pytest-httpx
+does, and restored exactly (the original function objects) when the block ends, on error too.
+
+What it cannot reach: a client built with a transport of another class (`httpx.MockTransport`,
+`WSGITransport`/`ASGITransport`, a stub passed explicitly, `anthropic.DefaultAioHttpClient`'s
+aiohttp transport, a `BaseTransport` subclass of your own) keeps its transport, and code that
+does not use httpx or httpx2 at all (boto3/botocore for Bedrock, requests, aiohttp, a library's
+own sockets such as dspy's lm15 engine) is not seen. The network guard of the pytest fixture
+still stops those from reaching the internet.
+
+Host patterns: a host matches a pattern equal to it (case-insensitively, a trailing dot
+ignored), and `*` in a pattern matches one or more characters within one DNS label, never a dot:
+`*.openai.azure.com` matches `my-resource.openai.azure.com` but neither `openai.azure.com` nor
+`a.b.openai.azure.com`. The pattern `"*"` alone matches every host.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from . import _hooks
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .transport import ScriptTransport
+
+__all__ = ["KNOWN_HOSTS", "Interception", "host_matcher"]
+
+KNOWN_HOSTS: frozenset[str] = frozenset(
+    {
+        # Anthropic, and Claude on Azure AI Foundry (`AnthropicFoundry`).
+        "api.anthropic.com",
+        "*.services.ai.azure.com",
+        # OpenAI, and Azure OpenAI resources.
+        "api.openai.com",
+        "*.openai.azure.com",
+        # Google: the Gemini API, and Vertex AI (global and regional endpoints).
+        "generativelanguage.googleapis.com",
+        "aiplatform.googleapis.com",
+        "*-aiplatform.googleapis.com",
+        # AWS Bedrock runtime, every region (boto3 itself is not on httpx: see the module docs).
+        "bedrock-runtime.*.amazonaws.com",
+        # OpenAI-compatible hosts.
+        "api.groq.com",
+        "api.mistral.ai",
+        "api.deepseek.com",
+        "openrouter.ai",
+    }
+)
+"""The provider hosts an interception takes by default (patterns: see the module docs)."""
+
+ALL_HOSTS = "*"
+"""`hosts="*"`: intercept every request, whatever its host."""
+
+_NOT_A_HOST = re.compile(r"[/:@\s?#]")
+
+
+def host_matcher(hosts: Iterable[str]) -> Callable[[str], bool]:
+    """A predicate `host -> bool` true for hosts matching any of the patterns.
+
+    Args:
+        hosts: Host names or patterns (`*` stands for one or more characters within one DNS
+            label; `"*"` alone matches every host); a single string is one pattern.
+
+    Raises:
+        UsageError: A pattern is not a string, is empty, or looks like a URL or `host:port`.
+
+    """
+    if isinstance(hosts, str):
+        hosts = (hosts,)
+    try:
+        chosen = frozenset(hosts)
+    except TypeError:
+        raise UsageError(f"host patterns must be strings, got {hosts!r}") from None
+    return _compiled(chosen)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(hosts: frozenset[str]) -> Callable[[str], bool]:
+    """`host_matcher` for a set of patterns, compiled once (the guard builds one per test)."""
+    exact: set[str] = set()
+    patterns: list[str] = []
+    for host in hosts:
+        if not isinstance(host, str):
+            raise UsageError(f"a host pattern must be a string, got {type(host).__name__} {host!r}")
+        pattern = host.strip().lower().rstrip(".")
+        if _is_ip(pattern):
+            exact.add(str(ipaddress.ip_address(pattern)))
+            continue
+        if not pattern or _NOT_A_HOST.search(pattern):
+            raise UsageError(
+                f"{host!r} is not a host name: give the host alone, as in 'api.anthropic.com' "
+                "(no scheme, port or path; '*' matches within one label)"
+            )
+        if pattern == ALL_HOSTS:
+            return _every_host
+        if "*" in pattern:
+            patterns.append(r"[^.]+".join(re.escape(part) for part in pattern.split("*")))
+        else:
+            exact.add(pattern)
+    regex = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def matches(host: str) -> bool:
+        name = host.lower().rstrip(".")
+        return name in exact or (regex is not None and regex.fullmatch(name) is not None)
+
+    return matches
+
+
+def _every_host(host: str) -> bool:
+    return True
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+class Interception:
+    """Route the requests of every httpx/httpx2 client on its default transport to `stub`, by host.
+
+    Args:
+        stub: The stub that answers intercepted requests.
+        hosts: The hosts to take: None for `KNOWN_HOSTS`; `"*"` for every request; else host names
+            or patterns (a single string is one host), which replace the known hosts.
+
+    Raises:
+        UsageError: A host is not a host name (a URL, `host:port`, ...).
+
+    Use it as a context manager (`stub.intercept()` makes one). Entering it while another
+    interception is open raises `UsageError`: one stub answers at a time. The routing is
+    process-wide: requests from every thread are routed while the block is open.
+
+    """
+
+    __slots__ = ("_hosts", "_matches", "_open", "stub")
+
+    def __init__(self, stub: ScriptTransport, hosts: Iterable[str] | str | None = None) -> None:
+        self.stub = stub
+        """The stub that answers intercepted requests."""
+        if hosts is None:
+            chosen: frozenset[str] = KNOWN_HOSTS
+        elif isinstance(hosts, str):
+            chosen = frozenset({hosts})
+        else:
+            chosen = frozenset(hosts)
+        self._matches = host_matcher(chosen)
+        self._hosts = chosen
+        self._open = False
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        """The host patterns this interception takes (`frozenset({"*"})` for every host)."""
+        return self._hosts
+
+    @property
+    def active(self) -> bool:
+        """Whether the interception is open (between `__enter__` and `__exit__`)."""
+        return self._open
+
+    def routes(self, host: str) -> bool:
+        """Whether a request for `host` goes to the stub while the interception is open."""
+        return self._matches(host)
+
+    def __enter__(self) -> Interception:
+        with _hooks.state.lock:
+            current = _hooks.state.interception
+            if current is not None:
+                same = " (this very interception)" if current is self else ""
+                raise UsageError(
+                    f"wirescript: cannot intercept for {self.stub!r}: {current.stub!r} is already intercepting"
+                    f"{same}. One stub answers intercepted requests at a time: close the first interception, "
+                    "or give one of the clients its stub explicitly (http_client=httpx2.Client(transport=stub))."
+                )
+            _hooks.acquire(self)
+            _hooks.state.interception = self
+            self._open = True
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        with _hooks.state.lock:
+            if not self._open:
+                return
+            self._open = False
+            if _hooks.state.interception is self:
+                _hooks.state.interception = None
+            _hooks.release(self)
+
+    def __repr__(self) -> str:
+        if self._hosts == {ALL_HOSTS}:
+            hosts = "every host"
+        elif self._hosts == KNOWN_HOSTS:
+            hosts = "KNOWN_HOSTS"
+        else:
+            hosts = ", ".join(sorted(self._hosts))
+        return f"<Interception {'open' if self._open else 'closed'} {self.stub!r} hosts: {hosts}>"

@@ -1,0 +1,359 @@
+"""The network guard: a wirescript test that forgot the transport fails fast and loud, never on the network."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from _loopback import loopback_server
+from _support import ANTHROPIC_HX, STACKS
+from wirescript import NetworkBlockedError, ScriptTransport, UsageError, WirescriptError
+from wirescript.guard import NetworkGuard
+
+pytest_plugins = ["pytester"]
+
+USER = [{"role": "user", "content": "Hi"}]
+SOCKET_FUNCTIONS = (
+    (socket.socket, "connect"),
+    (socket.socket, "connect_ex"),
+    (socket, "create_connection"),
+    (socket, "getaddrinfo"),
+)
+
+
+def socket_state() -> list[Any]:
+    """What the guard patches, as `__dict__` holds it (`connect` is inherited from `_socket.socket`)."""
+    return [owner.__dict__.get(name) for owner, name in SOCKET_FUNCTIONS]
+
+
+ORIGINAL_SOCKET = socket_state()
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_patched() -> Any:
+    yield
+    assert [a is b for a, b in zip(socket_state(), ORIGINAL_SOCKET, strict=True)] == [True] * 4
+
+
+def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_app="import anthropic, pytest, time\n" + textwrap.dedent(body))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return pytester.runpytest("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider", *args)
+
+
+# ---------------------------------------------------------------------------------------- in a test
+
+
+def test_a_forgotten_transport_fails_fast_even_when_the_app_swallows_it(pytester: pytest.Pytester) -> None:
+    started = time.perf_counter()
+    result = run(
+        pytester,
+        """
+        def test_forgot_transport(wirescript):
+            stub = wirescript(["Order A1 has shipped."])
+            client = anthropic.Anthropic(api_key="test-key")  # no http_client=, default retries
+            started = time.perf_counter()
+            try:
+                client.messages.create(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "Hi"}])
+            except anthropic.APIError as exc:
+                print("the app swallowed:", type(exc).__name__)
+            elapsed = time.perf_counter() - started
+            print(f"failed after {elapsed:.4f} s")
+            assert elapsed < 5.0  # generous for a loaded machine: the SDK's two retries are not run
+        """,
+        "-s",
+    )
+    elapsed = time.perf_counter() - started
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*the app swallowed: PermissionDeniedError*", "failed after * s*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_forgot_transport _*",
+            "wirescript: the test tried to reach the network (1 attempt(s) refused by the guard):",
+            "  - connection to api.anthropic.com:443",
+            (
+                "Give the app's client the stub (http_client=httpx2.Client(transport=stub)), or intercept the clients "
+                "the app builds itself (stub = wirescript(script, intercept=True)); to let this host through, mark "
+                "the test @pytest.mark.wirescript(allowed_hosts=[...]) or @pytest.mark.wirescript(allow_network=True)."
+            ),
+            "wirescript: 1 scripted turn(s) were never requested:",
+            "  - script[0]: text 'Order A1 has shipped.'",
+            (
+                "(This stub received no request at all: is it the client's transport? "
+                "http_client=httpx2.Client(transport=stub), or wirescript(script, intercept=True).)"
+            ),
+        ],
+        consecutive=True,
+    )
+    assert elapsed < 10  # the whole inner session, collection included
+
+
+def test_the_error_names_the_host_and_both_ways_in(wirescript: Any) -> None:
+    client = anthropic.Anthropic(api_key="test-key")
+    started = time.perf_counter()
+    with pytest.raises(anthropic.PermissionDeniedError) as info:
+        client.messages.create(model="claude-test", max_tokens=64, messages=USER)
+    assert time.perf_counter() - started < 5.0  # no backoff: a retried call sleeps 0.75 s or more
+    message = str(info.value)
+    assert "wirescript: blocked a connection to api.anthropic.com:443" in message
+    assert "http_client=httpx2.Client(transport=stub)" in message
+    assert "wirescript(script, intercept=True)" in message
+    assert info.value.response.headers["x-should-retry"] == "false"
+    assert len(wirescript.guard.blocked) == 1  # one attempt: the SDK did not retry
+    wirescript.guard._blocked.clear()  # expected here: not a failure of this test
+
+
+def test_openai_sync_and_async_fail_without_retries(wirescript: Any) -> None:
+    started = time.perf_counter()
+    with pytest.raises(openai.PermissionDeniedError, match="wirescript: blocked"):
+        openai.OpenAI(api_key="test-key").chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+
+    async def ask() -> None:
+        async with openai.AsyncOpenAI(api_key="test-key") as client:
+            await client.responses.create(model="m", input="Hi")
+
+    with pytest.raises(openai.PermissionDeniedError, match="wirescript: blocked"):
+        asyncio.run(ask())
+    assert time.perf_counter() - started < 5.0  # no backoff (the attempts are counted below)
+    # httpcore connects by name (sync); anyio resolves the name first (async): refused at the lookup.
+    assert [str(b) for b in wirescript.guard.blocked] == [
+        "connection to api.openai.com:443",
+        "DNS lookup of api.openai.com:443",
+    ]
+    wirescript.guard._blocked.clear()
+
+
+@pytest.mark.wirescript(allow_network=True)
+def test_allow_network_turns_the_guard_off(wirescript: Any) -> None:
+    assert wirescript.guard is None
+    assert all(a is b for a, b in zip(socket_state(), ORIGINAL_SOCKET, strict=True))
+
+
+def test_loopback_is_allowed(wirescript: Any) -> None:
+    stub = wirescript(["Served in-process."])
+    with loopback_server() as (url, paths):
+        assert STACKS[0].get(f"{url}/by-address").json() == {"served_by": "loopback"}
+        assert STACKS[-1].get(url.replace("127.0.0.1", "localhost") + "/by-name").json() == {"served_by": "loopback"}
+        client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=ANTHROPIC_HX.Client(transport=stub))
+        assert client.messages.create(model="m", max_tokens=8, messages=USER).content[0].text == "Served in-process."
+    assert paths == ["/by-address", "/by-name"]
+    assert wirescript.guard.blocked == []
+
+
+def test_a_unix_socket_is_allowed(wirescript: Any) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "s")
+        with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
+            server.bind(path)
+            server.listen()
+            client.connect(path)
+    assert wirescript.guard.blocked == []
+
+
+def test_the_loopback_server_fixture_runs_under_the_guard(wirescript_server: Any, wirescript: Any) -> None:
+    server = wirescript_server(["Over loopback HTTP."])
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0)
+    assert client.messages.create(model="m", max_tokens=8, messages=USER).content[0].text == "Over loopback HTTP."
+    assert wirescript.guard.active
+
+
+def test_a_respx_route_still_answers_under_the_guard(wirescript: Any) -> None:
+    respx = pytest.importorskip("respx")
+    httpx = pytest.importorskip("httpx")
+
+    stub = wirescript(["Through respx."])
+    with respx.mock:
+        respx.route(host="api.openai.com").mock(side_effect=stub.handle_request)
+        client = openai.OpenAI(api_key="test-key", max_retries=0, http_client=httpx.Client())
+        assert client.chat.completions.create(model="m", messages=USER).choices[0].message.content == "Through respx."  # type: ignore[arg-type]
+
+
+def test_intercepted_requests_never_meet_the_guard(wirescript: Any) -> None:
+    wirescript(["Intercepted."], intercept=True)
+    assert anthropic.Anthropic(api_key="test-key").messages.create(model="m", max_tokens=8, messages=USER).content[
+        0
+    ].text == ("Intercepted.")
+    assert wirescript.guard.blocked == []
+
+
+# ---------------------------------------------------------------------------------------- the guard itself
+
+
+@pytest.fixture
+def fake_network() -> Iterator[list[Any]]:
+    """A resolver and a connect that never touch the network, installed before the guard wraps them."""
+    reached: list[Any] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        reached.append(("resolve", host))
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("203.0.113.7", port))]
+
+    def connect(self: socket.socket, address: Any) -> None:
+        reached.append(("connect", address))
+        raise ConnectionRefusedError("the fake network refuses")
+
+    with pytest.MonkeyPatch.context() as patch:  # its own: undone before the check that nothing is left patched
+        patch.setattr(socket, "getaddrinfo", getaddrinfo)
+        patch.setattr(socket.socket, "connect", connect)
+        yield reached
+
+
+def test_the_error_type_and_the_record() -> None:
+    with NetworkGuard() as guard, pytest.raises(NetworkBlockedError) as info:
+        socket.create_connection(("192.0.2.1", 80), timeout=5)
+    error = info.value
+    assert isinstance(error, ConnectionError)
+    assert isinstance(error, WirescriptError)
+    assert (error.host, error.port) == ("192.0.2.1", 80)
+    assert str(error).startswith("wirescript: blocked a connection to 192.0.2.1:80: ")
+    assert [tuple(b) for b in guard.blocked] == [("connection", "192.0.2.1", 80, None)]
+    report = guard.report()
+    assert report is not None
+    assert "  - connection to 192.0.2.1:80" in report
+
+
+def test_every_way_to_connect_is_refused_at_once() -> None:
+    with NetworkGuard() as guard:
+        started = time.perf_counter()
+        with socket.socket() as sock, pytest.raises(NetworkBlockedError):
+            sock.connect(("198.51.100.1", 443))
+        with socket.socket() as sock, pytest.raises(NetworkBlockedError):
+            sock.connect_ex(("198.51.100.1", 443))
+        with socket.socket(socket.AF_INET6) as sock, pytest.raises(NetworkBlockedError, match=r"\[2001:db8::1\]:443"):
+            sock.connect(("2001:db8::1", 443, 0, 0))
+        with pytest.raises(NetworkBlockedError, match=r"DNS lookup of api\.openai\.com:443"):
+            socket.getaddrinfo("api.openai.com", 443)
+        with pytest.raises(NetworkBlockedError, match=r"DNS lookup of generativelanguage\.googleapis\.com"):
+            socket.getaddrinfo(b"generativelanguage.googleapis.com", None)
+        assert time.perf_counter() - started < 5.0  # refused at once, nothing waits on a network
+    assert len(guard.blocked) == 5
+    assert guard.report() is not None
+
+
+def test_a_resolved_name_is_named_when_its_address_is_refused(fake_network: list[Any]) -> None:
+    with NetworkGuard():
+        address = socket.getaddrinfo("search.example", 443)[0][4]
+        with (
+            socket.socket() as sock,
+            pytest.raises(NetworkBlockedError, match=r"search\.example:443 \(203\.0\.113\.7\)"),
+        ):
+            sock.connect(address)
+    assert fake_network == [("resolve", "search.example")]
+
+
+def test_allowed_hosts_go_through(fake_network: list[Any]) -> None:
+    with NetworkGuard(allowed_hosts=["api.anthropic.com", "*.internal.example", "198.51.100.9"]) as guard:
+        assert guard.allows("api.anthropic.com")
+        assert guard.allows("search.internal.example")
+        assert guard.allows("198.51.100.9")
+        assert not guard.allows("api.openai.com")
+        socket.getaddrinfo("api.anthropic.com", 443)  # a known host, but allowed: resolved
+        with pytest.raises(ConnectionRefusedError, match="the fake network"):  # the resolved address is let through
+            socket.create_connection(("api.anthropic.com", 443))
+        with socket.socket() as sock, pytest.raises(ConnectionRefusedError, match="the fake network"):
+            sock.connect(("198.51.100.9", 80))
+        with pytest.raises(NetworkBlockedError):
+            socket.getaddrinfo("api.openai.com", 443)
+    assert ("connect", ("203.0.113.7", 443)) in fake_network
+    assert [str(b) for b in guard.blocked] == ["DNS lookup of api.openai.com:443"]
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.8.9.10", "::1", "localhost", "app.localhost", "0.0.0.0", "::ffff:127.0.0.1"]
+)
+def test_loopback_addresses_and_names(host: str) -> None:
+    assert NetworkGuard().allows(host)
+
+
+def test_two_guards_at_once_is_a_usage_error() -> None:
+    with NetworkGuard(), pytest.raises(UsageError, match="already active"), NetworkGuard():
+        pass
+
+
+def test_exit_restores_the_exact_socket_functions_even_on_error() -> None:
+    seen: list[bool] = []
+
+    def app() -> None:
+        with NetworkGuard():
+            seen.append(all(a is not b for a, b in zip(socket_state(), ORIGINAL_SOCKET, strict=True)))
+            raise RuntimeError("the app broke")
+
+    with pytest.raises(RuntimeError):
+        app()
+    assert seen == [True]
+    assert "connect" not in socket.socket.__dict__  # inherited again, as before
+    assert socket.socket.connect is socket.SocketType.connect
+
+
+def test_a_connection_error_that_is_not_the_guards_is_left_alone() -> None:
+    stub = ScriptTransport([])
+    with NetworkGuard() as guard, loopback_server() as (url, _):
+        closed = url.rsplit(":", 1)[0] + ":1"  # nothing listens on port 1
+        with pytest.raises(ANTHROPIC_HX.ConnectError):
+            ANTHROPIC_HX.get(closed)
+    assert guard.blocked == []
+    assert stub.requests == []
+
+
+# ---------------------------------------------------------------------------------------- marker options
+
+
+def test_marker_options_are_validated_and_the_closest_wins(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+        pytestmark = pytest.mark.wirescript(allow_network=True)
+
+
+        def test_module_allows(wirescript):
+            assert wirescript.guard is None
+
+
+        @pytest.mark.wirescript(allow_network=False, allowed_hosts=["search.internal"])
+        def test_closest_guards(wirescript):
+            assert wirescript.guard.allowed_hosts == ("search.internal",)
+
+
+        @pytest.mark.wirescript(allow_netwrok=True)
+        def test_typo(wirescript):
+            pass
+
+
+        @pytest.mark.wirescript(allowed_hosts="search.internal")
+        def test_not_a_list(wirescript):
+            pass
+
+
+        @pytest.mark.wirescript(allowed_hosts=["https://search.internal"])
+        def test_a_url(wirescript):
+            pass
+
+
+        @pytest.mark.wirescript(allow_network="yes")
+        def test_not_a_bool():
+            pass
+        """,
+    )
+    result.assert_outcomes(passed=2, errors=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            (
+                "*unknown option 'allow_netwrok'; did you mean 'allow_network'? "
+                "(options: check_overflow, check_unused, allow_network, allowed_hosts)"
+            ),
+            "*allowed_hosts must be a list of host names, got str 'search.internal'",
+            "*allowed_hosts: 'https://search.internal' is not a host name*",
+            "*allow_network must be True or False, got str 'yes'",
+        ]
+    )
