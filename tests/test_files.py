@@ -233,6 +233,9 @@ ERRORS: list[tuple[str, str | bytes, str]] = [
             "a script file this large is refused"
         ),
     ),
+    # Among the slowest (about 2 s, whatever the depth past Python's recursion limit): PyYAML's scanner is
+    # quadratic in the open brackets it reaches before the parser's RecursionError. Only a depth check in
+    # src/wirescript/files.py, before yaml.load, would make it cheap.
     ("turns.yaml", "[" * 100_000, "turns.yaml: invalid YAML: nested too deeply"),
     (
         "turns.json",

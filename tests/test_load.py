@@ -67,6 +67,8 @@ def echo(request: RecordedRequest) -> dict[str, Any]:
 # --- threads
 
 
+# Among the slowest (about 2 s of CPU each): 6,400 requests from 32 threads is the load this test claims
+# survives, two threads of them through the SDK; fewer requests would rarely contend for the stub's lock.
 @pytest.mark.parametrize("script", ["queue", "function"])
 def test_32_threads_by_200_requests_lose_nothing(script: str) -> None:
     """32 threads on one stub; two of them through the real anthropic SDK (streamed and not)."""
