@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any
 
 import anthropic
+from hypothesis import settings
 from hypothesis import strategies as st
 
 ANTHROPIC_MAJOR = int(anthropic.__version__.split(".")[0])
@@ -74,6 +75,15 @@ def openai_client(stub: Any, *, is_async: bool = False, hx: ModuleType | None = 
     if is_async:
         return openai.AsyncOpenAI(http_client=hx.AsyncClient(transport=stub), **kwargs)
     return openai.OpenAI(http_client=hx.Client(transport=stub), **kwargs)
+
+
+def examples(in_ci: int) -> int:
+    """A property test's `max_examples`: `in_ci` under hypothesis' `ci` profile, fewer under the quick default.
+
+    The profiles (conftest.py) set `max_examples` for a test of average cost, 100 in `ci` as hypothesis' own
+    default; a test states what it runs in CI and runs the same fraction of it elsewhere.
+    """
+    return max(1, in_ci * settings().max_examples // 100)
 
 
 def odd_bodies(vocabulary: Sequence[str], fields: Sequence[str]) -> st.SearchStrategy[dict[str, Any]]:

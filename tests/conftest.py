@@ -1,6 +1,17 @@
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# Hypothesis profiles. `ci` (selected when CI is set, as CI sets CI=true) is hypothesis' own: derandomized, no
+# example database, no deadline, the reproduction blob printed; with 100 examples for a test of average cost, each
+# property test runs the examples it states (`_support.examples`). `dev`, the default elsewhere, runs a quarter of
+# them, for a quick local `uv run pytest`. `--hypothesis-profile ci` runs the thorough one anywhere.
+settings.register_profile("ci", settings.get_profile("ci"), max_examples=100)
+settings.register_profile("dev", settings.get_profile("default"), max_examples=25)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 # Provider variables that would leak into the SDK clients: a test never reads a real key or URL.
 _PROVIDER_ENV = (

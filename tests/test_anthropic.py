@@ -162,6 +162,8 @@ def test_raw_stream_events_arrive_in_order_through_create_stream_true() -> None:
     assert thinking == TURNS["thinking"]["thinking"]
 
 
+# About 1.5 s: 6,500 deltas through the SDK's accumulator. The stream must fill well over ten 16 KiB chunks
+# to prove it is produced in pieces; the SDK half proves those pieces reassemble.
 def test_a_long_stream_arrives_in_several_chunks_of_whole_events() -> None:
     text = "abcdefghijklmnopqrstuvwxyz" * 2000  # 52,000 characters, 6,500 deltas
     with (

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _support import anthropic_client
+from _support import anthropic_client, examples
 from wirescript import ScriptError, ScriptTransport, ToolCall, Turn, load_script, script_json_schema
 from wirescript.files import MAX_DEPTH
 
@@ -150,7 +150,10 @@ ERRORS: list[tuple[str, str | bytes, str]] = [
     (
         "turns.json",
         '[{"text": "a",}]',
-        "turns.json:1:15: invalid JSON: Expecting property name enclosed in double quotes",
+        # Python's own message, passed on: 3.13's json names the trailing comma (and where it stands).
+        "turns.json:1:14: invalid JSON: Illegal trailing comma before end of object"
+        if sys.version_info >= (3, 13)
+        else "turns.json:1:15: invalid JSON: Expecting property name enclosed in double quotes",
     ),
     ("turns.json", "", "turns.json:1:1: invalid JSON: Expecting value"),
     ("turns.json", '[{"text": "a", "text": "b"}]', "turns.json: invalid JSON: duplicate key 'text' in one object"),
@@ -233,6 +236,9 @@ ERRORS: list[tuple[str, str | bytes, str]] = [
             "a script file this large is refused"
         ),
     ),
+    # Among the slowest (about 2 s, whatever the depth past Python's recursion limit): PyYAML's scanner is
+    # quadratic in the open brackets it reaches before the parser's RecursionError. Only a depth check in
+    # src/wirescript/files.py, before yaml.load, would make it cheap.
     ("turns.yaml", "[" * 100_000, "turns.yaml: invalid YAML: nested too deeply"),
     (
         "turns.json",
@@ -316,7 +322,7 @@ def _only_script_errors(path: Path) -> None:
     assert message.startswith(str(path)), message
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=300), suffix=st.sampled_from([".json", ".yaml"]))
 def test_arbitrary_bytes_give_a_script_error_or_a_script(tmp_path: Path, data: bytes, suffix: str) -> None:
     path = tmp_path / f"fuzz{suffix}"
@@ -327,7 +333,7 @@ def test_arbitrary_bytes_give_a_script_error_or_a_script(tmp_path: Path, data: b
 _YAML_ALPHABET = string.ascii_letters[:6] + string.digits[:3] + " \n\t-:[]{},&*!#|>'\"?%@.~"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=_YAML_ALPHABET, max_size=120))
 def test_yaml_shaped_noise_gives_a_script_error_or_a_script(tmp_path: Path, text: str) -> None:
     path = tmp_path / "fuzz.yaml"
@@ -368,7 +374,7 @@ _JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=_JSON_VALUES)
 def test_turn_shaped_json_gives_a_script_error_or_a_script(tmp_path: Path, value: Any) -> None:
     path = tmp_path / "fuzz.json"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from _support import SAMPLE_TURNS, STACKS, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
@@ -623,7 +623,7 @@ VOCABULARY = ["model", "messages", "role", "content", "text", "type", "tools", "
 ODD_BODIES = odd_bodies(VOCABULARY, ["stream_options", "max_completion_tokens", "max_tokens", "temperature"])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(body=ODD_BODIES)
 def test_any_json_object_is_recorded_and_answered(body: dict[str, Any]) -> None:
     stub = ScriptTransport(lambda request: TURNS["parallel"])

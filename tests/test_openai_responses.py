@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from openai.types.responses import Response, ResponseStreamEvent
 
-from _support import SAMPLE_TURNS, STACKS, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
@@ -671,7 +671,7 @@ ODD_BODIES = odd_bodies(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(body=ODD_BODIES)
 def test_any_json_object_is_recorded_and_answered(body: dict[str, Any]) -> None:
     stub = ScriptTransport(lambda request: TURNS["parallel"])

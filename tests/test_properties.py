@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _drivers import DRIVERS, Answer, run
-from _support import STACKS
+from _support import STACKS, examples
 from wirescript import ScriptTransport
 from wirescript.sse import json_dumps, parse_sse
 from wirescript.transport import PER_EVENT
 
 PROPERTY = settings(
-    max_examples=50,
+    max_examples=examples(50),
     deadline=None,
     derandomize=True,
     database=None,

@@ -80,6 +80,11 @@ def refused(port: int) -> bool:
 # ---------------------------------------------------------------------- apps in other processes
 
 
+# The tests that start an app in another Python are among the slowest: each child imports its SDK (about
+# 1.8 s of CPU for anthropic 2.x with bytecode compiled, twice that without). A child per app is what they
+# prove: the app reaches the stub only through its environment.
+
+
 def test_anthropic_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
     stub = ScriptTransport([WEATHER_TOOL, "Sunny, 21 °C in Paris."])
     with stub.serve() as base_url:
@@ -125,6 +130,7 @@ def test_openai_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variabl
     stub.check()
 
 
+# Slow as the others above (two children, importing anthropic at once): two processes are the claim.
 def test_hold_records_two_concurrent_requests_from_two_processes_before_answering_either() -> None:
     stub = ScriptTransport(lambda request: f"Answer to {request.last_user_text}.")
     stub.hold()
@@ -350,6 +356,15 @@ def test_control_api_check_passes_when_the_script_was_used_up() -> None:
     assert (check.status_code, check.json()) == (200, {"ok": True})
 
 
+@pytest.fixture(scope="module")
+def idle_server() -> Iterator[tuple[ScriptTransport, str]]:
+    """One stub served for every control-API error case: a failed control call changes nothing, so the
+    cases need no server each (starting and stopping one costs about 0.2 s)."""
+    stub = ScriptTransport(["Unused."])
+    with stub.serve() as base_url:
+        yield stub, base_url
+
+
 @pytest.mark.parametrize(
     ("method", "path", "status", "error"),
     [
@@ -393,14 +408,16 @@ def test_control_api_check_passes_when_the_script_was_used_up() -> None:
         ),
     ],
 )
-def test_control_api_errors_name_what_was_expected(method: str, path: str, status: int, error: str) -> None:
-    stub = ScriptTransport(["Unused."])
-    with stub.serve() as base_url:
-        response = hx.request(method, f"{base_url}{path}")
+def test_control_api_errors_name_what_was_expected(
+    idle_server: tuple[ScriptTransport, str], method: str, path: str, status: int, error: str
+) -> None:
+    stub, base_url = idle_server
+    response = hx.request(method, f"{base_url}{path}")
     assert (response.status_code, response.json()) == (status, {"error": error})
     if status == 405:
         assert response.headers["allow"] == ("POST" if "hold" in path else "GET")
-    assert stub.requests == []
+    assert stub.requests == []  # shared by every case: no control call, failed or not, was ever recorded
+    assert len(stub.pending) == 1  # nor consumed a turn
 
 
 # ---------------------------------------------------------------------- lifecycle
@@ -590,6 +607,7 @@ def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], s
         process.communicate()
 
 
+# Slow: two children, `wirescript serve` and an anthropic app (see the app tests above).
 def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
     served: tuple[subprocess.Popen[str], str], script_file: pathlib.Path
 ) -> None:

@@ -125,6 +125,8 @@ def page_url() -> Iterator[str]:
         thread.join()
 
 
+# Among the slowest (about 3 s): it starts Chromium, the only way to prove a browser's fetch reads the
+# stream event by event. One page load carries every assertion.
 def test_a_page_streams_a_scripted_answer_into_the_dom_event_by_event(page_url: str) -> None:
     from playwright.sync_api import sync_playwright
 

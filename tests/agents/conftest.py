@@ -46,6 +46,8 @@ def pydantic_ai() -> ModuleType:
     return require("pydantic_ai", "pydantic-ai-slim")
 
 
+# The first test to ask for a framework pays its import in its setup (openai-agents: about 3 s with bytecode),
+# once per xdist worker; it shows among the slowest setups. The import is what the framework tests run on.
 @pytest.fixture
 def openai_agents() -> ModuleType:
     """The openai-agents package (`agents`)."""
