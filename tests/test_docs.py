@@ -338,6 +338,20 @@ def test_the_docs_have_python_examples() -> None:
     assert any(path.is_relative_to(DOCS) for path in files), "docs/ has no ```python block"
 
 
+def test_the_readme_stays_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move the detail to a page of docs/ and link it"
+
+
+def test_the_api_reference_documents_every_public_name_from_its_home_module() -> None:
+    import wirescript
+
+    documented = re.findall(r"^::: (wirescript(?:\.\w+)+)\.(\w+)$", (DOCS / "api.md").read_text(encoding="utf-8"), re.M)
+    public = {(getattr(wirescript, name).__module__, name) for name in wirescript.__all__ if name != "__version__"}
+    assert sorted(set(documented)) == sorted(public)
+    assert len(documented) == len(set(documented)), "a name is documented twice"
+
+
 @needs_current_sdks
 @pytest.mark.parametrize("doc", doc_params())
 def test_doc_block(
