@@ -468,16 +468,26 @@ def test_blocks_with_tests_run_in_one_pytest_run_and_each_block_gets_its_own_out
         assert_block_passed("README.md:3", BlockOutcome())
 
 
-def test_a_block_importing_a_missing_package_is_skipped_or_required(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_block_importing_a_missing_package_is_skipped_or_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Namespace packages: one with the submodule a block imports (as google.genai), and one that is
+    # only a directory (as tests/agents, which is not openai-agents).
+    (tmp_path / "ns_with_sub").mkdir()
+    (tmp_path / "ns_with_sub" / "sub.py").write_text("", encoding="utf-8")
+    (tmp_path / "ns_dir_only").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
     [block] = code_blocks(
-        "```python\nimport json\nfrom google import genai\nfrom nowhere_to_be_found.x import y\n"
-        "from json import nowhere_either\n```\n"
+        "```python\nimport json\nfrom ns_with_sub import sub\nfrom ns_dir_only import Agent\n"
+        "from nowhere_to_be_found.x import y\nfrom json import nowhere_either\n```\n"
     )
     doc = DocBlock(DOCS / "frameworks" / "pydantic-ai.md", block)
     tree = parse_block(doc)
-    assert missing_imports(tree) == ["nowhere_to_be_found.x"]
+    assert missing_imports(tree) == ["ns_dir_only", "nowhere_to_be_found.x"]
     monkeypatch.delenv(REQUIRE_ENV, raising=False)
-    with pytest.raises(pytest.skip.Exception, match=r"pydantic-ai\.md:1 imports nowhere_to_be_found\.x, which"):
+    with pytest.raises(
+        pytest.skip.Exception, match=r"pydantic-ai\.md:1 imports ns_dir_only, nowhere_to_be_found\.x, which"
+    ):
         check_imports(doc, tree)
     monkeypatch.setenv(REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="WIRESCRIPT_REQUIRE_AGENTS=1 requires it"):
