@@ -228,8 +228,9 @@ def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = Tru
         modules[name] = doc.id
         paths[name] = doc.path.relative_to(ROOT).as_posix()
     report = project / "report.xml"
-    env = dict(os.environ)
-    env.pop("PYTEST_ADDOPTS", None)  # the outer run's options (e.g. xdist's -n) are not this run's
+    # The outer run's options (e.g. xdist's -n) and its xdist worker's identity are not this run's.
+    outer = ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(outer)}
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
@@ -305,7 +306,7 @@ def runnable_test_blocks() -> list[DocBlock]:
 
 
 @pytest.fixture(scope="session")
-def test_block_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BlockOutcome]:
+def docs_test_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BlockOutcome]:
     """The outcome of every docs block with tests, from one pytest run shared by the whole session."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -360,7 +361,7 @@ def test_doc_block(
     tree = parse_block(doc)
     check_imports(doc, tree)
     if defines_tests(tree):
-        outcomes: dict[str, BlockOutcome] = request.getfixturevalue("test_block_outcomes")
+        outcomes: dict[str, BlockOutcome] = request.getfixturevalue("docs_test_outcomes")
         assert_block_passed(doc.id, outcomes.get(doc.id))
         return
     monkeypatch.chdir(tmp_path)
