@@ -3,7 +3,7 @@
 ``--quick`` is the CI gate: few rounds, under a minute; it fails only on gross regressions
 (wirescript over 2x the floor, the set-up over 2x its target, or growth over 2x). Full mode takes
 a few minutes and reports every target; ``--strict`` makes a missed target fail too.
-``--markdown`` also prints the README table.
+``--markdown`` also prints the tables of docs/performance.md.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few rounds: the CI gate (fails only on >2x the floor)")
     parser.add_argument("--strict", action="store_true", help="also fail when a target is missed")
-    parser.add_argument("--markdown", action="store_true", help="also print the README table (ratios only)")
+    parser.add_argument("--markdown", action="store_true", help="also print the docs tables (ratios only)")
     parser.add_argument("--provider", action="append", choices=["anthropic", "openai"], help="only these providers")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL

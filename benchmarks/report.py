@@ -1,4 +1,4 @@
-"""Formatting: the terminal report and the README's markdown table (ratios only)."""
+"""Formatting: the terminal report and the markdown tables of docs/performance.md (ratios only)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def terminal(rows: list[Row]) -> list[str]:
 
 
 def markdown(rows: list[Row]) -> list[str]:
-    """The README tables: ratios to the floor, one column pair per provider; then wirescript over the peer."""
+    """The tables of docs/performance.md: ratios to the floor, a column pair per provider; then wirescript ÷ peer."""
     providers = list(dict.fromkeys(r.provider for r in rows))
     by_key: dict[str, dict[str, Row]] = {}
     for row in rows:

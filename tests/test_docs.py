@@ -1,22 +1,35 @@
-"""The documentation runs: every ```python block of README.md and every examples/*.py.
+"""The documentation runs: every ```python block of README.md and docs/**/*.md, and every examples/*.py.
 
-Blocks are collected by parsing the README at test time, one test per block with the id
-`README.md:<line of the opening fence>`. Each block runs in a fresh namespace as `__main__`, in a
-temporary working directory, with its line numbers kept, so a traceback points into the README.
-A block that defines `test_*` functions is a pytest example: it is written to a temporary file and
-run by pytest in a subprocess, and must pass. A block preceded by the HTML comment
-`<!-- skip-test -->` (or `<!-- skip-test: reason -->`) on the line before is skipped, visibly.
+Blocks are collected by parsing the markdown at test time, one test per block with the id
+`<file>:<line of the opening fence>` (`README.md:12`, `docs/errors.md:40`). A block runs in a fresh
+namespace as `__main__`, in a temporary working directory, with its line numbers kept, so a
+traceback points into the markdown file.
+
+A block that defines `test_*` functions is a pytest example. All of them, from every file, are
+written into one temporary project and run by a single pytest subprocess (starting one per block
+cost 7-11 s each); each block's test then reports the outcome of its own tests, and must have at
+least one that passed. Under pytest-xdist the workers share that one run (a lock file in the
+session's shared temporary directory).
+
+A block preceded by the HTML comment `<!-- skip-test -->` (or `<!-- skip-test: reason -->`) on the
+line before is skipped, visibly. A block that imports a package that is not installed (an agent
+framework of the `agents` group) is skipped, unless `WIRESCRIPT_REQUIRE_AGENTS=1` (CI), which makes
+it fail.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -25,7 +38,9 @@ from _support import ANTHROPIC_MAJOR
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
+REQUIRE_ENV = "WIRESCRIPT_REQUIRE_AGENTS"
 
 # The documentation is written for the current SDK majors on httpx2 (anthropic >= 1, openai >= 3).
 CURRENT_SDKS = importlib.util.find_spec("httpx2") is not None and ANTHROPIC_MAJOR >= 1
@@ -84,16 +99,41 @@ def code_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def readme_params() -> list[object]:
-    if not README.exists():
-        return []
-    params: list[object] = []
-    for block in code_blocks(README.read_text(encoding="utf-8")):
-        if block.language not in _PYTHON:
-            continue
-        marks = [pytest.mark.skip(reason=block.skip)] if block.skip else []
-        params.append(pytest.param(block, id=f"README.md:{block.line}", marks=marks))
-    return params
+def markdown_files() -> list[Path]:
+    """The README and every page of the docs site."""
+    return [path for path in [README, *sorted(DOCS.rglob("*.md"))] if path.exists()]
+
+
+def doc_id(path: Path, line: int) -> str:
+    return f"{path.relative_to(ROOT).as_posix()}:{line}"
+
+
+@dataclass(frozen=True)
+class DocBlock:
+    """A python block of a markdown file, with where it is."""
+
+    path: Path
+    block: Block
+
+    @property
+    def id(self) -> str:
+        return doc_id(self.path, self.block.line)
+
+
+def python_blocks(paths: list[Path] | None = None) -> list[DocBlock]:
+    return [
+        DocBlock(path, block)
+        for path in (markdown_files() if paths is None else paths)
+        for block in code_blocks(path.read_text(encoding="utf-8"))
+        if block.language in _PYTHON
+    ]
+
+
+def doc_params() -> list[object]:
+    return [
+        pytest.param(doc, id=doc.id, marks=[pytest.mark.skip(reason=doc.block.skip)] if doc.block.skip else [])
+        for doc in python_blocks()
+    ]
 
 
 def defines_tests(tree: ast.Module) -> bool:
@@ -104,48 +144,228 @@ def defines_tests(tree: ast.Module) -> bool:
     )
 
 
-def run_block(block: Block, path: Path, tmp_path: Path, *, autoload: bool = True) -> None:
-    """Run one block: exec it as a script, or run it with pytest when it defines tests.
+def parse_block(doc: DocBlock) -> ast.Module:
+    """The block's code, parsed with its markdown line numbers."""
+    assert doc.block.error is None, f"{doc.id}: {doc.block.error}"
+    # Pad with blank lines so that the code keeps its line numbers in tracebacks.
+    return ast.parse("\n" * doc.block.line + doc.block.code, filename=str(doc.path))
 
+
+def missing_imports(tree: ast.Module) -> list[str]:
+    """The modules the block imports that are not installed."""
+    wanted: list[tuple[str, list[str]]] = []  # (module, names imported from it)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            wanted.append((node.module, [alias.name for alias in node.names]))
+    missing = []
+    for module, names in wanted:
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:  # a parent package is missing
+            spec = None
+        # A namespace package (google) is there when a submodule imported from it is; the
+        # directory tests/agents is a namespace package too, but it is not openai-agents.
+        namespace = spec is not None and spec.origin in (None, "namespace")
+        if namespace and names and not any(_findable(f"{module}.{name}") for name in names):
+            spec = None
+        if spec is None and module not in missing:
+            missing.append(module)
+    return missing
+
+
+def _findable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def check_imports(doc: DocBlock, tree: ast.Module) -> None:
+    """Skip a block whose packages are not installed; fail instead under WIRESCRIPT_REQUIRE_AGENTS=1."""
+    missing = missing_imports(tree)
+    if not missing:
+        return
+    problem = f"{doc.id} imports {', '.join(missing)}, which is not installed"
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{problem}, and {REQUIRE_ENV}=1 requires it (uv sync --all-groups)", pytrace=False)
+    pytest.skip(f"{problem} (the agent frameworks are the 'agents' dependency group)")
+
+
+def run_script_block(doc: DocBlock) -> None:
+    """Run a block that defines no tests: exec it as a script."""
+    tree = parse_block(doc)
+    exec(compile(tree, str(doc.path), "exec"), {"__name__": "__main__", "__file__": str(doc.path)})
+
+
+@dataclass
+class BlockOutcome:
+    """What pytest reported for the tests of one block."""
+
+    passed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def module_name(doc_id: str) -> str:
+    """The test module of a block: `README.md:12` is `test_readme_md_12`."""
+    return "test_" + re.sub(r"\W+", "_", doc_id.lower()).strip("_")
+
+
+def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = True) -> dict[str, BlockOutcome]:
+    """Run the tests of every block in one pytest subprocess; the outcome per block id.
+
+    Each block becomes its own module, padded so that its line numbers are the markdown file's.
     The pytest run loads every installed plugin, as the reader's would; `autoload=False` (for the
     harness's own tests) skips them, which starts several times faster.
     """
-    assert block.error is None, f"{path.name}:{block.line}: {block.error}"
-    # Pad with blank lines so that the code keeps its line numbers in tracebacks.
-    source = "\n" * block.line + block.code
-    tree = ast.parse(source, filename=str(path))
-    if not defines_tests(tree):
-        exec(compile(tree, str(path), "exec"), {"__name__": "__main__", "__file__": str(path)})
-        return
-    test_file = tmp_path / f"test_{path.stem.lower()}_{block.line}.py"
-    test_file.write_text(block.code, encoding="utf-8")
-    env = dict(os.environ)
-    env.pop("PYTEST_ADDOPTS", None)  # the outer run's options (e.g. xdist's -n) are not this run's
+    modules: dict[str, str] = {}
+    paths: dict[str, str] = {}
+    for doc in docs:
+        parse_block(doc)  # a fence or syntax problem is the block's own failure, raised here
+        name = module_name(doc.id)
+        (project / f"{name}.py").write_text("\n" * doc.block.line + doc.block.code, encoding="utf-8")
+        modules[name] = doc.id
+        paths[name] = doc.path.relative_to(ROOT).as_posix()
+    report = project / "report.xml"
+    # The outer run's options (e.g. xdist's -n) and its xdist worker's identity are not this run's.
+    outer = ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_")
+    env = {name: value for name, value in os.environ.items() if not name.startswith(outer)}
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error", test_file.name],
-        cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "error",
+            "--continue-on-collection-errors",
+        ]
+        + ["--junitxml", report.name]
+        + [f"{name}.py" for name in modules],
+        cwd=project,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
-    assert done.returncode == 0, f"{path.name}:{block.line}: its tests failed:\n{done.stdout}\n{done.stderr}"
-    assert re.search(r"\b\d+ passed\b", done.stdout), done.stdout
+    outcomes = {doc_id: BlockOutcome() for doc_id in modules.values()}
+    if not report.exists():
+        raise AssertionError(
+            f"the docs' pytest run wrote no report (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    for case in ET.parse(report).getroot().iter("testcase"):
+        where = case.get("classname") or case.get("name") or ""
+        outcome = outcomes.get(modules.get(where.split(".")[0], ""))
+        if outcome is None:
+            raise AssertionError(f"the docs' pytest run reported a test of no block ({where!r}):\n{done.stdout}")
+        problems = [child for child in case if child.tag in ("failure", "error", "skipped")]
+        if not problems:
+            outcome.passed += 1
+        for child in problems:
+            text = f"{case.get('name')}: {child.tag}: {child.get('message', '')}\n{child.text or ''}".rstrip()
+            # Tracebacks name the module; its line numbers are the markdown file's, so name that.
+            outcome.problems.append(text.replace(f"{where.split('.')[0]}.py", paths[where.split(".")[0]]))
+    return outcomes
 
 
-def test_the_readme_has_python_examples() -> None:
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock across processes (the xdist workers), where the platform has one."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: each worker runs its own subprocess
+        yield
+        return
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def runnable_test_blocks() -> list[DocBlock]:
+    """The blocks with tests that run: not skipped, and with their packages installed."""
+    runnable = []
+    for doc in python_blocks():
+        if doc.block.skip or doc.block.error:
+            continue
+        try:
+            tree = parse_block(doc)
+        except SyntaxError:
+            continue  # the block's own test reports it
+        if defines_tests(tree) and not missing_imports(tree):
+            runnable.append(doc)
+    return runnable
+
+
+@pytest.fixture(scope="session")
+def docs_test_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BlockOutcome]:
+    """The outcome of every docs block with tests, from one pytest run shared by the whole session."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by the workers of this session
+    project, saved = root / "docs-test-blocks", root / "docs-test-blocks.json"
+    with _locked(root / "docs-test-blocks.lock"):
+        if saved.exists():
+            return {key: BlockOutcome(**value) for key, value in json.loads(saved.read_text()).items()}
+        project.mkdir(exist_ok=True)
+        outcomes = run_test_blocks(runnable_test_blocks(), project)
+        saved.write_text(json.dumps({key: vars(value) for key, value in outcomes.items()}))
+        return outcomes
+
+
+def assert_block_passed(doc_id: str, outcome: BlockOutcome | None) -> None:
+    """Fail, naming the block, unless its tests ran and passed."""
+    if outcome is None:
+        raise AssertionError(f"{doc_id}: its tests were not run")
+    if outcome.problems:
+        raise AssertionError(f"{doc_id}: its tests failed:\n" + "\n\n".join(outcome.problems))
+    if not outcome.passed:
+        raise AssertionError(f"{doc_id}: no test of the block passed")
+
+
+def test_the_docs_have_python_examples() -> None:
     assert README.exists(), "README.md is missing"
-    assert readme_params(), "README.md has no ```python block: the docs test would check nothing"
+    assert DOCS.is_dir(), "docs/ is missing"
+    files = {doc.path for doc in python_blocks()}
+    assert README in files, "README.md has no ```python block: the docs test would check nothing"
+    assert any(path.is_relative_to(DOCS) for path in files), "docs/ has no ```python block"
+
+
+def test_the_readme_stays_short() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move the detail to a page of docs/ and link it"
+
+
+def test_the_api_reference_documents_every_public_name_from_its_home_module() -> None:
+    import wirescript
+
+    documented = re.findall(r"^::: (wirescript(?:\.\w+)+)\.(\w+)$", (DOCS / "api.md").read_text(encoding="utf-8"), re.M)
+    public = {(getattr(wirescript, name).__module__, name) for name in wirescript.__all__ if name != "__version__"}
+    assert sorted(set(documented)) == sorted(public)
+    assert len(documented) == len(set(documented)), "a name is documented twice"
 
 
 @needs_current_sdks
-@pytest.mark.parametrize("block", readme_params())
-def test_readme_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("doc", doc_params())
+def test_doc_block(
+    doc: DocBlock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    tree = parse_block(doc)
+    check_imports(doc, tree)
+    if defines_tests(tree):
+        outcomes: dict[str, BlockOutcome] = request.getfixturevalue("docs_test_outcomes")
+        assert_block_passed(doc.id, outcomes.get(doc.id))
+        return
     monkeypatch.chdir(tmp_path)
-    run_block(block, README, tmp_path)
+    run_script_block(doc)
 
 
 @needs_current_sdks
@@ -209,24 +429,67 @@ def test_the_harness_finds_fences_as_commonmark_does() -> None:
     ]
 
 
-def test_an_unclosed_fence_fails_its_test(tmp_path: Path) -> None:
+def test_an_unclosed_fence_fails_its_test() -> None:
     [block] = code_blocks("text\n```python\nx = 1\n")
     assert block.error == "the ``` fence opened on line 2 is never closed"
     with pytest.raises(AssertionError, match=r"README\.md:2: the ``` fence opened on line 2 is never closed"):
-        run_block(block, README, tmp_path)
+        run_script_block(DocBlock(README, block))
 
 
-def test_a_failing_block_points_at_its_readme_line(tmp_path: Path) -> None:
+def test_a_failing_block_points_at_its_markdown_line() -> None:
+    page = DOCS / "errors.md"
     [block] = code_blocks("intro\n\n```python\nx = 1\nassert x == 2, 'boom'\n```\n")
     with pytest.raises(AssertionError, match="boom") as info:
-        run_block(block, README, tmp_path)
+        run_script_block(DocBlock(page, block))
     frame = info.traceback[-1]
-    assert (Path(str(frame.path)).name, frame.lineno + 1) == ("README.md", 5)
+    assert (Path(str(frame.path)), frame.lineno + 1) == (page, 5)
 
 
-def test_a_block_with_tests_is_run_by_pytest_and_must_pass(tmp_path: Path) -> None:
-    passing = Block(line=1, language="python", code="def test_ok():\n    assert 1 + 1 == 2\n")
-    run_block(passing, README, tmp_path, autoload=False)
-    failing = Block(line=9, language="python", code="def test_bad():\n    assert 1 + 1 == 3\n")
-    with pytest.raises(AssertionError, match=r"README\.md:9: its tests failed:\n"):
-        run_block(failing, README, tmp_path, autoload=False)
+def test_blocks_with_tests_run_in_one_pytest_run_and_each_block_gets_its_own_outcome(tmp_path: Path) -> None:
+    page = DOCS / "pytest-plugin.md"
+    text = (
+        "```python\ndef test_ok():\n    assert 1 + 1 == 2\n```\n\n"
+        "```python\ndef test_fine():\n    pass\n\n\ndef test_bad():\n    assert 1 + 1 == 3\n```\n\n"
+        "```python\nimport nowhere_to_be_found\n\n\ndef test_never_collected():\n    pass\n```\n"
+    )
+    ok, bad, broken = (DocBlock(page, block) for block in code_blocks(text))
+    outcomes = run_test_blocks([ok, bad, broken], tmp_path, autoload=False)
+    assert set(outcomes) == {"docs/pytest-plugin.md:1", "docs/pytest-plugin.md:6", "docs/pytest-plugin.md:15"}
+
+    assert_block_passed(ok.id, outcomes[ok.id])
+    assert outcomes[bad.id].passed == 1
+    with pytest.raises(AssertionError, match=r"docs/pytest-plugin\.md:6: its tests failed:\ntest_bad: failure") as info:
+        assert_block_passed(bad.id, outcomes[bad.id])
+    assert "docs/pytest-plugin.md:12: AssertionError" in str(info.value)  # the markdown file's line
+    with pytest.raises(
+        AssertionError, match=r"(?s)docs/pytest-plugin\.md:15: its tests failed:\n.*error.*nowhere_to_be_found"
+    ):
+        assert_block_passed(broken.id, outcomes[broken.id])
+    with pytest.raises(AssertionError, match=r"README\.md:3: no test of the block passed"):
+        assert_block_passed("README.md:3", BlockOutcome())
+
+
+def test_a_block_importing_a_missing_package_is_skipped_or_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Namespace packages: one with the submodule a block imports (as google.genai), and one that is
+    # only a directory (as tests/agents, which is not openai-agents).
+    (tmp_path / "ns_with_sub").mkdir()
+    (tmp_path / "ns_with_sub" / "sub.py").write_text("", encoding="utf-8")
+    (tmp_path / "ns_dir_only").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    [block] = code_blocks(
+        "```python\nimport json\nfrom ns_with_sub import sub\nfrom ns_dir_only import Agent\n"
+        "from nowhere_to_be_found.x import y\nfrom json import nowhere_either\n```\n"
+    )
+    doc = DocBlock(DOCS / "frameworks" / "pydantic-ai.md", block)
+    tree = parse_block(doc)
+    assert missing_imports(tree) == ["ns_dir_only", "nowhere_to_be_found.x"]
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(
+        pytest.skip.Exception, match=r"pydantic-ai\.md:1 imports ns_dir_only, nowhere_to_be_found\.x, which"
+    ):
+        check_imports(doc, tree)
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="WIRESCRIPT_REQUIRE_AGENTS=1 requires it"):
+        check_imports(doc, tree)

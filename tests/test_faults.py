@@ -1,7 +1,7 @@
 """Wire faults through the real SDKs, sync and async, on every wire: exactly what the app sees per SDK major.
 
-The outcomes asserted here are the table in the README's Reliability section. Where an SDK major
-differs (a mid-stream transport error is wrapped by openai 3.x and raw elsewhere; anthropic 2.x
+The outcomes asserted here are the table "What the app sees, per SDK major" of docs/faults.md.
+Where an SDK major differs (a mid-stream transport error is wrapped by openai 3.x and raw elsewhere; anthropic 2.x
 and 0.x disagree on a stream without `message_start`), the test asserts the major at hand, so the
 suite passes in the dev venv and in the legacy one.
 """

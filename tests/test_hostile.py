@@ -359,7 +359,7 @@ _COUNTS: dict[str, Counter[str]] = {}
 
 def _report(name: str, seen: Counter[str]) -> None:
     _COUNTS[name] = seen
-    print(f"fuzz {name}: {sum(seen.values())} cases {dict(seen)}")  # shown with -s; the README quotes the totals
+    print(f"fuzz {name}: {sum(seen.values())} cases {dict(seen)}")  # shown with -s; docs/reliability.md quotes them
 
 
 @pytest.mark.parametrize("wire", sorted(PATHS))
