@@ -9,7 +9,6 @@ import os
 import pathlib
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -197,8 +196,9 @@ def test_streamed_events_are_flushed_one_by_one_and_a_scripted_read_timeout_stal
 def test_a_streamed_answer_does_not_wait_on_the_clients_delayed_ack() -> None:
     # A streamed answer is several small writes. Without TCP_NODELAY on the accepted socket, each one
     # after the first waits for the client's delayed ACK: never under 40 ms on Linux (more elsewhere),
-    # so every request on a kept-alive connection took 40-50 ms. Fixed, one takes a few ms even on a
-    # loaded machine. The median of 15 is compared with 30 ms: below any stall, far above the fixed cost.
+    # so all but one or two of 15 requests on a kept-alive connection took 40-50 ms. Fixed, one takes
+    # a few ms. Load only adds time, so the test asks for 6 of the 15 under 30 ms: below any stall,
+    # far above the fixed cost of the fastest few, however busy the machine.
     requests = 15
     stub = ScriptTransport(["Hi."] * (requests + 1))
     elapsed = []
@@ -211,7 +211,7 @@ def test_a_streamed_answer_does_not_wait_on_the_clients_delayed_ack() -> None:
             with sdk.messages.stream(**PARAMS) as stream:
                 assert stream.get_final_message().content[0].text == "Hi."
             elapsed.append(time.perf_counter() - started)
-    assert statistics.median(elapsed) < 0.030, sorted(round(t * 1e3, 1) for t in elapsed)
+    assert sum(t < 0.030 for t in elapsed) >= 6, sorted(round(t * 1e3, 1) for t in elapsed)
 
 
 def test_a_scripted_disconnect_closes_the_connection_mid_stream_as_in_process() -> None:
