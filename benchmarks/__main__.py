@@ -1,7 +1,9 @@
 """``python -m benchmarks``: run every measurement, print the report, exit 1 on a gross regression.
 
-``--quick`` is the CI gate: few rounds, under a minute; it fails only on gross regressions
-(wirescript over 2x the floor, the set-up over 2x its target, or growth over 2x). Full mode takes
+``--quick`` is the CI gate: few rounds, about a minute; it fails only on gross regressions
+(wirescript over 2x the floor, the set-up over 2x its target, the loopback server over 2x its
+target, the memory of 10,000 records over 2x its target, or growth over 2x). Every gate is a
+ratio measured in the same run (or a count of bytes, which load does not move). Full mode takes
 a few minutes and reports every target; ``--strict`` makes a missed target fail too.
 ``--markdown`` also prints the tables of docs/performance.md.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -17,10 +20,11 @@ from importlib.metadata import version
 
 from .contenders import CONTENDERS, capture
 from .providers import providers
-from .report import PEER, WIRESCRIPT, Findings, Row, duration, markdown, size, terminal
-from .scaling import delta_growth, import_cost, memory, record_growth
+from .report import PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
+from .scaling import MEMORY_REQUESTS, MEMORY_TARGET, delta_growth, import_cost, memory, record_growth, resident_growth
+from .served import SERVED_TARGET, measure_served
 from .timing import run_setup, run_workload
-from .workloads import SETUP_TARGET_MS, W1, W4, WORKLOADS
+from .workloads import SETUP_SCRIPT, SETUP_TARGET_MS, W1, W4, WORKLOADS
 
 GROSS = 2.0
 """The quick gate: wirescript over this ratio to the floor (or this growth) is a regression."""
@@ -37,25 +41,37 @@ class Plan:
     records: int
     window: int
     memory_requests: int
+    resident: bool
+    """Whether to measure the memory bar on a fresh interpreter's resident set (else: tracemalloc's count)."""
     import_runs: int
 
 
 FULL = Plan(
-    rounds={"W1": (120, 5), "W2": (30, 3), "W3": (16, 1), "W4": (60, 3), "W5": (24, 1), "setup": (20, 5)},
+    rounds={
+        "W1": (120, 5),
+        "W2": (30, 3),
+        "W3": (16, 1),
+        "W4": (60, 3),
+        "W5": (24, 1),
+        "setup": (20, 5),
+        "served": (30, 5),
+    },
     delta_sizes=(1_000, 10_000, 100_000),
     delta_samples=5,
-    records=10_000,
+    records=MEMORY_REQUESTS,
     window=1_000,
     memory_requests=1_000,
+    resident=True,
     import_runs=7,
 )
 QUICK = Plan(
-    rounds={"W1": (8, 3), "W2": (6, 2), "W3": (3, 1), "W4": (6, 2), "W5": (2, 1), "setup": (6, 3)},
+    rounds={"W1": (8, 3), "W2": (6, 2), "W3": (3, 1), "W4": (6, 2), "W5": (2, 1), "setup": (6, 3), "served": (8, 4)},
     delta_sizes=(1_000, 10_000, 30_000),
     delta_samples=3,
     records=1_000,
     window=250,
     memory_requests=200,
+    resident=False,
     import_runs=2,
 )
 
@@ -70,42 +86,75 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
     chosen = providers(names)
     for provider in chosen:
         canned_by_key = {}
+        expected_by_key = {}
         for workload in WORKLOADS:
             started = time.perf_counter()
             canned, expected = capture(provider, workload)
             canned_by_key[workload.key] = canned
+            expected_by_key[workload.key] = expected
             rounds, samples = plan.rounds[workload.key]
             stats = run_workload(provider, workload, canned, expected, CONTENDERS, rounds=rounds, samples=samples)
             found.rows.append(Row(provider.name, workload.key, workload.title, stats, workload.target))
             if progress:
                 _say(f"  {provider.name} {workload.key}: {time.perf_counter() - started:.1f} s")
         rounds, samples = plan.rounds["setup"]
-        # The peer registers one response per scripted turn, as a test would.
-        setup_canned = [*canned_by_key[W1.key], *canned_by_key[W4.key]]
+        # The peer registers one response per scripted turn, as a test would: W4's (tool call, text).
+        setup_canned = canned_by_key[W4.key] * (len(SETUP_SCRIPT) // len(W4.turns))
         stats = run_setup(provider, setup_canned, CONTENDERS, rounds=rounds, samples=samples)
-        found.rows.append(
-            Row(
-                provider.name, "S", "set-up: stub from a 3-turn script + SDK client", stats, None, SETUP_TARGET_MS / 1e3
-            )
+        title = f"set-up: stub from a {len(SETUP_SCRIPT)}-turn script + SDK client"
+        found.rows.append(Row(provider.name, "S", title, stats, None, SETUP_TARGET_MS / 1e3))
+        own = statistics.median(
+            statistics.median(mine) - statistics.median(floor)
+            for mine, floor in zip(stats[WIRESCRIPT].rounds, stats["floor"].rounds, strict=True)
         )
+        found.notes.append(
+            f"set-up ({provider.name}): the SDK client and its http client (the floor) "
+            f"{duration(stats['floor'].median)}; the stub from {len(SETUP_SCRIPT)} turns on top "
+            f"{duration(own)} (the median of the rounds' differences)"
+        )
+        started = time.perf_counter()
+        rounds, samples = plan.rounds["served"]
+        served = measure_served(
+            provider, canned_by_key[W1.key], expected_by_key[W1.key], rounds=rounds, samples=samples
+        )
+        found.served.append(served)
+        if progress:
+            _say(f"  {provider.name} served: {time.perf_counter() - started:.1f} s")
     for row in found.rows:
         where = f"{row.provider} {row.key} {row.title}"
         if not row.meets_target:
-            found.misses.append(
-                f"{where}: wirescript {row.ratio(WIRESCRIPT):.2f}x the floor, target {row.target_text()}"
-            )
+            figure = f"{row.ratio(WIRESCRIPT):.2f}x the floor"
+            if row.absolute_target is not None:
+                figure = f"takes {duration(row.stats[WIRESCRIPT].median)} (median)"
+            found.misses.append(f"{where}: wirescript {figure}, target {row.target_text()}")
         if not row.ahead_of_peer:
             found.misses.append(f"{where}: not ahead of the peer: wirescript over the peer {row.peer_text()}")
         if row.absolute_target is not None:  # the set-up: gated on its absolute target, not on the floor
-            if row.stats[WIRESCRIPT].median > GROSS * row.absolute_target:
+            # on each round's fastest sample: CPU time too grows on a loaded machine (caches, clocks)
+            if row.stats[WIRESCRIPT].fastest > GROSS * row.absolute_target:
                 found.gross.append(
-                    f"{where}: wirescript takes {duration(row.stats[WIRESCRIPT].median)} "
+                    f"{where}: wirescript takes {duration(row.stats[WIRESCRIPT].fastest)} in its fastest samples "
                     f"(gate {duration(GROSS * row.absolute_target)})"
                 )
         else:
-            for kind, ratio in (("CPU", row.ratio(WIRESCRIPT)), ("wall-clock", row.wall_ratio(WIRESCRIPT))):
+            # Wall-clock time from each round's fastest samples: on a loaded machine the median wall
+            # time is other processes' as much as ours; a wait of our own is in the fastest sample too.
+            wall = row.fastest_wall_ratio(WIRESCRIPT)
+            for kind, ratio in (("CPU", row.ratio(WIRESCRIPT)), ("wall-clock (fastest samples)", wall)):
                 if ratio > GROSS:
                     found.gross.append(f"{where}: wirescript {ratio:.2f}x the floor in {kind} time (gate {GROSS:.0f}x)")
+
+    for served in found.served:
+        where = f"{served.provider} loopback server"
+        versus = served.versus_in_process
+        if not served.meets_target:
+            found.misses.append(
+                f"{where}: {versus.ratio:.2f}x the in-process request in wall-clock time, target ≤ {SERVED_TARGET:.0f}x"
+            )
+        if versus.ratio > GROSS * SERVED_TARGET:
+            found.gross.append(
+                f"{where}: {versus.ratio:.1f}x the in-process request, gate {GROSS * SERVED_TARGET:.0f}x"
+            )
 
     main = chosen[0]
     started = time.perf_counter()
@@ -132,9 +181,31 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
 
     kept = memory(main, plan.memory_requests)
     found.notes.append(
-        f"memory kept per request ({kept.requests:,} requests): wirescript {size(kept.wirescript)} "
-        f"(its RecordedRequest), {PEER} {size(kept.peer)}; the request body is {size(kept.request_body)}"
+        f"memory kept per record (tracemalloc, {kept.requests:,} requests): small bodies ({size(kept.request_body)}) "
+        f"{size(kept.wirescript)}, agent-sized bodies ({size(kept.agent_body)}: 20 messages, 4 tools) "
+        f"{size(kept.agent)}; {PEER} keeps {size(kept.peer)} per small request"
     )
+    # The bar: in full mode, a fresh interpreter's resident set after 10,000 requests. Quick mode
+    # (and a platform without a readable resident set) scales tracemalloc's exact count instead: a
+    # resident set read after fewer requests moves by the allocator's arenas (1 MiB) from run to run.
+    grown = resident_growth(main, plan.records).projected if plan.resident else None
+    how, measured = "resident set", f"measured after {plan.records:,}"
+    if grown is None:
+        grown = kept.wirescript * MEMORY_REQUESTS
+        how, measured = "tracemalloc count", f"projected from {kept.requests:,}"
+    verdict = "ok" if grown <= MEMORY_TARGET else "MISS"
+    found.notes.append(
+        f"memory, {MEMORY_REQUESTS:,} recorded small requests on one stub: the {how} grows {mebibytes(grown)} "
+        f"({measured}; {size(grown / MEMORY_REQUESTS)} a record), target ≤ {mebibytes(MEMORY_TARGET)}  {verdict}"
+    )
+    if grown > MEMORY_TARGET:
+        found.misses.append(
+            f"{MEMORY_REQUESTS:,} records grow the {how} {mebibytes(grown)}, target ≤ {mebibytes(MEMORY_TARGET)}"
+        )
+    if grown > GROSS * MEMORY_TARGET:
+        found.gross.append(
+            f"{MEMORY_REQUESTS:,} records grow the {how} {mebibytes(grown)} (gate {mebibytes(GROSS * MEMORY_TARGET)})"
+        )
 
     imports = import_cost(plan.import_runs)
     verdict = "ok" if imports.package < IMPORT_TARGET else "MISS"
@@ -174,12 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     for line in terminal(found.rows):
         _say(line)
     _say()
+    for line in served_lines(found.served):
+        _say(line)
+    _say()
     _say("growth")
     for line in found.notes:
         _say(f"  {line}")
     if args.markdown:
         _say()
-        for line in markdown(found.rows):
+        for line in markdown(found.rows, found.served):
             _say(line)
     _say()
     for line in found.misses:

@@ -44,6 +44,28 @@ NOTE_SCHEMA = {
     "required": ["path", "text"],
 }
 
+AGENT_TOOLS = 4
+"""Tools an agent-sized request declares (`save_note` and three more of the same shape)."""
+AGENT_STEPS = 9
+"""Tool calls in an agent-sized request's history: 1 + 2 x 9 + 1 = 20 messages."""
+
+
+def agent_steps() -> list[tuple[str, str, dict[str, str], str]]:
+    """An agent's history, provider-neutrally: (call id, assistant text, tool input, tool result) per step."""
+    return [
+        (
+            f"call_{step:04d}",
+            f"Step {step}: I will write note {step}.",
+            {"path": f"notes/{step}.md", "text": prose(120)},
+            f"saved note {step}: " + prose(160),
+        )
+        for step in range(1, AGENT_STEPS + 1)
+    ]
+
+
+def _agent_tool_names() -> list[str]:
+    return [NOTE_TOOL_NAME, *(f"tool_{n}" for n in range(1, AGENT_TOOLS))]
+
 
 @dataclass(frozen=True)
 class Provider:
@@ -67,6 +89,11 @@ class Provider:
     """How many content deltas (text or tool-argument fragments) a streamed body carries."""
     stream_body: bytes
     """A streamed text request's JSON body, for driving the stub without the SDK."""
+    served_client: Callable[[str, Any], Any]
+    """(base URL of a running `ScriptServer`, http client) -> an SDK client that reaches it over loopback HTTP."""
+    agent: Callable[[Any], Any]
+    """One streamed text request carrying an agent-sized body: 20 messages (9 tool calls and their
+    results) and 4 tools; returns the final message."""
 
     async def many(self, client: Any, n: int) -> list[Any]:
         """`n` concurrent streamed text requests on one async client."""
@@ -104,6 +131,30 @@ def _anthropic() -> Provider:
         with client.messages.stream(model=model, max_tokens=16384, tools=tools, messages=messages) as stream:
             return stream.get_final_message()
 
+    agent_tools = [
+        {"name": name, "description": f"{name}: write a note.", "input_schema": NOTE_SCHEMA}
+        for name in _agent_tool_names()
+    ]
+    agent_messages: list[Any] = [{"role": "user", "content": USER}]
+    for call_id, said, arguments, result in agent_steps():
+        agent_messages += [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": said},
+                    {"type": "tool_use", "id": call_id, "name": NOTE_TOOL_NAME, "input": arguments},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]},
+        ]
+    agent_messages.append({"role": "user", "content": "Thanks. Now the tenth."})
+
+    def agent(client: Any) -> Any:
+        with client.messages.stream(
+            model=model, max_tokens=16384, tools=agent_tools, messages=agent_messages
+        ) as stream:
+            return stream.get_final_message()
+
     def fingerprint(message: Any) -> Any:
         blocks = tuple(
             (block.type, block.text if block.type == "text" else json.dumps(block.input)) for block in message.content
@@ -126,6 +177,10 @@ def _anthropic() -> Provider:
         fingerprint=fingerprint,
         deltas=deltas,
         stream_body=json.dumps({"model": model, "max_tokens": 16384, "messages": first, "stream": True}).encode(),
+        served_client=lambda url, http: anthropic.Anthropic(
+            api_key=API_KEY, max_retries=0, base_url=url, http_client=http
+        ),
+        agent=agent,
     )
 
 
@@ -175,6 +230,30 @@ def _openai() -> Provider:
         with client.chat.completions.stream(model=model, messages=messages, tools=tools) as stream:
             return stream.get_final_completion()
 
+    agent_tools = [
+        {
+            "type": "function",
+            "function": {"name": name, "description": f"{name}: write a note.", "parameters": NOTE_SCHEMA},
+        }
+        for name in _agent_tool_names()
+    ]
+    agent_messages: list[Any] = [{"role": "user", "content": USER}]
+    for call_id, said, arguments, result in agent_steps():
+        call = {"name": NOTE_TOOL_NAME, "arguments": json.dumps(arguments)}
+        agent_messages += [
+            {
+                "role": "assistant",
+                "content": said,
+                "tool_calls": [{"id": call_id, "type": "function", "function": call}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": result},
+        ]
+    agent_messages.append({"role": "user", "content": "Thanks. Now the tenth."})
+
+    def agent(client: Any) -> Any:
+        with client.chat.completions.stream(model=model, messages=agent_messages, tools=agent_tools) as stream:
+            return stream.get_final_completion()
+
     def fingerprint(completion: Any) -> Any:
         choice = completion.choices[0]
         calls = tuple((c.function.name, c.function.arguments) for c in choice.message.tool_calls or ())
@@ -205,6 +284,10 @@ def _openai() -> Provider:
         fingerprint=fingerprint,
         deltas=deltas,
         stream_body=json.dumps({"model": model, "messages": first, "stream": True}).encode(),
+        served_client=lambda url, http: openai.OpenAI(
+            api_key=API_KEY, max_retries=0, base_url=f"{url}/v1", http_client=http
+        ),
+        agent=agent,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .served import LLMOCK, SERVED, SERVED_TARGET, Served
 from .timing import Comparison, Stats
 
 FLOOR = "floor"
@@ -29,6 +30,11 @@ def size(nbytes: float) -> str:
     return f"{nbytes:.0f} B" if nbytes < 1000 else f"{nbytes / 1000:.1f} KB"
 
 
+def mebibytes(nbytes: float) -> str:
+    """A size in MiB, the memory bar's unit: 28.6 MiB."""
+    return f"{nbytes / 2**20:.1f} MiB"
+
+
 @dataclass(frozen=True)
 class Row:
     """One workload of one provider: the three contenders' statistics and the target."""
@@ -49,6 +55,10 @@ class Row:
     def wall_ratio(self, contender: str) -> float:
         """The same in wall-clock time."""
         return self.stats[contender].wall_ratio(self.stats[FLOOR])
+
+    def fastest_wall_ratio(self, contender: str) -> float:
+        """The same from each round's fastest samples (`Stats.fastest_wall_ratio`)."""
+        return self.stats[contender].fastest_wall_ratio(self.stats[FLOOR])
 
     @property
     def meets_target(self) -> bool:
@@ -92,6 +102,8 @@ class Findings:
     """Targets missed."""
     gross: list[str] = field(default_factory=list)
     """Gross regressions: what the quick gate fails on."""
+    served: list[Served] = field(default_factory=list)
+    """The loopback server, per provider."""
 
 
 def terminal(rows: list[Row]) -> list[str]:
@@ -121,7 +133,29 @@ def terminal(rows: list[Row]) -> list[str]:
     return lines
 
 
-def markdown(rows: list[Row]) -> list[str]:
+def served_lines(served: list[Served]) -> list[str]:
+    """The loopback server's section: W1's request through `ScriptServer` against the same in-process."""
+    if not served:
+        return []
+    head = (
+        "loopback server: W1's request through ScriptServer (uvicorn in a thread, keep-alive) against the same "
+        f"request in-process; wall-clock per request, target ≤ {SERVED_TARGET:.0f}x"
+    )
+    lines = [head]
+    for row in served:
+        versus = row.versus_in_process
+        lines.append(
+            f"  {row.provider:<10} in-process {duration(row.wall_median(WIRESCRIPT)):>8}  "
+            f"served {duration(row.wall_median(SERVED)):>8}  served ÷ in-process {_times(versus.ratio)} "
+            f"[{_times(versus.low)}-{_times(versus.high)}] {'ok' if row.meets_target else 'MISS'}; "
+            f"CPU {_times(row.cpu_versus_in_process)} "
+            f"(the server thread's included)"
+        )
+    lines.append(f"  reference, not measured here: {LLMOCK}")
+    return lines
+
+
+def markdown(rows: list[Row], served: list[Served] | None = None) -> list[str]:
     """The tables of docs/performance.md: ratios to the floor, a column pair per provider; then wirescript ÷ peer."""
     providers = list(dict.fromkeys(r.provider for r in rows))
     by_key: dict[str, dict[str, Row]] = {}
@@ -156,4 +190,16 @@ def markdown(rows: list[Row]) -> list[str]:
             cell = cells.get(provider)
             line += f" {cell.peer_text()} |" if cell is not None else " |"
         lines.append(line)
+    if served:
+        lines += [
+            "",
+            "| loopback server (W1's request) | in-process | served | served ÷ in-process | target |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for one in served:
+            lines.append(
+                f"| {one.provider} | {duration(one.wall_median(WIRESCRIPT))} | {duration(one.wall_median(SERVED))} "
+                f"| {_times(one.versus_in_process.ratio)} | ≤ {SERVED_TARGET:.0f}x |"
+            )
+        lines.append(f"| {LLMOCK.split(':')[0]} | | 4.2 ms (thread), 2.0 ms (process) | | reference |")
     return lines

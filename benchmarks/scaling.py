@@ -11,7 +11,9 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 
@@ -73,6 +75,68 @@ def delta_growth(provider: Provider, sizes: tuple[int, ...], samples: int) -> De
     return DeltaGrowth({n: statistics.median(t) for n, t in times.items()})
 
 
+MEMORY_REQUESTS = 10_000
+"""The memory bar's scale: what this many recorded requests on one stub grow the process by."""
+MEMORY_TARGET = 30 * 2**20
+"""The memory bar: 10,000 recorded SDK requests grow the process by at most 30 MiB."""
+
+
+def resident() -> int | None:
+    """This process's resident set size in bytes (Linux), or None where it cannot be read cheaply."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True)
+class ResidentGrowth:
+    """What `requests` sequential W1 requests on one stub grow a fresh interpreter's resident set by.
+
+    The memory bar is about the process, so it is read off the resident set: the records' objects
+    plus the allocator's overhead for them. A fresh interpreter, because a process that has run the
+    workloads has freed memory it keeps resident and would reuse for the records, hiding them.
+    """
+
+    requests: int
+    grown: int | None
+    """Bytes, the stub and its records still alive (None: no resident set to read on this platform)."""
+
+    @property
+    def projected(self) -> float | None:
+        """The growth scaled to `MEMORY_REQUESTS` records (measured there, unscaled, in full mode)."""
+        return None if self.grown is None else self.grown / self.requests * MEMORY_REQUESTS
+
+
+def resident_child(name: str, requests: int) -> None:
+    """In the fresh interpreter: run the requests and print the growth in bytes (or `none`)."""
+    from .providers import providers
+
+    provider = providers([name])[0]
+    stub = ScriptTransport(list(W1.turns) * (requests + 1))
+    with provider.sync_client(httpx2.Client(transport=stub)) as client:
+        provider.text(client)  # warm-up: the SDK client's lazy state is not the records'
+        gc.collect()
+        before = resident()
+        for _ in range(requests):
+            provider.text(client)
+        gc.collect()
+        after = resident()
+    stub.check()
+    print("none" if before is None or after is None else after - before)
+
+
+def resident_growth(provider: Provider, requests: int) -> ResidentGrowth:
+    """Run `resident_child` in a fresh interpreter."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    code = f"from benchmarks.scaling import resident_child; resident_child({provider.name!r}, {requests:d})"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    answer = out.stdout.split()[-1]
+    return ResidentGrowth(requests, None if answer == "none" else int(answer))
+
+
 @dataclass(frozen=True)
 class RecordGrowth:
     """Per-request time over a long run of sequential requests on one stub and one SDK client.
@@ -126,20 +190,39 @@ def record_growth(provider: Provider, requests: int, window: int) -> RecordGrowt
 
 @dataclass(frozen=True)
 class Memory:
-    """Memory kept per request, after a run, by wirescript (its records) and by the peer (its requests)."""
+    """Memory kept per request, after a run, by wirescript (its records) and by the peer (its requests).
+
+    Measured with tracemalloc: the bytes of live Python objects, after a collection, exactly and
+    independently of the allocator (its arenas and free lists) and of the machine's load. It is
+    what a record is made of; the resident set (`resident_growth`) is what the process pays for
+    it, allocator overhead included.
+    """
 
     requests: int
     wirescript: float
+    """Small bodies: W1's request."""
+    agent: float
+    """Agent-sized bodies: 20 messages (9 tool calls and their results) and 4 tools."""
     peer: float
     request_body: int
-    """The size of each request's body in bytes, for scale."""
+    """The size of W1's request body in bytes, for scale."""
+    agent_body: int
+    """The size of the agent-sized request body in bytes."""
 
 
-def _kept_per_request(provider: Provider, requests: int, canned: Canned | None) -> float:
-    """wirescript when `canned` is None, else the peer serving `canned`."""
+def _kept_per_request(
+    provider: Provider, requests: int, canned: Canned | None, drive: Callable[[Any], Any] | None = None
+) -> tuple[float, int]:
+    """(bytes kept per request, request body size): wirescript when `canned` is None, else the peer serving `canned`.
+
+    `drive` sends one request (default: W1's).
+    """
+    drive = drive or provider.text
     fixture = None
+    stub = None
     if canned is None:
-        http = httpx2.Client(transport=ScriptTransport(list(W1.turns) * (requests + 1)))
+        stub = ScriptTransport(list(W1.turns) * (requests + 1))
+        http = httpx2.Client(transport=stub)
     else:
         fixture = PeerFixture()
         fixture.mock.add_response(
@@ -153,13 +236,13 @@ def _kept_per_request(provider: Provider, requests: int, canned: Canned | None) 
         http = httpx2.Client()
     try:
         with provider.sync_client(http) as client:
-            provider.text(client)  # warm-up: the client's own lazy state is not the stub's
+            drive(client)  # warm-up: the client's own lazy state is not the stub's
             gc.collect()
             tracemalloc.start()
             try:
                 before = tracemalloc.get_traced_memory()[0]
                 for _ in range(requests):
-                    provider.text(client)
+                    drive(client)
                 gc.collect()
                 after = tracemalloc.get_traced_memory()[0]
             finally:
@@ -167,18 +250,17 @@ def _kept_per_request(provider: Provider, requests: int, canned: Canned | None) 
     finally:
         if fixture is not None:
             fixture.close()
-    return (after - before) / requests
+    body = len(stub.requests[-1].content) if stub is not None else 0
+    return (after - before) / requests, body
 
 
 def memory(provider: Provider, requests: int) -> Memory:
-    """Memory each recorded request keeps alive (tracemalloc, after a collection), wirescript and peer."""
+    """Memory each recorded request keeps alive (tracemalloc, after a collection): small, agent-sized, the peer."""
     canned, _ = capture(provider, W1)
-    return Memory(
-        requests,
-        _kept_per_request(provider, requests, None),
-        _kept_per_request(provider, requests, canned[0]),
-        len(provider.stream_body),
-    )
+    small, small_body = _kept_per_request(provider, requests, None)
+    agent, agent_body = _kept_per_request(provider, requests, None, provider.agent)
+    peer, _ = _kept_per_request(provider, requests, canned[0])
+    return Memory(requests, small, agent, peer, small_body, agent_body)
 
 
 _IMPORT = """\

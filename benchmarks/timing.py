@@ -40,6 +40,20 @@ class Stats:
         return statistics.median(self.samples)
 
     @property
+    def fastest(self) -> float:
+        """The median over rounds of each round's fastest sample.
+
+        Load on the machine only adds time, so a round's fastest sample is the one it disturbed
+        least: a steadier gate for an absolute figure than the median, which load drags up.
+        """
+        return statistics.median(min(kept) for kept in self.rounds)
+
+    @property
+    def wall_median(self) -> float:
+        """The median in wall-clock time."""
+        return statistics.median(t for kept in self.wall for t in kept)
+
+    @property
     def p90(self) -> float:
         """The 90th percentile."""
         samples = self.samples
@@ -59,16 +73,25 @@ class Stats:
         """The same ratio in wall-clock time."""
         return _paired(self.wall, floor.wall)
 
-    def versus(self, other: Stats) -> Comparison:
+    def fastest_wall_ratio(self, floor: Stats) -> float:
+        """Wall-clock time over the floor from each round's fastest samples, the median over rounds.
+
+        Load on the machine only adds wall time (another process runs instead), so the fastest
+        sample of a round is the one it disturbed least; a wait the code itself adds (a sleep, a
+        lock, a timer) is in every sample, the fastest too. What the quick gate reads.
+        """
+        return statistics.median(min(a) / min(b) for a, b in zip(self.wall, floor.wall, strict=True))
+
+    def versus(self, other: Stats, *, wall: bool = False) -> Comparison:
         """This contender over another, round by round, with a confidence interval for the median.
 
         Each round gives one ratio (this round's median over the other's, measured back to back); the
         interval is the distribution-free one for the median of those ratios (order statistics, about
-        95%), so "ahead" is claimed only when the rounds say so beyond their own scatter.
+        95%), so "ahead" is claimed only when the rounds say so beyond their own scatter. `wall`:
+        compare wall-clock times instead of CPU times.
         """
-        ratios = sorted(
-            statistics.median(a) / statistics.median(b) for a, b in zip(self.rounds, other.rounds, strict=True)
-        )
+        mine, theirs = (self.wall, other.wall) if wall else (self.rounds, other.rounds)
+        ratios = sorted(statistics.median(a) / statistics.median(b) for a, b in zip(mine, theirs, strict=True))
         n = len(ratios)
         k = max(0, math.floor((n - 1.96 * math.sqrt(n)) / 2))  # 0-based rank of the lower bound
         return Comparison(statistics.median(ratios), ratios[k], ratios[n - 1 - k], n)

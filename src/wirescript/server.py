@@ -328,6 +328,15 @@ def _protocol_class(app: ScriptApp) -> type[asyncio.Protocol]:
 
     class _Protocol(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            # A response is several small writes (head, one per SSE event, the end). Under Nagle's
+            # algorithm a small write waits while earlier data is unacknowledged, and the client
+            # delays its ACK: ~40 ms a response. asyncio sets TCP_NODELAY only on sockets whose
+            # `proto` is IPPROTO_TCP (its private `_set_nodelay`); ours is 0. Set it here, whatever
+            # made the listening socket and whichever loop runs it.
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+                with contextlib.suppress(OSError):  # the peer already went away
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             super().connection_made(transport)
             if self.client is not None:
                 app._connections[self.client] = transport
