@@ -37,12 +37,12 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "KNOWN_HOSTS",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
     "HoldTimeoutError",
     "Interception",
-    "KNOWN_HOSTS",
     "NetworkBlockedError",
     "PendingTurn",
     "Problem",

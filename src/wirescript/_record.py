@@ -22,15 +22,41 @@ __all__ = ["Reading", "Vocabulary", "read_request"]
 
 
 class Vocabulary:
-    """What the stub's wires call a credential, in headers and in the query, and the endpoints they serve."""
+    """What the stub's wires call a credential, in headers and in the query, and the endpoints they serve.
 
-    __slots__ = ("endpoints", "headers", "query", "wires")
+    It also keeps one copy of each header name and short value the stub has seen: an SDK sends the
+    same twenty headers with every request, so records share those strings instead of each holding
+    its own (most of what a small record would cost).
+    """
+
+    __slots__ = ("_strings", "endpoints", "headers", "query", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.endpoints = ", ".join(w.endpoint for w in wires)
+        self._strings: dict[str, str] = {}
+
+    def shared(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+        """The headers as a dict whose names and short values are the stub's shared copies."""
+        strings = self._strings
+        if len(strings) >= _SHARED_MOST:  # an app sending ever new values: stop collecting, keep serving
+            return dict(headers)
+        share = strings.setdefault
+        return {
+            share(name, name): share(value, value) if len(value) <= _SHARED_LONGEST else value
+            for name, value in headers
+        }
+
+
+_SHARED_MOST = 4096
+"""How many distinct header strings a stub keeps one copy of."""
+_SHARED_LONGEST = 128
+"""The longest header value shared (longer ones are ids and tokens, rarely repeated)."""
+
+_FIELDS_SET = set(RecordedRequest.model_fields)
+"""The fields a record is built with: all of them, so every record can share one such set."""
 
 
 @dataclass(slots=True)
@@ -51,7 +77,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     url = request.url
     path: str = url.path
     host: str = url.host
-    headers = dict(request.headers.items())
+    headers = vocabulary.shared(request.headers.items())
     raw_query = url.query
     query = dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
     content: bytes = request.content
@@ -81,7 +107,10 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     # The serving wire reads its own credential first; a key sent any other wire's way is still the key.
     readers = vocabulary.wires if wire is None else (wire, *vocabulary.wires)
     api_key = next((k for w in readers if (k := w.api_key(headers, query)) is not None), None)
-    record = RecordedRequest(
+    # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
+    # built without validating them again, and all records share the one set of fields given.
+    record = RecordedRequest.model_construct(
+        _FIELDS_SET,
         index=0,
         provider=wire.name if wire is not None else None,
         method=method,
@@ -93,6 +122,9 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         body_error=body_error,
         api_key=Secret(api_key) if api_key is not None else None,
         retry_count=_int(headers.get("x-stainless-retry-count")),
+        turn_index=None,
+        queue=None,
+        problem=None,
         **_fields(parsed),
     )
     answerer = wire if wire is not None else next((w for w in vocabulary.wires if w.claims(host)), None)
@@ -100,8 +132,19 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
 
 
 def _fields(parsed: Parsed | None) -> dict[str, Any]:
-    if parsed is None:
-        return {}
+    if parsed is None:  # no wire read it: fresh empty values, so records share nothing mutable
+        return {
+            "model": None,
+            "system": None,
+            "messages": [],
+            "conversation": [],
+            "tools": [],
+            "tool_names": [],
+            "tool_results": [],
+            "stream": False,
+            "max_tokens": None,
+            "temperature": None,
+        }
     return {
         "model": parsed.model,
         "system": parsed.system,

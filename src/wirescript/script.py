@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from ._text import clip, did_you_mean
 from .errors import ScriptError
@@ -256,7 +256,7 @@ class Turn(_Model):
                 )
         if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
             raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
-        bad = _unencodable(self.model_dump(exclude_defaults=True), "")
+        bad = _unencodable(self, "")
         if bad is not None:
             where, char = bad
             raise ValueError(
@@ -346,13 +346,32 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
     return None
 
 
+_NO_TEXT = frozenset({bool, int, float, bytes})
+
+
 def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
-    """The first string (or dict key) in `value` that UTF-8 cannot encode: (its field path, the character)."""
+    """The first string (or dict key) in `value` that UTF-8 cannot encode: (its field path, the character).
+
+    Models are walked field by field in declaration order (what `model_dump` would give, without
+    building it); an ASCII string needs no encoding to be known good.
+    """
+    if value is None or value.__class__ in _NO_TEXT:
+        return None
     if isinstance(value, str):
+        if value.isascii():
+            return None
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return where, value[exc.start]
+        return None
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            item = getattr(value, name)
+            if item is not None and item.__class__ not in _NO_TEXT:
+                found = _unencodable(item, f"{where}.{name}" if where else name)
+                if found is not None:
+                    return found
         return None
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -408,7 +427,22 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
         if isinstance(values, os.PathLike) or (isinstance(values, str) and values.endswith((".json", ".yaml", ".yml"))):
             hint = " (for a script file, pass load_script(path))"
         raise ScriptError(f"{where}: expected a list of turns, got {type(values).__name__}{hint}")
-    return [parse_turn(v, f"{where}[{i}]") for i, v in enumerate(values)]
+    items: list[object] = []
+    for value in values:
+        if isinstance(value, str):
+            value = {"text": value}
+        elif not isinstance(value, (dict, Turn)) and isinstance(value, Mapping):
+            value = dict(value)
+        items.append(value)
+    try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
+        return _TURNS.validate_python(items)
+    except ValidationError as exc:
+        bad = next(int(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"] and isinstance(e["loc"][0], int))
+        parse_turn(items[bad], f"{where}[{bad}]")  # the same message as validating that turn alone
+        raise  # pragma: no cover - the turn alone fails as it did in the list
+
+
+_TURNS: TypeAdapter[list[Turn]] = TypeAdapter(list[Turn])
 
 
 def _explain(exc: ValidationError, where: str) -> str:
