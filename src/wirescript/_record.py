@@ -29,7 +29,7 @@ class Vocabulary:
     its own (most of what a small record would cost).
     """
 
-    __slots__ = ("_strings", "endpoints", "headers", "query", "wires")
+    __slots__ = ("_secret", "_strings", "endpoints", "headers", "query", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
@@ -37,6 +37,16 @@ class Vocabulary:
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.endpoints = ", ".join(w.endpoint for w in wires)
         self._strings: dict[str, str] = {}
+        self._secret: dict[str, bool] = {}
+
+    def secret(self, name: str) -> bool:
+        """Whether a header's value is a credential (decided once per name)."""
+        known = self._secret.get(name)
+        if known is None:
+            known = name in self.headers or is_sensitive_header(name)
+            if len(self._secret) < _SHARED_MOST:
+                self._secret[name] = known
+        return known
 
     def shared(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
         """The headers as a dict whose names and short values are the stub's shared copies."""
@@ -116,7 +126,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         method=method,
         path=path,
         query=_redacted(query, lambda name: name.lower() in vocabulary.query),
-        headers=_redacted(headers, lambda name: name in vocabulary.headers or is_sensitive_header(name)),
+        headers=_redacted(headers, vocabulary.secret),
         content=content,
         body=body,
         body_error=body_error,
