@@ -39,14 +39,18 @@ class Vocabulary:
         self._strings: dict[str, str] = {}
         self._secret: dict[str, bool] = {}
 
-    def secret(self, name: str) -> bool:
-        """Whether a header's value is a credential (decided once per name)."""
-        known = self._secret.get(name)
-        if known is None:
-            known = name in self.headers or is_sensitive_header(name)
-            if len(self._secret) < _SHARED_MOST:
-                self._secret[name] = known
-        return known
+    def redacted(self, headers: dict[str, str]) -> dict[str, str]:
+        """`headers` with every credential's value redacted, in place (whether a name is one is decided once)."""
+        secret = self._secret
+        for name in headers:
+            known = secret.get(name)
+            if known is None:
+                known = name in self.headers or is_sensitive_header(name)
+                if len(secret) < _SHARED_MOST:
+                    secret[name] = known
+            if known:
+                headers[name] = REDACTED  # the key is unchanged: the dict's size is too
+        return headers
 
     def shared(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
         """The headers as a dict whose names and short values are the stub's shared copies."""
@@ -126,7 +130,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         method=method,
         path=path,
         query=_redacted(query, lambda name: name.lower() in vocabulary.query),
-        headers=_redacted(headers, vocabulary.secret),
+        headers=vocabulary.redacted(headers),
         content=content,
         body=body,
         body_error=body_error,
