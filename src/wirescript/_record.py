@@ -64,14 +64,14 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
             "unknown_endpoint",
             f"no wire serves this endpoint (known: {vocabulary.endpoints}). Nothing was consumed from the script.",
         )
-    elif not isinstance(body, dict):
+    elif not isinstance(body, dict) and not (wire.turnless and not content):
         refusal = Refusal(
             "unreadable",
             f"the body is not a JSON object ({body_error or 'not an object'}); nothing was consumed from the script.",
         )
     else:
         try:
-            parsed = wire.parse(body, path)
+            parsed = wire.parse(body if isinstance(body, dict) else {}, path)  # a turnless GET has no body
         except Exception as exc:  # a wire's bug must be loud, not a retried "Connection error."
             refusal = Refusal(
                 "unreadable",
