@@ -323,3 +323,44 @@ def test_a_script_file_carries_a_side_entry_and_the_schema_describes_it(tmp_path
     jsonschema.validate({"*": [], "$side": {"embeddings": {"a": [1.0]}}}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"*": [], "$side": {"embedings": {}}}, schema)
+
+
+# ------------------------------------------------------------------------------- frameworks, untouched
+
+
+def _framework(module: str, distribution: str) -> Any:
+    """Import a framework of the `frameworks` group; skip without it, unless CI requires it."""
+    import importlib
+    import os
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if os.environ.get("WIRESCRIPT_REQUIRE_FRAMEWORKS") == "1":
+            pytest.fail(f"{distribution} is not importable ({exc}); install the 'frameworks' group", pytrace=False)
+        pytest.skip(f"{distribution} is not installed: this test needs the 'frameworks' dependency group")
+
+
+def test_chat_anthropic_counts_tokens_against_the_stub(wirescript: Any) -> None:
+    langchain_anthropic = _framework("langchain_anthropic", "langchain-anthropic")
+    from langchain_core.messages import HumanMessage
+
+    stub = wirescript([], intercept=True, side={"count_tokens": 14})
+    llm = langchain_anthropic.ChatAnthropic(model="claude-sonnet-5", api_key="test-key")
+    assert llm.get_num_tokens_from_messages([HumanMessage("Hello there")]) == 14
+    [record] = stub.requests
+    assert (record.provider, record.model, record.last_user_text) == ("count_tokens", "claude-sonnet-5", "Hello there")
+
+
+def test_openai_embeddings_embed_query_against_the_stub(wirescript: Any) -> None:
+    langchain_openai = _framework("langchain_openai", "langchain-openai")
+    stub = wirescript([], intercept=True)
+    # check_embedding_ctx_length=False: otherwise langchain tokenizes with tiktoken first, whose
+    # encoding files come from the network on first use.
+    embeddings = langchain_openai.OpenAIEmbeddings(
+        model="text-embedding-3-small", api_key="test-key", check_embedding_ctx_length=False
+    )
+    vector = embeddings.embed_query("cat")
+    assert vector == pytest.approx(embedding("cat", 1536), abs=1e-6)
+    assert embeddings.embed_documents(["cat", "dog"])[0] == pytest.approx(vector)
+    assert [r.messages for r in stub.requests] == [["cat"], ["cat", "dog"]]
