@@ -38,8 +38,8 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
-    side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # before the wires whose paths they extend
-    return [*side, AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire()]
+    side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), *side]
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
