@@ -129,3 +129,14 @@ def test_an_async_handler_is_refused() -> None:
 
     with pytest.raises(UsageError, match="the handler is async"):
         ScriptTransport([], routes={"GET /v1/files": handler})
+
+
+def test_a_route_serves_a_body_that_is_not_json() -> None:
+    """An upload is multipart: the route still answers, and the record keeps the bytes."""
+    stub = ScriptTransport([], routes={"POST /v1/files": lambda r: FILE})
+    uploaded = openai_client(stub).files.create(file=("a.txt", b"abc"), purpose="assistants")
+    assert uploaded.id == "file-abc"
+    [record] = stub.requests
+    assert record.body is None
+    assert b'filename="a.txt"' in record.content
+    assert stub.problems == []

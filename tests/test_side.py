@@ -14,8 +14,10 @@ import struct
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from _support import anthropic_client, httpx2, openai_client
+from _support import anthropic_client, httpx2, odd_bodies, openai_client
 from wirescript import ScriptError, ScriptTransport, SideScript, load_script, script_json_schema
 from wirescript.wires.side import count_tokens, embedding
 
@@ -364,3 +366,58 @@ def test_openai_embeddings_embed_query_against_the_stub(wirescript: Any) -> None
     assert vector == pytest.approx(embedding("cat", 1536), abs=1e-6)
     assert embeddings.embed_documents(["cat", "dog"])[0] == pytest.approx(vector)
     assert [r.messages for r in stub.requests] == [["cat"], ["cat", "dog"]]
+
+
+# ------------------------------------------------------------------------------------- odd requests
+
+SIDE_PATHS = {
+    "POST": [
+        "/v1/messages/count_tokens",
+        "/v1/responses/input_tokens",
+        "/v1beta/models/m:countTokens",
+        "/v1/embeddings",
+        "/v1beta/models/m:embedContent",
+        "/v1beta/models/m:batchEmbedContents",
+    ],
+    "GET": ["/v1/models", "/v1/models/m", "/v1beta/models"],
+}
+VOCABULARY = ["model", "input", "messages", "contents", "content", "parts", "text", "requests", "dimensions"]
+FIELDS = ["encoding_format", "outputDimensionality", "system", "anthropic_version"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    path=st.sampled_from(SIDE_PATHS["POST"]),
+    body=odd_bodies(VOCABULARY, FIELDS),
+    side=st.sampled_from([None, {"count_tokens": [1]}, {"embeddings": {"": [1.0]}}]),
+)
+def test_no_odd_body_makes_a_side_endpoint_raise(path: str, body: dict[str, Any], side: Any) -> None:
+    assert httpx2 is not None
+    stub = ScriptTransport([], side=side)
+    with httpx2.Client(transport=stub, base_url="https://stub.test") as http:
+        response = http.post(path, content=json.dumps(body).encode())
+    assert response.status_code in (200, 400)
+    response.json()
+    if response.status_code == 400:
+        [problem] = stub.problems
+        assert problem.kind in ("unreadable", "unscripted")  # never a wirescript bug (render_error)
+    else:
+        assert stub.problems == []
+
+
+def test_dimensions_out_of_range_are_a_loud_problem_not_a_huge_vector() -> None:
+    import openai
+
+    stub = ScriptTransport([])
+    with pytest.raises(openai.BadRequestError, match="asks for 1000000 dimensions"):
+        openai_client(stub).embeddings.create(model="text-embedding-3-small", input="cat", dimensions=1_000_000)
+    assert [p.kind for p in stub.problems] == ["unreadable"]
+
+
+def test_a_get_with_a_body_and_a_post_without_one() -> None:
+    assert httpx2 is not None
+    stub = ScriptTransport([])
+    with httpx2.Client(transport=stub, base_url="https://api.openai.com") as http:
+        assert http.get("/v1/models").status_code == 200
+        assert http.post("/v1/embeddings").status_code == 400  # an empty POST body is unreadable
+    assert [p.kind for p in stub.problems] == ["unreadable"]

@@ -79,14 +79,17 @@ def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | R
     """The answer of a turnless wire (a side endpoint, a route), or why it has none. Never raises.
 
     A side script that cannot answer (`LookupError`) is `unscripted`, a route handler's failure
-    (`ScriptError`) a `script_error`, anything else a wirescript bug (`render_error`).
+    (`ScriptError`) a `script_error`, a request the wire cannot serve (`ValueError`) `unreadable`,
+    anything else a wirescript bug (`render_error`).
     """
     try:
         rendered = wire.respond(record, side)
-    except LookupError as exc:
-        return Refusal("unscripted", str(exc.args[0]) if exc.args else "the side script cannot answer it")
     except ScriptError as exc:
         return Refusal("script_error", str(exc))
+    except LookupError as exc:
+        return Refusal("unscripted", str(exc.args[0]) if exc.args else "the side script cannot answer it")
+    except ValueError as exc:
+        return Refusal("unreadable", f"the {wire.name} wire cannot serve it: {exc}")
     except Exception as exc:
         return failed("answering a side endpoint", exc)
     return Answer(rendered.status, rendered.headers, (), _steps(rendered, joined=True))

@@ -155,7 +155,10 @@ class Wire(ABC):
     the rows of the coverage table (`docs/providers.md`), which a test keeps true."""
     turnless: ClassVar[bool] = False
     """Whether it answers without a scripted turn (side endpoints, routes): the transport then calls
-    `respond` and never `render`, and no turn is consumed. Its requests may have no body (`GET`)."""
+    `respond` and never `render`, and no turn is consumed. Its `GET` requests may have no body."""
+    any_body: ClassVar[bool] = False
+    """Whether a turnless wire serves any body, JSON or not (`record.body` is then None, the bytes
+    are in `record.content`): routes do, for uploads and bodiless POSTs."""
     malformed_tool_json_applies_to_json: ClassVar[bool] = False
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""

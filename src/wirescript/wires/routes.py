@@ -97,6 +97,7 @@ class RouteWire(TurnlessWire):
 
     name = "routes"
     endpoint = "the routes given"
+    any_body = True
 
     def __init__(self, routes: Mapping[str, RouteHandler] | None) -> None:
         self.routes = parse_routes(routes)

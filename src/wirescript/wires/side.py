@@ -53,6 +53,9 @@ DEFAULT_DIMENSIONS: dict[str, int] = {
 }
 """The documented default embedding size per model; any other model gets `FALLBACK_DIMENSIONS`."""
 
+MAX_DIMENSIONS = 16384
+"""The largest vector a request may ask for; beyond it (or below 1) the request is `unreadable`."""
+
 FALLBACK_DIMENSIONS = {"openai": 1536, "gemini": 3072}
 """The size for a model `DEFAULT_DIMENSIONS` does not know: the provider's current default model's."""
 
@@ -191,7 +194,7 @@ class EmbeddingsWire(TurnlessWire):
         texts = [str(t) for t in record.messages]
         model = record.model or ""
         if record.path.endswith(":embedContent"):
-            size = as_int(body.get("outputDimensionality")) or _dimensions(model, "gemini")
+            size = _size(body.get("outputDimensionality"), model, "gemini")
             vector = self._vector(texts[0], size, side)
             return Rendered(200, dict(_JSON), json_answer({"embedding": {"values": vector}}))
         if record.path.endswith(":batchEmbedContents"):
@@ -199,12 +202,12 @@ class EmbeddingsWire(TurnlessWire):
             vectors = []
             for text, request in zip(texts, requests, strict=True):
                 own = request.get("model")
-                size = as_int(request.get("outputDimensionality")) or _dimensions(
-                    _gemini_model(own) if isinstance(own, str) else model, "gemini"
+                size = _size(
+                    request.get("outputDimensionality"), _gemini_model(own) if isinstance(own, str) else model, "gemini"
                 )
                 vectors.append({"values": self._vector(text, size, side)})
             return Rendered(200, dict(_JSON), json_answer({"embeddings": vectors}))
-        size = as_int(body.get("dimensions")) or _dimensions(model, "openai")
+        size = _size(body.get("dimensions"), model, "openai")
         encoded = body.get("encoding_format") == "base64"
         data = []
         for index, text in enumerate(texts):
@@ -222,6 +225,8 @@ class EmbeddingsWire(TurnlessWire):
 
     @staticmethod
     def _vector(text: str, size: int, side: SideScript) -> list[float]:
+        if not 1 <= size <= MAX_DIMENSIONS:
+            raise ValueError(f"the request asks for {size} dimensions; wirescript serves 1 to {MAX_DIMENSIONS}")
         scripted = side.embeddings.get(text)
         return list(scripted) if scripted is not None else embedding(text, size)
 
@@ -294,8 +299,12 @@ def _gemini_model(path: str) -> str:
     return unquote(name.split(":", 1)[0])
 
 
-def _dimensions(model: str, family: str) -> int:
-    return DEFAULT_DIMENSIONS.get(model.removeprefix("models/"), FALLBACK_DIMENSIONS[family])
+def _size(asked: Any, model: str, family: str) -> int:
+    """The dimensions asked for (an int), else the model's documented default."""
+    size = as_int(asked)
+    return (
+        size if size is not None else DEFAULT_DIMENSIONS.get(model.removeprefix("models/"), FALLBACK_DIMENSIONS[family])
+    )
 
 
 def _content_text(content: Any) -> str:
