@@ -286,7 +286,7 @@ def test_gemini_models_list_and_get(is_async: bool) -> None:
         ({"count_tokens": -1}, "field 'count_tokens'"),
         ({"embeddings": {"x": []}}, "field 'embeddings'"),
         ({"embeddings": {"x": [float("nan")]}}, "not a finite number"),
-        ({"modles": ["m"]}, "field 'modles'"),
+        ({"modles": ["m"]}, "unknown field 'modles' .*did you mean 'models'"),
         (["count_tokens"], "expected a mapping"),
     ],
 )

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._text import did_you_mean
 from .errors import ScriptError
 
 __all__ = ["SIDE_KEY", "SideScript", "parse_side"]
@@ -82,4 +83,10 @@ def parse_side(value: Any, where: str = "side") -> SideScript:
                 f"got {type(got).__name__} {got!r}"
             ) from None
         field = ".".join(str(part) for part in loc)
+        if error["type"] == "extra_forbidden":
+            known = tuple(SideScript.model_fields)
+            raise ScriptError(
+                f"invalid {where}: unknown field {field!r} (expected one of: {', '.join(known)})"
+                f"{did_you_mean(field, known)}"
+            ) from None
         raise ScriptError(f"invalid {where}: field {field!r}: {error['msg']}") from None
