@@ -421,3 +421,17 @@ def test_a_get_with_a_body_and_a_post_without_one() -> None:
         assert http.get("/v1/models").status_code == 200
         assert http.post("/v1/embeddings").status_code == 400  # an empty POST body is unreadable
     assert [p.kind for p in stub.problems] == ["unreadable"]
+
+
+def test_check_lists_scripted_counts_never_requested() -> None:
+    stub = ScriptTransport([], side={"count_tokens": [7, 8, 9]})
+    anthropic_client(stub).messages.count_tokens(model="m", messages=MESSAGES)
+    with pytest.raises(AssertionError) as info:
+        stub.check()
+    assert str(info.value) == (
+        "wirescript: 2 side script answer(s) were never requested:\n"
+        "  - side['count_tokens'][1]: 8\n"
+        "  - side['count_tokens'][2]: 9"
+    )
+    stub.check(unused_turns=False)
+    ScriptTransport([], side={"count_tokens": 7}).check()  # one count for every request: nothing to use up

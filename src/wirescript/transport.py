@@ -27,7 +27,7 @@ from .errors import WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
-from .wires import RouteWire, Wire, merge_wires
+from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
@@ -167,6 +167,10 @@ class ScriptTransport(_TransportBase):
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         problems = problems if unanswered is None else unanswered
         message = check_message(records, held, pending, total, problems=problems, unused_turns=unused_turns)
+        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
+        if unused_turns and side:
+            listed = [f"wirescript: {len(side)} side script answer(s) were never requested:"]
+            message = "\n".join([*([message] if message else []), *listed, *(f"  - {line}" for line in side)])
         if message is not None:
             raise AssertionError(message)
 

@@ -243,6 +243,10 @@ class TurnlessWire(Wire):
 
     turnless = True
 
+    def unused(self, side: SideScript) -> list[str]:
+        """The scripted side answers no request has taken yet, one line each (`check()` lists them)."""
+        return []
+
     def parse(self, body: Any, path: str) -> Parsed:
         """The model a body names, if any (`body` is `{}` for a request without one)."""
         model = body.get("model") if isinstance(body, dict) else None

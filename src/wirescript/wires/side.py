@@ -140,6 +140,14 @@ class TokenCountWire(TurnlessWire):
         model = model if isinstance(model, str) else None
         return Parsed(model=model, system=text_of(body.get("system"), sep="\n"), messages=messages)
 
+    def unused(self, side: SideScript) -> list[str]:
+        """The scripted counts of a `count_tokens` list that no count request has taken."""
+        if not isinstance(side.count_tokens, list):
+            return []
+        with self._lock:
+            served = self._served
+        return [f"side['count_tokens'][{i}]: {n}" for i, n in enumerate(side.count_tokens) if i >= served]
+
     def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
         """`{"input_tokens": n}`, `{"object": "response.input_tokens", …}` or `{"totalTokens": n}`."""
         scripted = side.count_tokens
