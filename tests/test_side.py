@@ -203,6 +203,7 @@ def test_gemini_embed_content(is_async: bool) -> None:
     assert all(r.provider == "embeddings" for r in stub.requests)
     assert stub.requests[1].messages == ["cat", "dog"]
     assert stub.requests[0].model == "gemini-embedding-001"
+    assert stub.requests[0].path.endswith("/models/gemini-embedding-001:batchEmbedContents")  # even for one text
     assert stub.problems == []
 
 
