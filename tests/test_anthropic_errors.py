@@ -181,14 +181,14 @@ def test_an_unknown_endpoint_is_loud_and_consumes_nothing() -> None:
     stub = ScriptTransport(["kept"])
     client = anthropic_client(stub)
     with pytest.raises(anthropic.NotFoundError) as info:
-        client.models.list()
+        client.beta.files.list()
     assert "no wire serves this endpoint" in str(info.value)
     # The same machine-readable code as the other loud errors.
     assert info.value.body["error"]["details"] == {"error_code": "wirescript_unscripted"}
     assert stub.overflow == 1
     assert stub.requests[0].provider is None
     assert stub.problems[0].startswith(
-        "requests[0] GET /v1/models: no wire serves this endpoint (known: POST …/v1/messages"
+        "requests[0] GET /v1/files: no wire serves this endpoint (known: POST …/v1/messages"
     )
     assert stub.problems[0].endswith("). Nothing was consumed from the script.")
     assert [p.turn.text for p in stub.pending] == ["kept"]

@@ -118,3 +118,18 @@ def test_audit_of_a_missing_path_is_a_usage_error(
     monkeypatch.chdir(tmp_path)
     status, out, err = run(capsys, "audit", "nope")
     assert (status, out, err) == (2, "", "wirescript audit: no such file or directory: nope\n")
+
+
+def test_check_counts_a_side_script_apart_from_the_queues(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("side.json").write_text('{"*": ["Hi"], "$side": {"count_tokens": 3}}')
+    Path("bad-side.json").write_text('{"*": [], "$side": {"count_token": 3}}')
+    assert run(capsys, "check", "side.json") == (0, "side.json: ok, 1 turn(s) in 1 queue(s) and a side script\n", "")
+    status, out, _ = run(capsys, "check", "bad-side.json")
+    assert status == 1
+    assert out == (
+        "bad-side.json: invalid script['$side']: unknown field 'count_token' "
+        "(expected one of: count_tokens, embeddings, models); did you mean 'count_tokens'?\n"
+    )

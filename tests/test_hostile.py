@@ -338,7 +338,7 @@ def test_unknown_endpoints_and_methods_are_answered_loudly() -> None:
     with HX.Client(transport=stub) as http:
         for method, path in [
             ("GET", "/v1/messages"),
-            ("POST", "/v1/embeddings"),
+            ("POST", "/v1/images/generations"),
             ("DELETE", "/"),
             ("PUT", "/v1/responses"),
         ]:

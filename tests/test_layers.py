@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
     {"errors", "_text", "_steps", "sse", "eventstream"},
     # 1: the script models and the record
-    {"script", "recorded"},
+    {"script", "recorded", "side"},
     # 2: the wires: one module per provider API, on their shared base
     {
         "wires",
@@ -27,6 +27,8 @@ LAYERS: list[set[str]] = [
         "wires.openai_chat",
         "wires.openai_responses",
         "wires.gemini",
+        "wires.side",
+        "wires.routes",
         # provider rules and renderings the wires use
         "_converse",
         "strict",

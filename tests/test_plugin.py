@@ -105,7 +105,7 @@ def test_an_unknown_endpoint_and_unused_turns_are_both_listed(pytester: pytest.P
             assert ask(stub, "Hi") == "Hello!"
             client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
             with pytest.raises(anthropic.NotFoundError):
-                client.models.list()
+                client.beta.files.list()
         """,
     )
     result = run(pytester)
@@ -114,7 +114,7 @@ def test_an_unknown_endpoint_and_unused_turns_are_both_listed(pytester: pytest.P
         [
             "*_ ERROR at teardown of test_app _*",
             "wirescript: 1 request(s) were not answered as scripted:",
-            "  - requests[1] GET /v1/models",
+            "  - requests[1] GET /v1/files",
             "    no wire serves this endpoint (known: POST …/v1/messages, *). Nothing was consumed from the script.",
             "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)",
             "wirescript: 2 scripted turn(s) were never requested:",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .recorded import Problem, RecordedRequest, Secret
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
+    from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
 
@@ -52,6 +53,7 @@ __all__ = [
     "ScriptServer",
     "ScriptTransport",
     "Secret",
+    "SideScript",
     "StreamError",
     "StreamValidationError",
     "StubFactory",
@@ -86,6 +88,7 @@ _EXPORTS = {
     "ScriptServer": "server",
     "ScriptTransport": "transport",
     "Secret": "recorded",
+    "SideScript": "side",
     "StreamError": "script",
     "StreamValidationError": "errors",
     "StubFactory": "pytest_plugin",

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from ._cursor import Refusal
 from ._faults import plain_steps, plan_fault
+from ._report import failed
 from ._steps import Step
+from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import Turn
+from .side import SideScript
 from .wires.base import Rendered, Wire, unknown_endpoint
 
-__all__ = ["Answer", "answer", "refuse"]
+__all__ = ["Answer", "answer", "refuse", "respond"]
 
 
 class Answer(NamedTuple):
@@ -69,6 +73,26 @@ def answer(
     if isinstance(planned, str):
         return planned
     return Answer(rendered.status, rendered.headers, planned.lead, planned.body)
+
+
+def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | Refusal:
+    """The answer of a turnless wire (a side endpoint, a route), or why it has none. Never raises.
+
+    A side script that cannot answer (`LookupError`) is `unscripted`, a route handler's failure
+    (`ScriptError`) a `script_error`, a request the wire cannot serve (`ValueError`) `unreadable`,
+    anything else a wirescript bug (`render_error`).
+    """
+    try:
+        rendered = wire.respond(record, side)
+    except ScriptError as exc:
+        return Refusal("script_error", str(exc))
+    except LookupError as exc:
+        return Refusal("unscripted", str(exc.args[0]) if exc.args else "the side script cannot answer it")
+    except ValueError as exc:
+        return Refusal("unreadable", f"the {wire.name} wire cannot serve it: {exc}")
+    except Exception as exc:
+        return failed("answering a side endpoint", exc)
+    return Answer(rendered.status, rendered.headers, (), _steps(rendered, joined=True))
 
 
 def refuse(answerer: Wire | None, record: RecordedRequest, message: str, *, not_found: bool = False) -> Answer:

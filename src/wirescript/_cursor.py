@@ -19,6 +19,7 @@ from ._text import did_you_mean
 from .errors import ScriptError
 from .recorded import ProblemKind, RecordedRequest
 from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
+from .side import SIDE_KEY, SideScript, parse_side
 from .wires.base import Wire, known_stop_reasons
 
 __all__ = ["Ask", "Cursor", "PendingTurn", "Refusal", "check_turns"]
@@ -89,7 +90,7 @@ def check_stop_reason(turn: Turn, where: str, known: frozenset[str]) -> None:
 class Cursor:
     """The script's queues and how far each has been served, or the script function; the fallback."""
 
-    __slots__ = ("_cursor", "_known", "_queues", "fallback", "function")
+    __slots__ = ("_cursor", "_known", "_queues", "_side", "fallback", "function")
 
     def __init__(self, script: ScriptLike, fallback: ScriptFunction | None, wires: Sequence[Wire]) -> None:
         if fallback is not None and not callable(fallback):
@@ -103,12 +104,16 @@ class Cursor:
         self.fallback = fallback
         self.function: ScriptFunction | None = None
         self._queues: dict[str, list[Turn]] = {}
+        self._side: SideScript | None = None
         if callable(script) and not isinstance(script, (Sequence, Mapping)):
             self.function = script
         elif isinstance(script, Mapping):
             for key, turns in script.items():
                 if not isinstance(key, str):
                     raise ScriptError(f"script: queue keys are model names (str), got {type(key).__name__} {key!r}")
+                if key == SIDE_KEY:
+                    self._side = parse_side(turns, f"script[{SIDE_KEY!r}]")
+                    continue
                 self._queues[key] = parse_turns(turns, f"script[{key!r}]")
         else:
             self._queues[DEFAULT_QUEUE] = parse_turns(script, "script")
@@ -122,6 +127,19 @@ class Cursor:
             wires,
         )
         self._cursor = dict.fromkeys(self._queues, 0)
+
+    def side_script(self, given: SideScript | None) -> SideScript:
+        """The side script the stub serves: `given` or the script's `"$side"` entry, listing the queues' models first.
+
+        Raises:
+            ScriptError: Both were given.
+
+        """
+        if given is not None and self._side is not None:
+            raise ScriptError(f"side: given twice, as side= and as the script's {SIDE_KEY!r} entry; keep one")
+        side = given or self._side or SideScript()
+        named = [queue for queue in self._queues if queue != DEFAULT_QUEUE]
+        return side.model_copy(update={"models": list(dict.fromkeys([*named, *side.models]))})
 
     def pending(self, limit: int | None = None) -> list[PendingTurn]:
         """The turns no request has consumed yet, queue by queue (at most `limit` of them)."""

@@ -104,14 +104,14 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
             "unknown_endpoint",
             f"no wire serves this endpoint (known: {vocabulary.endpoints}). Nothing was consumed from the script.",
         )
-    elif not isinstance(body, dict):
+    elif not isinstance(body, dict) and not _bodiless(wire, method, content):
         refusal = Refusal(
             "unreadable",
             f"the body is not a JSON object ({body_error or 'not an object'}); nothing was consumed from the script.",
         )
     else:
         try:
-            parsed = wire.parse(body, path)
+            parsed = wire.parse(body if isinstance(body, dict) else {}, path)  # a turnless GET has no body
         except Exception as exc:  # a wire's bug must be loud, not a retried "Connection error."
             refusal = Refusal(
                 "unreadable",
@@ -143,6 +143,11 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     )
     answerer = wire if wire is not None else next((w for w in vocabulary.wires if w.claims(host)), None)
     return Reading(record, wire if parsed is not None else None, answerer, refusal)
+
+
+def _bodiless(wire: Wire, method: str, content: bytes) -> bool:
+    """Whether `wire` serves a request whose body is not a JSON object: a route, or a side endpoint's GET."""
+    return wire.turnless and (wire.any_body or (method == "GET" and not content))
 
 
 def _fields(parsed: Parsed | None) -> dict[str, Any]:

@@ -108,8 +108,10 @@ def _run_check(args: argparse.Namespace) -> int:
             print(exc)
             continue
         if isinstance(script, dict):
-            turns = sum(len(q) for q in script.values())
-            print(f"{name}: ok, {turns} turn(s) in {len(script)} queue(s)")
+            queues = [q for q in script.values() if isinstance(q, list)]
+            turns = sum(len(q) for q in queues)
+            side = " and a side script" if len(queues) < len(script) else ""
+            print(f"{name}: ok, {turns} turn(s) in {len(queues)} queue(s){side}")
         else:
             print(f"{name}: ok, {len(script)} turn(s)")
     return 1 if failed else 0

@@ -4,7 +4,8 @@ A script file holds either a list of turns, served in arrival order, or a mappin
 to a list of turns (one queue per model, `"*"` serving every other model). A turn is written
 exactly as in Python: a mapping such as `{"text": "Hi"}` or a bare string. In the mapping form a
 top-level `"$schema"` key is editor metadata (it points an editor at the JSON Schema) and is
-not a queue.
+not a queue, and a top-level `"$side"` key holds what the side endpoints answer (a `SideScript`:
+token counts, embeddings, model listings).
 
 Every problem is a `ScriptError` whose message starts with the file name: a file that cannot be
 read, a syntax error (with its line and column), a value JSON cannot carry, or a turn that does
@@ -30,9 +31,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import TypeAdapter
 
 from . import script as script_module
+from . import side as side_module
 from ._cursor import check_turns
 from .errors import ScriptError
 from .script import DEFAULT_QUEUE, MAX_DEPTH, Turn, parse_turns, queue_label
+from .side import SIDE_KEY, SideScript, parse_side
 from .wires import default_wires
 
 if TYPE_CHECKING:
@@ -44,8 +47,9 @@ MAX_VALUES = 1_000_000
 """The most values (turns, fields, list items…) a script file may expand to, YAML aliases included."""
 
 
-LoadedScript: TypeAlias = list[Turn] | dict[str, list[Turn]]
-"""What `load_script` returns: a list of turns, or per-model queues keyed by model name."""
+LoadedScript: TypeAlias = list[Turn] | dict[str, list[Turn] | SideScript]
+"""What `load_script` returns: a list of turns, or per-model queues keyed by model name (and the
+`SideScript` under `"$side"`, when the file has one)."""
 
 _SCHEMA_KEY = "$schema"
 _SUFFIXES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
@@ -94,6 +98,13 @@ def script_json_schema() -> dict[str, Any]:
             if prop is not None:
                 prop.setdefault("description", doc)
     items = turns["items"]
+    side = SideScript.model_json_schema()
+    side["description"] = (
+        "What the side endpoints answer (token counts, embeddings, model listings); they never consume a turn."
+    )
+    for field, doc in _field_docstrings(side_module).get("SideScript", {}).items():
+        side["properties"][field].setdefault("description", doc)
+    defs["SideScript"] = side
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "wirescript script",
@@ -108,7 +119,8 @@ def script_json_schema() -> dict[str, Any]:
                 "type": "object",
                 "description": f'One queue of turns per model name; "{DEFAULT_QUEUE}" serves every other model.',
                 "properties": {
-                    _SCHEMA_KEY: {"type": "string", "description": "The JSON Schema this file follows (for editors)."}
+                    _SCHEMA_KEY: {"type": "string", "description": "The JSON Schema this file follows (for editors)."},
+                    SIDE_KEY: {"$ref": "#/$defs/SideScript"},
                 },
                 "additionalProperties": {"type": "array", "items": items},
             },
@@ -297,7 +309,12 @@ def _validate(data: Any, name: str) -> LoadedScript:
     queues = {DEFAULT_QUEUE: loaded} if isinstance(loaded, list) else loaded
     try:
         check_turns(
-            ((f"{queue_label(q)}[{i}]", turn) for q, turns in queues.items() for i, turn in enumerate(turns)),
+            (
+                (f"{queue_label(q)}[{i}]", turn)
+                for q, turns in queues.items()
+                if isinstance(turns, list)
+                for i, turn in enumerate(turns)
+            ),
             default_wires(),
         )
     except ScriptError as exc:
@@ -310,13 +327,16 @@ def _turns(data: Any, name: str) -> LoadedScript:
         if isinstance(data, list):
             return parse_turns(data, "script")
         if isinstance(data, Mapping):
-            queues: dict[str, list[Turn]] = {}
+            queues: dict[str, list[Turn] | SideScript] = {}
             for key, turns in data.items():
                 if not isinstance(key, str):
                     raise ScriptError(f"script: queue keys are model names (strings), got {type(key).__name__} {key!r}")
                 if key == _SCHEMA_KEY:
                     if not isinstance(turns, str):
                         raise ScriptError(f"script: {_SCHEMA_KEY!r} names the JSON Schema (a string), not a queue")
+                    continue
+                if key == SIDE_KEY:
+                    queues[key] = parse_side(turns, f"script[{SIDE_KEY!r}]")
                     continue
                 queues[key] = parse_turns(turns, f"script[{key!r}]")
             return queues

@@ -149,13 +149,16 @@ class RecordedRequest(BaseModel):
     index: int
     """The request's position in `stub.requests` (0-based, arrival order)."""
     provider: str | None = None
-    """The wire that understood it: `anthropic`, `openai_chat`, `openai_responses`, `gemini`; None if none did."""
+    """The wire that understood it: `anthropic`, `anthropic_vertex`, `openai_chat`, `azure_openai_chat`,
+    `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`; None if none did."""
     method: str
     """The HTTP method."""
     path: str
     """The URL path, e.g. `/v1/messages`."""
     query: dict[str, str] = Field(default_factory=dict)
-    """The URL query parameters (credentials redacted)."""
+    """The URL query parameters (credentials redacted), e.g. Azure OpenAI's `api-version`."""
+    path_params: dict[str, str] = Field(default_factory=dict)
+    """The values of a route's `{name}` placeholders (`ScriptTransport(routes=...)`), else empty."""
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     """Request headers, lower-cased names; credential values are redacted (use `api_key`)."""
     content: bytes = Field(default=b"", repr=False)

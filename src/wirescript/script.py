@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from ._text import clip, did_you_mean
 from .errors import ScriptError
+from .side import SideScript
 
 if TYPE_CHECKING:
     from .recorded import RecordedRequest
@@ -395,10 +396,13 @@ TurnLike: TypeAlias = Turn | Mapping[str, Any] | str
 """A turn: a `Turn`, a dict of the same shape, or a string (a text-only turn)."""
 
 ScriptLike: TypeAlias = (
-    Sequence[TurnLike] | Mapping[str, Sequence[TurnLike]] | Callable[["RecordedRequest"], "TurnLike | None"]
+    Sequence[TurnLike]
+    | Mapping[str, Sequence[TurnLike] | SideScript]
+    | Callable[["RecordedRequest"], "TurnLike | None"]
 )
 """A script: a list of turns served in order; a dict of such lists keyed by model name (`"*"` for the
-rest); or a function from the recorded request to the turn (None: unscripted)."""
+rest), which may carry the side endpoints' `SideScript` as its `"$side"` entry; or a function from
+the recorded request to the turn (None: unscripted)."""
 
 _TURN_FIELDS = tuple(Turn.model_fields)
 

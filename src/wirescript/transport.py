@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _http
-from ._answer import Answer, answer, refuse
+from ._answer import Answer, answer, refuse, respond
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
 from ._record import Vocabulary, read_request
@@ -26,7 +26,9 @@ from ._steps import Disconnect, Step
 from .errors import WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
-from .wires import Wire, merge_wires
+from .side import SideScript, parse_side
+from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
 
@@ -45,6 +47,15 @@ else:
     # No runtime base class: anthropic 2.x rejects any subclass of `httpx.BaseTransport`, and
     # neither library is a dependency. The clients duck-type their transport.
     _TransportBase = object
+
+
+class Turnless:
+    """The decision for a request a turnless wire answers: no turn is consumed."""
+
+    __slots__ = ()
+
+
+TURNLESS = Turnless()
 
 
 class _Gate:
@@ -70,6 +81,12 @@ class ScriptTransport(_TransportBase):
             None from it is a problem too. Without a fallback, exhaustion is always a problem.
         wires: Extra provider APIs (`wirescript.wires.Wire` instances), served before the default
             wires; one with the `name` of a default wire replaces it.
+        side: What the side endpoints answer (token counts, embeddings, model listings): a
+            `wirescript.SideScript` or its mapping. They consume no turn and, without it, answer
+            deterministically. A mapping script may carry it as its `"$side"` entry instead.
+        routes: The escape hatch for endpoints no wire serves: `{"GET /v1/files/{file_id}":
+            handler}`, `handler(record)` returning a JSON-able dict (200) or `(status, dict)`; the
+            placeholders are in `record.path_params`. Tried before every wire; consume no turn.
 
     Raises:
         ScriptError: The script is malformed; the message names the turn and the field.
@@ -88,9 +105,13 @@ class ScriptTransport(_TransportBase):
         hold_timeout: float = 30.0,
         fallback: Callable[[RecordedRequest], TurnLike | None] | None = None,
         wires: Sequence[Wire] | None = None,
+        side: SideScript | Mapping[str, Any] | None = None,
+        routes: Mapping[str, RouteHandler] | None = None,
     ) -> None:
-        self._wires = merge_wires(wires)
+        route_wire = RouteWire(routes)
+        self._wires = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
         self._cursor = Cursor(script, fallback, self._wires)
+        self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._vocabulary = Vocabulary(self._wires)
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self._records: list[RecordedRequest] = []
@@ -146,6 +167,10 @@ class ScriptTransport(_TransportBase):
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         problems = problems if unanswered is None else unanswered
         message = check_message(records, held, pending, total, problems=problems, unused_turns=unused_turns)
+        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
+        if unused_turns and side:
+            listed = [f"wirescript: {len(side)} side script answer(s) were never requested:"]
+            message = "\n".join([*([message] if message else []), *listed, *(f"  - {line}" for line in side)])
         if message is not None:
             raise AssertionError(message)
 
@@ -287,16 +312,19 @@ class ScriptTransport(_TransportBase):
 
     # ------------------------------------------------------------------ serving
 
-    def _arrive(self, request: Any) -> tuple[RecordedRequest, Wire | None, Turn | Refusal, _Gate | None]:
+    def _arrive(self, request: Any) -> tuple[RecordedRequest, Wire | None, Turn | Refusal | Turnless, _Gate | None]:
         """Record the request and decide its turn, atomically, in arrival order."""
         reading = read_request(request, self._vocabulary)
         record, wire = reading.record, reading.wire
-        decision: Turn | Ask | Refusal
+        decision: Turn | Ask | Refusal | Turnless
         with self._lock:
             record.index = len(self._records)
             if wire is not None:
                 wire.resolve(record)
-            decision = reading.refusal if reading.refusal is not None else self._cursor.take(record)
+            if reading.refusal is not None:
+                decision = reading.refusal
+            else:  # a turnless wire (side endpoint, route) consumes no turn
+                decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
@@ -311,8 +339,15 @@ class ScriptTransport(_TransportBase):
                 self._problem(record, decision)
         return record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate
 
-    def _answer(self, request: Any, record: RecordedRequest, wire: Wire | None, turn: Turn | Refusal) -> Answer:
-        """The response: the turn as its wire renders it, or the loud refusal. Never raises."""
+    def _answer(
+        self, request: Any, record: RecordedRequest, wire: Wire | None, turn: Turn | Refusal | Turnless
+    ) -> Answer:
+        """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        if isinstance(turn, Turnless) and wire is not None:
+            side = respond(wire, record, self._side)
+            if isinstance(side, Answer):
+                return side._replace(body=self._guarded(record, side.body))
+            turn = self._problem(record, side)
         if isinstance(turn, Turn) and wire is not None:
             per_event = bool(getattr(request, "extensions", {}).get(PER_EVENT))
             try:

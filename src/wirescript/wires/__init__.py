@@ -10,19 +10,26 @@ from collections.abc import Sequence
 
 from ..errors import UsageError
 from .anthropic import AnthropicWire
-from .base import Frame, Parsed, Rendered, Wire
+from .base import Frame, Parsed, Rendered, TurnlessWire, Wire
 from .gemini import GeminiWire
 from .openai_chat import OpenAIChatWire
 from .openai_responses import OpenAIResponsesWire
+from .routes import RouteWire
+from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
 __all__ = [
     "AnthropicWire",
+    "EmbeddingsWire",
     "Frame",
     "GeminiWire",
+    "ModelsWire",
     "OpenAIChatWire",
     "OpenAIResponsesWire",
     "Parsed",
     "Rendered",
+    "RouteWire",
+    "TokenCountWire",
+    "TurnlessWire",
     "Wire",
     "default_wires",
     "merge_wires",
@@ -31,7 +38,8 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire()]
+    side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), *side]
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:

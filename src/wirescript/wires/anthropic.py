@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from .._text import text_of
 from ..recorded import RecordedRequest
@@ -61,6 +62,11 @@ class AnthropicWire(Wire):
 
     name = "anthropic"
     endpoint = "POST …/v1/messages"
+    endpoints = (
+        "POST /v1/messages",
+        "POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict",
+        "POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:streamRawPredict",
+    )
     credential_headers = ("x-api-key",)
     hosts = ("api.anthropic.com",)
     events = frozenset(
@@ -80,8 +86,14 @@ class AnthropicWire(Wire):
         self._threads_lock = threading.Lock()
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
-        """`POST …/v1/messages` (the beta endpoint's `?beta=true` included), on any host."""
-        return method == "POST" and path.endswith("/v1/messages")
+        """`POST …/v1/messages` (the beta endpoint's `?beta=true` included) on any host, and Vertex AI's.
+
+        Vertex AI (`anthropic.AnthropicVertex`): `…/publishers/anthropic/models/{model}:rawPredict`
+        and `:streamRawPredict`.
+        """
+        if method != "POST":
+            return False
+        return path.endswith("/v1/messages") or _vertex_model(path) is not None
 
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
@@ -94,8 +106,11 @@ class AnthropicWire(Wire):
         """Model, system, messages, tools and tool_result blocks of a Messages request."""
         messages = as_list(body.get("messages"))
         tools = as_list(body.get("tools"))
+        model = _vertex_model(path)  # Vertex AI names the model in the path, not the body
+        if model is None and isinstance(body.get("model"), str):
+            model = body["model"]
         return Parsed(
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            model=model,
             system=text_of(body.get("system"), sep="\n"),
             messages=messages,
             tools=tools,
@@ -195,6 +210,20 @@ class AnthropicWire(Wire):
         """`event: error` with the error envelope."""
         data = {"type": "error", "error": {"type": spec.type, "message": spec.message}}
         return Frame("error", encode_event("error", json_dumps(data)))
+
+
+_VERTEX = "/publishers/anthropic/models/"
+
+
+def _vertex_model(path: str) -> str | None:
+    """The model of a Vertex AI `…/publishers/anthropic/models/{model}:rawPredict` path (not count-tokens)."""
+    head, found, tail = path.rpartition(_VERTEX)
+    if not found or not head:
+        return None
+    model, colon, verb = tail.partition(":")
+    if not colon or verb not in ("rawPredict", "streamRawPredict") or not model or "/" in model:
+        return None
+    return None if model == "count-tokens" else unquote(model)
 
 
 def _opt(turn: Turn, name: str) -> int:

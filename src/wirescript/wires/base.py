@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
+from ..side import SideScript
 from ..sse import json_dumps
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "Frame",
     "Parsed",
     "Rendered",
+    "TurnlessWire",
     "Wire",
     "as_float",
     "as_int",
@@ -59,6 +61,7 @@ __all__ = [
     "chunks",
     "default_usage",
     "error_message",
+    "json_answer",
     "known_stop_reasons",
     "retry_headers",
     "unknown_endpoint",
@@ -147,6 +150,15 @@ class Wire(ABC):
     answered in this wire's error envelope."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
+    endpoints: ClassVar[tuple[str, ...]] = ()
+    """Every endpoint it serves, as `METHOD path` with `{name}` placeholders (`POST /v1/messages`):
+    the rows of the coverage table (`docs/providers.md`), which a test keeps true."""
+    turnless: ClassVar[bool] = False
+    """Whether it answers without a scripted turn (side endpoints, routes): the transport then calls
+    `respond` and never `render`, and no turn is consumed. Its `GET` requests may have no body."""
+    any_body: ClassVar[bool] = False
+    """Whether a turnless wire serves any body, JSON or not (`record.body` is then None, the bytes
+    are in `record.content`): routes do, for uploads and bodiless POSTs."""
     malformed_tool_json_applies_to_json: ClassVar[bool] = False
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
@@ -185,6 +197,14 @@ class Wire(ABC):
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """The provider's in-stream error event."""
 
+    def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
+        """The answer of a `turnless` wire, from the request and the stub's side script.
+
+        Raise `LookupError` when the side script cannot answer (the request becomes an `unscripted`
+        problem with its message); any other exception is a `script_error` problem.
+        """
+        raise NotImplementedError(f"the {self.name} wire answers with scripted turns")
+
     def unscripted(self, message: str, record: RecordedRequest, *, status: int = 400) -> Rendered:
         """The loud answer to a request with no scripted turn: a non-retryable error carrying `message`."""
         rendered = self.error(ErrorSpec(status=status, message=message, code="wirescript_unscripted"), record)
@@ -212,6 +232,50 @@ class Wire(ABC):
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
         """The text of one of its tool results (as `RecordedRequest.tool_results` holds them), or None."""
         return None
+
+
+class TurnlessWire(Wire):
+    """A wire that answers from the request alone (`turnless`): side endpoints, routes.
+
+    It renders no turns; its errors use the envelope every SDK reads (`unknown_endpoint`'s), with
+    the status asked for. Subclasses implement `matches` and `respond`, and `parse` for records.
+    """
+
+    turnless = True
+
+    def unused(self, side: SideScript) -> list[str]:
+        """The scripted side answers no request has taken yet, one line each (`check()` lists them)."""
+        return []
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """The model a body names, if any (`body` is `{}` for a request without one)."""
+        model = body.get("model") if isinstance(body, dict) else None
+        return Parsed(model=model if isinstance(model, str) else None)
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        """Never called: a turnless wire answers with `respond`."""
+        raise NotImplementedError(f"the {self.name} wire answers without turns")
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """An error in the envelope every SDK reads (Anthropic's, with OpenAI's `code` in it)."""
+        rendered = unknown_endpoint(error_message(spec))
+        kind = spec.type or _ERROR_TYPES.get(spec.status, "invalid_request_error" if spec.status < 500 else "api_error")
+        body = {"type": "error", "error": {"type": kind, "message": error_message(spec), "code": spec.code}}
+        return Rendered(spec.status, {**rendered.headers, **retry_headers(spec, self.retryable)}, json_answer(body))
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """Never sent: a turnless wire does not stream."""
+        return Frame("error", json_answer({"error": {"message": spec.message}}))
+
+
+_ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error"}
+
+
+def json_answer(value: Any) -> bytes:
+    """A JSON response body."""
+    return json_dumps(value).encode()
 
 
 def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:

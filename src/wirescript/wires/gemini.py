@@ -125,6 +125,7 @@ class GeminiWire(Wire):
 
     name = "gemini"
     endpoint = "POST …/models/{model}:generateContent"
+    endpoints = ("POST /v1beta/models/{model}:generateContent", "POST /v1beta/models/{model}:streamGenerateContent")
     events = frozenset({"chunk", "final_chunk"})
     stop_reasons = GEMINI_STOP_REASONS
     credential_headers = ("x-goog-api-key",)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from .._text import text_of
 from ..recorded import RecordedRequest
@@ -75,6 +76,7 @@ class OpenAIChatWire(Wire):
 
     name = "openai_chat"
     endpoint = "POST …/chat/completions"
+    endpoints = ("POST /v1/chat/completions", "POST /openai/deployments/{deployment}/chat/completions")
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
@@ -97,8 +99,11 @@ class OpenAIChatWire(Wire):
         messages = as_list(body.get("messages"))
         tools = as_list(body.get("tools"))
         max_tokens = as_int(body.get("max_completion_tokens"))
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        if "/openai/deployments/" in path:  # Azure OpenAI: the deployment answers, whatever the body names
+            model = unquote(path.split("/openai/deployments/", 1)[1].split("/", 1)[0]) or model
         return Parsed(
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            model=model,
             system=join_system(system_text(messages)),
             messages=messages,
             tools=tools,

@@ -73,6 +73,7 @@ class OpenAIResponsesWire(Wire):
 
     name = "openai_responses"
     endpoint = "POST …/responses"
+    endpoints = ("POST /v1/responses", "POST /openai/responses")
     events = frozenset(
         {
             "response.created",
