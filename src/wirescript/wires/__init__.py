@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from ..errors import UsageError
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, Wire
+from .bedrock import BedrockWire
 from .gemini import GeminiWire
 from .openai_chat import OpenAIChatWire
 from .openai_responses import OpenAIResponsesWire
 
 __all__ = [
     "AnthropicWire",
+    "BedrockWire",
     "Frame",
     "GeminiWire",
     "OpenAIChatWire",
@@ -31,7 +33,7 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire()]
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire()]
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
