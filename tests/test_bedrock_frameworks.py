@@ -10,10 +10,7 @@ import pytest
 
 from wirescript import ScriptTransport
 
-pytest.importorskip("boto3")
-langchain_aws = pytest.importorskip("langchain_aws")
-from langchain_core.messages import HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+boto3 = pytest.importorskip("boto3")
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
@@ -34,13 +31,44 @@ def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-@tool
-def weather(city: str) -> str:
+def city_weather(city: str) -> str:
     """The weather in a city."""
     return f"Sunny in {city}."
 
 
+TOOL_LOOP = [{"text": "Checking.", "tool": {"name": "weather", "input": {"city": "Paris"}}}, {"text": "It is sunny."}]
+
+
+def assert_tool_loop(stub: ScriptTransport, operation: str) -> None:
+    one, two = stub.requests
+    assert one.path == f"/model/{MODEL}/{operation}"
+    assert one.tool_names == ["weather"]
+    assert one.tool_results == []
+    (result,) = two.tool_results
+    assert result["toolResult"]["toolUseId"] == "tooluse_0000_0"
+    assert result["toolResult"]["content"] == [{"text": "Sunny in Paris."}]
+    assert stub.problems == []
+
+
+def test_strands_default_bedrock_model_runs_a_tool_loop() -> None:
+    strands = pytest.importorskip("strands")
+    from strands.models import BedrockModel
+
+    weather = strands.tool(name="weather")(city_weather)
+    stub = ScriptTransport(TOOL_LOOP)
+    with stub.intercept():  # strands builds its boto3 client in BedrockModel()
+        session = boto3.Session(
+            aws_access_key_id="AKIDTEST", aws_secret_access_key="test-secret", region_name="us-east-1"
+        )
+        model = BedrockModel(model_id=MODEL, boto_session=session)
+        agent = strands.Agent(model=model, tools=[weather], callback_handler=None)
+        result = agent("Weather in Paris?")
+    assert str(result).strip() == "It is sunny."
+    assert_tool_loop(stub, "converse-stream")
+
+
 def chat(**kwargs: Any) -> Any:
+    langchain_aws = pytest.importorskip("langchain_aws")
     return langchain_aws.ChatBedrockConverse(
         model=MODEL,
         region_name="us-east-1",
@@ -52,10 +80,13 @@ def chat(**kwargs: Any) -> Any:
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["invoke", "stream"])
 def test_chat_bedrock_converse_runs_a_tool_loop(streaming: bool) -> None:
-    stub = ScriptTransport(
-        [{"text": "Checking.", "tool": {"name": "weather", "input": {"city": "Paris"}}}, {"text": "It is sunny."}]
-    )
-    with stub.intercept():
+    pytest.importorskip("langchain_aws")
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    weather = tool("weather")(city_weather)
+    stub = ScriptTransport(TOOL_LOOP)
+    with stub.intercept():  # langchain-aws builds its boto3 client in ChatBedrockConverse()
         model = chat().bind_tools([weather])
         history: list[Any] = [HumanMessage("Weather in Paris?")]
         if streaming:
@@ -70,10 +101,5 @@ def test_chat_bedrock_converse_runs_a_tool_loop(streaming: bool) -> None:
         history += [first, ToolMessage(weather.invoke(call["args"]), tool_call_id=call["id"])]
         final = model.invoke(history)
     assert final.text == "It is sunny."
-    one, two = stub.requests
-    assert one.path.endswith("/converse-stream" if streaming else "/converse")
-    assert one.tool_names == ["weather"]
-    (result,) = two.tool_results
-    assert result["toolResult"]["toolUseId"] == call["id"]
-    assert "Sunny in Paris." in str(result["toolResult"]["content"])
-    assert stub.problems == []
+    assert call["id"] == "tooluse_0000_0"
+    assert_tool_loop(stub, "converse-stream" if streaming else "converse")
