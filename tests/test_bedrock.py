@@ -397,15 +397,15 @@ def test_a_client_created_inside_intercept_is_served_and_given_back_after() -> N
 
 
 def test_intercept_leaves_other_services_and_hosts_alone() -> None:
-    stub = ScriptTransport([])
-    with stub.intercept(hosts=["api.anthropic.com"]):
-        other_host = client()
-    with stub.intercept():
-        other_service = boto3.client("s3", region_name="us-east-1", aws_access_key_id="A", aws_secret_access_key="B")
     from wirescript import _botocore
 
-    assert other_host not in _botocore._ATTACHED
-    assert other_service not in _botocore._ATTACHED
+    stub = ScriptTransport([])
+    with stub.intercept(hosts=["api.anthropic.com"]):
+        assert client() not in _botocore._ATTACHED
+    with stub.intercept(hosts="*"):  # every host, still only the service a wire serves
+        s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="A", aws_secret_access_key="B")
+        assert s3 not in _botocore._ATTACHED
+        assert client() in _botocore._ATTACHED  # the same block does take a bedrock-runtime client
 
 
 def test_the_loopback_server_serves_a_client_given_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:

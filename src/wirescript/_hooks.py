@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from .guard import NetworkGuard
     from .intercept import Interception
 
-__all__ = ["BOTOCORE_TARGET", "TARGETS", "acquire", "botocore_client_creator", "hook_botocore", "release", "state", "unhook_botocore"]
+__all__ = [
+    "BOTOCORE_TARGET",
+    "TARGETS",
+    "acquire",
+    "botocore_client_creator",
+    "hook_botocore",
+    "release",
+    "state",
+    "unhook_botocore",
+]
 
 TARGETS = (
     ("httpx", "HTTPTransport", "handle_request"),
