@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from typing import Any
 
@@ -406,6 +407,42 @@ def test_intercept_leaves_other_services_and_hosts_alone() -> None:
         s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="A", aws_secret_access_key="B")
         assert s3 not in _botocore._ATTACHED
         assert client() in _botocore._ATTACHED  # the same block does take a bedrock-runtime client
+
+
+def test_the_fixture_with_intercept_serves_a_client_the_test_creates(wirescript: Any) -> None:
+    stub = wirescript(["From the fixture."], intercept=True)
+    reply = client().converse(modelId=MODEL, messages=HI)
+    assert reply["output"]["message"]["content"] == [{"text": "From the fixture."}]
+    assert stub.requests[0].provider == "bedrock"
+
+
+def test_hold_keeps_boto3_calls_in_flight_until_release() -> None:
+    stub = ScriptTransport(["one", "two"])
+    bedrock = stub.attach(client())
+    replies: list[str] = []
+
+    def call() -> None:
+        replies.append(bedrock.converse(modelId=MODEL, messages=HI)["output"]["message"]["content"][0]["text"])
+
+    with stub.holding():
+        workers = [threading.Thread(target=call) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        stub.wait_for_requests(2)
+        assert replies == []  # both recorded, neither answered
+    for worker in workers:
+        worker.join(5)
+    assert sorted(replies) == ["one", "two"]
+
+
+def test_a_bedrock_api_key_is_the_recorded_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key-1")
+    stub = ScriptTransport(["Hi."])
+    stub.attach(client()).converse(modelId=MODEL, messages=HI)
+    record = stub.requests[0]
+    assert record.api_key is not None
+    assert record.api_key.get_secret_value() == "bedrock-api-key-1"
+    assert "bedrock-api-key-1" not in json.dumps(record.headers)
 
 
 def test_the_loopback_server_serves_a_client_given_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
