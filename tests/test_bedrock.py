@@ -543,3 +543,27 @@ def test_the_chunks_are_event_stream_messages_botocore_checks() -> None:
     assert response.headers["content-type"] == "application/vnd.amazon.eventstream"
     messages = eventstream.decode(response.content)
     assert {m.headers[":event-type"] for m in messages} == {"chunk"}
+
+
+def test_async_anthropic_bedrock_streams_and_creates() -> None:
+    import asyncio
+
+    stub = ScriptTransport([{"text": "Async.", "tool": {"name": "weather", "input": {"city": "Quito"}}}, "Plain."])
+
+    async def main() -> tuple[Any, Any]:
+        claude = anthropic.AsyncAnthropicBedrock(
+            aws_access_key="AKIDTEST",
+            aws_secret_key="test-secret",
+            aws_region="us-east-1",
+            http_client=httpx2.AsyncClient(transport=stub),
+        )
+        asked = [{"role": "user", "content": "Hi"}]
+        async with claude.messages.stream(model=MODEL, max_tokens=10, messages=asked) as stream:
+            streamed = await stream.get_final_message()
+        created = await claude.messages.create(model=MODEL, max_tokens=10, messages=asked)
+        return streamed, created
+
+    streamed, created = asyncio.run(main())
+    assert streamed.content[1].input == {"city": "Quito"}
+    assert created.content[0].text == "Plain."
+    assert [r.stream for r in stub.requests] == [True, False]
