@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from wirescript import ScriptTransport, eventstream
+from wirescript.builder import tool_result_text as builder_tool_result_text
 from wirescript.errors import ScriptError, UsageError
 from wirescript.wires import BedrockWire
 
@@ -34,6 +35,7 @@ TOOLS = {
     ]
 }
 HI = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
+SOCKET_CONNECT, CREATE_CONNECTION = socket.socket.connect, socket.create_connection
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +114,7 @@ def test_converse_tool_loop_records_the_tool_result_and_everything_asked() -> No
     assert one.tool_results == []
     assert two.tool_results == [result]
     assert BedrockWire.tool_result_text(two.tool_results[0]) == 'sunny{"c":21}'
+    assert builder_tool_result_text(two.tool_results[0]) == 'sunny{"c":21}'
     assert one.api_key is not None
     assert one.api_key.get_secret_value() == "AKIDTEST"
     assert "AKIDTEST" not in repr(one)
@@ -237,8 +240,9 @@ def test_a_disconnect_mid_stream_is_urllib3s_protocol_error() -> None:
     assert seen == ["messageStart", "contentBlockDelta"]
 
 
-def test_a_connection_dropped_before_the_response_is_retried_by_botocore() -> None:
-    stub = ScriptTransport([{"text": "lost", "fault": {"disconnect_after": 0}}, "Second try."])
+@pytest.mark.parametrize("fault", [{"disconnect_after": 0}, {"timeout_after": 0}])
+def test_a_connection_lost_before_the_response_is_retried_by_botocore(fault: dict[str, int]) -> None:
+    stub = ScriptTransport([{"text": "lost", "fault": fault}, "Second try."])
     response = stub.attach(client()).converse(modelId=MODEL, messages=HI)
     assert response["output"]["message"]["content"] == [{"text": "Second try."}]
     assert response["ResponseMetadata"]["RetryAttempts"] == 1
@@ -447,7 +451,9 @@ def test_a_bedrock_api_key_is_the_recorded_key(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_loopback_server_serves_a_client_given_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("uvicorn")
-    monkeypatch.undo()  # the server needs its loopback socket (it is the only address used)
+    # The server and the client need their loopback sockets (the only address used): sockets back.
+    monkeypatch.setattr(socket.socket, "connect", SOCKET_CONNECT)
+    monkeypatch.setattr(socket, "create_connection", CREATE_CONNECTION)
     stub = ScriptTransport(["Over HTTP.", {"text": "Streamed over HTTP.", "tool": {"name": "weather", "input": {}}}])
     with stub.serve() as url:
         assert url.startswith("http://127.0.0.1:")
