@@ -19,7 +19,7 @@ from wirescript.wires import BedrockWire
 boto3 = pytest.importorskip("boto3")
 botocore = pytest.importorskip("botocore")
 from botocore.config import Config  # noqa: E402
-from botocore.exceptions import EndpointConnectionError, EventStreamError  # noqa: E402
+from botocore.exceptions import EndpointConnectionError, EventStreamError, ReadTimeoutError  # noqa: E402
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 PROFILE = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -247,6 +247,15 @@ def test_a_connection_lost_before_the_response_is_retried_by_botocore(fault: dic
     assert response["output"]["message"]["content"] == [{"text": "Second try."}]
     assert response["ResponseMetadata"]["RetryAttempts"] == 1
     assert len(stub.requests) == 2
+
+
+def test_a_delay_past_the_read_timeout_is_botocores_read_timeout() -> None:
+    stub = ScriptTransport([{"text": "Too slow.", "fault": {"first_byte_delay": 5}}])
+    bedrock = stub.attach(client(read_timeout=0.2, retries={"total_max_attempts": 1}))
+    started = time.perf_counter()
+    with pytest.raises(ReadTimeoutError):
+        bedrock.converse(modelId=MODEL, messages=HI)
+    assert 0.2 <= time.perf_counter() - started < 2
 
 
 def test_a_delay_fault_really_waits() -> None:

@@ -64,17 +64,25 @@ class StubServer:
     connection failures become botocore's: one before the response exists (a fault's lead) is
     `ConnectionClosedError` or `ReadTimeoutError`, which botocore's retry modes retry; one while the body
     is read is urllib3's `ProtocolError` or `ReadTimeoutError`, as from a real dropped connection.
+
+    Args:
+        handle_request: The transport's `handle_request`.
+        read_timeout: The client's read timeout in seconds (`Config(read_timeout=…)`): a fault's delay
+            longer than it becomes a read timeout once it has passed.
+
     """
 
-    def __init__(self, handle_request: Any) -> None:
+    def __init__(self, handle_request: Any, *, read_timeout: float | None = None) -> None:
         self._handle = handle_request
+        self._extensions = {"timeout": {"read": read_timeout}} if read_timeout is not None else {}
 
     def serve(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, Mapping[str, str], Iterable[bytes]]:
         """Answer one request through the transport (see `Server.serve`)."""
         hx = _http.default_module()
-        request = hx.Request(method, url, headers=dict(headers), content=body)
+        # The client's read timeout, so that a fault's delay longer than it times out as a socket would.
+        request = hx.Request(method, url, headers=dict(headers), content=body, extensions=self._extensions)
         try:
             response = self._handle(request)
         except hx.TimeoutException as exc:

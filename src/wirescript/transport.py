@@ -244,7 +244,9 @@ class ScriptTransport(_TransportBase):
         """
         from . import _botocore
 
-        _botocore.attach(client, _botocore.StubServer(self.handle_request))
+        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
+        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
+        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout))
         return client
 
     def detach(self, client: Any) -> None:
