@@ -13,6 +13,7 @@ import pytest
 
 from wirescript import _botocore
 from wirescript import eventstream as es
+from wirescript.errors import UsageError
 
 boto3 = pytest.importorskip("boto3")
 botocore_config = pytest.importorskip("botocore.config")
@@ -289,7 +290,7 @@ def test_detach_gives_the_client_back() -> None:
     server = CannedServer([json_answer(CONVERSE)])
     client = make_client()
     _botocore.attach(client, server)
-    with pytest.raises(RuntimeError, match="already"):
+    with pytest.raises(UsageError, match="already"):
         _botocore.attach(client, server)
     _botocore.detach(client)
     _botocore.detach(client)  # a second detach is a no-op

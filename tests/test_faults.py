@@ -38,6 +38,7 @@ LAST_EVENT = {
     "openai_chat": "[DONE]",
     "openai_responses": "response.completed",
     "gemini": "final_chunk",
+    "bedrock": "metadata",  # ConverseStream's last message (an invoke stream ends with message_stop)
 }
 
 

@@ -23,7 +23,9 @@ LAYERS: list[set[str]] = [
         "wires",
         "wires.base",
         "wires._openai",
+        "wires._messages",
         "wires.anthropic",
+        "wires.bedrock",
         "wires.openai_chat",
         "wires.openai_responses",
         "wires.gemini",
@@ -50,8 +52,9 @@ LAYER = {module: number for number, modules in enumerate(LAYERS) for module in m
 UPWARD_CONVENIENCES = {("transport", "server"): "ScriptTransport.serve() starts a ScriptServer"}
 """Lazy imports that point up on purpose: a method of a lower layer that is a shortcut to a higher one."""
 
-WIRES_SHARED = {"wires.base", "wires._openai"}
-"""What a wire may import of the other wire modules: the base and the OpenAI wires' shared helpers."""
+WIRES_SHARED = {"wires.base", "wires._openai", "wires._messages"}
+"""What a wire may import of the other wire modules: the base, the OpenAI wires' shared helpers and the
+Anthropic Messages answer (sent by the Anthropic wire and by Bedrock's invoke)."""
 
 
 def _module_name(path: Path) -> str:

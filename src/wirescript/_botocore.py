@@ -26,7 +26,10 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Attachment", "Server", "attach", "detach"]
+from . import _http
+from .errors import UsageError
+
+__all__ = ["Attachment", "Server", "StubServer", "attach", "detach"]
 
 _HANDLER_ID = "wirescript-before-send"
 _ATTACHED: weakref.WeakKeyDictionary[Any, Attachment] = weakref.WeakKeyDictionary()
@@ -52,6 +55,54 @@ class Server(Protocol):
 
         """
         ...
+
+
+class StubServer:
+    """A `Server` over a transport's `handle_request`: each AWS request becomes an httpx (httpx2) request.
+
+    So recording, holds, faults and problems are exactly those of the in-process path. The transport's
+    connection failures become botocore's: one before the response exists (a fault's lead) is
+    `ConnectionClosedError` or `ReadTimeoutError`, which botocore's retry modes retry; one while the body
+    is read is urllib3's `ProtocolError` or `ReadTimeoutError`, as from a real dropped connection.
+
+    Args:
+        handle_request: The transport's `handle_request`.
+        read_timeout: The client's read timeout in seconds (`Config(read_timeout=…)`): a fault's delay
+            longer than it becomes a read timeout once it has passed.
+
+    """
+
+    def __init__(self, handle_request: Any, *, read_timeout: float | None = None) -> None:
+        self._handle = handle_request
+        self._extensions = {"timeout": {"read": read_timeout}} if read_timeout is not None else {}
+
+    def serve(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], Iterable[bytes]]:
+        """Answer one request through the transport (see `Server.serve`)."""
+        hx = _http.default_module()
+        # The client's read timeout, so that a fault's delay longer than it times out as a socket would.
+        request = hx.Request(method, url, headers=dict(headers), content=body, extensions=self._extensions)
+        try:
+            response = self._handle(request)
+        except hx.TimeoutException as exc:
+            raise importlib.import_module("botocore.exceptions").ReadTimeoutError(endpoint_url=url) from exc
+        except hx.TransportError as exc:
+            raise importlib.import_module("botocore.exceptions").ConnectionClosedError(endpoint_url=url) from exc
+        response_headers = {k: v for k, v in response.headers.items() if k.lower() != "transfer-encoding"}
+        return response.status_code, response_headers, _chunks(hx, response, url)
+
+
+def _chunks(hx: Any, response: Any, url: str) -> Iterator[bytes]:
+    exceptions = importlib.import_module("urllib3.exceptions")
+    try:
+        yield from response.iter_raw()
+    except hx.TimeoutException as exc:
+        raise exceptions.ReadTimeoutError(None, url, str(exc)) from exc
+    except hx.TransportError as exc:
+        raise exceptions.ProtocolError(str(exc)) from exc
+    finally:
+        response.close()
 
 
 class _RawBody:
@@ -235,11 +286,13 @@ def attach(client: Any, server: Server, *, fast_retries: bool = True) -> Attachm
         What was registered, for `detach`.
 
     Raises:
-        RuntimeError: The client is already attached.
+        UsageError: The client is already attached, or is not a botocore client.
 
     """
     if client in _ATTACHED:
-        raise RuntimeError("this client is already served by wirescript; detach it first")
+        raise UsageError("this client is already served by wirescript; detach it first")
+    if not hasattr(getattr(client, "meta", None), "events"):
+        raise UsageError(f"attach() takes a boto3/botocore client, got {type(client).__name__}")
     aio_client = getattr(sys.modules.get("aiobotocore.client"), "AioBaseClient", None)
     aio = aio_client is not None and isinstance(client, aio_client)
     if aio:

@@ -14,7 +14,7 @@ from typing import Any
 from . import eventstream
 from .script import ErrorSpec, Turn
 from .sse import json_dumps
-from .wires.base import canonical_stop, chunks, default_usage
+from .wires.base import break_json, canonical_stop, chunks, default_usage
 
 __all__ = [
     "ERROR_TYPES",
@@ -118,7 +118,7 @@ def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
     }
 
 
-def converse_stream(turn: Turn, index: int = 0) -> Iterator[tuple[str, bytes]]:
+def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = False) -> Iterator[tuple[str, bytes]]:
     """The ConverseStream messages for a turn, each with its event name, produced lazily.
 
     Text and reasoning blocks begin with their first delta (the model has no start event for them);
@@ -127,6 +127,7 @@ def converse_stream(turn: Turn, index: int = 0) -> Iterator[tuple[str, bytes]]:
     Args:
         turn: The scripted turn (not an error turn).
         index: The request's index, for deterministic tool-use ids and signatures.
+        malformed_tool_json: Stream each tool call's input as text that is not JSON (`Fault.malformed_tool_json`).
 
     Yields:
         `(event name, encoded message)`, from `messageStart` to `metadata`.
@@ -155,7 +156,8 @@ def converse_stream(turn: Turn, index: int = 0) -> Iterator[tuple[str, bytes]]:
     for k, call in enumerate(turn.tool_calls):
         start = {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}}
         yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
-        for piece in chunks(json_dumps(call.input)):
+        arguments = json_dumps(call.input)
+        for piece in chunks(break_json(arguments) if malformed_tool_json else arguments):
             yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"toolUse": {"input": piece}}})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1

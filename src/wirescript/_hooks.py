@@ -12,6 +12,12 @@ holder lets go. The wrapper reads the live state on every request:
 Patching the classes reaches every client on those transports: clients built before the patch,
 inside it, by the SDKs (`anthropic.DefaultHttpxClient`, openai's equivalent) and by frameworks.
 Neither library is imported until something holds the patch.
+
+botocore does not use httpx: while an interception is open (`hook_botocore`), `ClientCreator.create_client`
+is wrapped too, so each client created then is handed to the interception (`Interception.created`),
+which serves a bedrock-runtime client of a routed host in-process (`ScriptTransport.attach`).
+botocore is imported for that only when it is installed, and the original function is put back
+when the interception closes.
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ if TYPE_CHECKING:
     from .guard import NetworkGuard
     from .intercept import Interception
 
-__all__ = ["TARGETS", "acquire", "release", "state"]
+__all__ = [
+    "BOTOCORE_TARGET",
+    "TARGETS",
+    "acquire",
+    "botocore_client_creator",
+    "hook_botocore",
+    "release",
+    "state",
+    "unhook_botocore",
+]
 
 TARGETS = (
     ("httpx", "HTTPTransport", "handle_request"),
@@ -36,6 +51,9 @@ TARGETS = (
     ("httpx2", "AsyncHTTPTransport", "handle_async_request"),
 )
 """(module, class, method) patched while the hooks are held."""
+
+BOTOCORE_TARGET = ("botocore.client", "ClientCreator", "create_client")
+"""(module, class, method) wrapped while an interception is open, when botocore is installed."""
 
 _MISSING = object()
 
@@ -80,6 +98,7 @@ class _State:
         self.saved: list[Saved] = []
         self.interception: Interception | None = None
         self.guard: NetworkGuard | None = None
+        self.botocore: Saved | None = None
 
 
 state = _State()
@@ -103,6 +122,51 @@ def release(holder: object) -> None:
             saved, state.saved = state.saved, []
             for record in reversed(saved):
                 restore(record)
+
+
+@functools.cache
+def botocore_client_creator() -> Any:
+    """The `ClientCreator` class of botocore, imported once, or None when botocore is not installed.
+
+    Called before taking the lock too: the first import of botocore takes a while.
+    """
+    module_name, class_name, _ = BOTOCORE_TARGET
+    try:
+        if importlib.util.find_spec("botocore") is None:
+            return None
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked or broken
+        return None
+
+
+def hook_botocore() -> None:
+    """Wrap botocore's `ClientCreator.create_client` (when botocore is installed) until `unhook_botocore`."""
+    with state.lock:
+        cls = botocore_client_creator()
+        if state.botocore is not None or cls is None:
+            return
+        method = BOTOCORE_TARGET[2]
+        state.botocore = patch(cls, method, _create_client_wrapper(getattr(cls, method)))
+
+
+def unhook_botocore() -> None:
+    """Put back what `hook_botocore` replaced."""
+    with state.lock:
+        saved, state.botocore = state.botocore, None
+        if saved is not None:
+            restore(saved)
+
+
+def _create_client_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+        interception = state.interception
+        if interception is not None:
+            interception.created(client)
+        return client
+
+    return create_client
 
 
 def _targets() -> list[tuple[Any, str, Any]]:

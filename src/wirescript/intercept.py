@@ -17,12 +17,18 @@ How: the default transports' methods are patched class-wide (`httpx.HTTPTranspor
 `httpx.AsyncHTTPTransport.handle_async_request`, and the same two of httpx2), as pytest-httpx
 does, and restored exactly (the original function objects) when the block ends, on error too.
 
+boto3: a `bedrock-runtime` client (boto3's or botocore's, sync) *created* while the block is open,
+for a matching host (`bedrock-runtime.{region}.amazonaws.com`, or its `endpoint_url=`'s), is served by
+the stub in-process (as `stub.attach(client)` does) until the block ends, when it is given back to
+botocore. botocore's `ClientCreator.create_client` is wrapped for that while the block is open, when
+botocore is installed. A client created before the block is not reached: `stub.attach(client)` it.
+
 What it cannot reach: a client built with a transport of another class (`httpx.MockTransport`,
 `WSGITransport`/`ASGITransport`, a stub passed explicitly, `anthropic.DefaultAioHttpClient`'s
 aiohttp transport, a `BaseTransport` subclass of your own) keeps its transport, and code that
-does not use httpx or httpx2 at all (boto3/botocore for Bedrock, requests, aiohttp, a library's
-own sockets such as dspy's lm15 engine) is not seen. The network guard of the pytest fixture
-still stops those from reaching the internet.
+does not use httpx or httpx2 at all (aiobotocore, requests, aiohttp, a library's own sockets such
+as dspy's lm15 engine) is not seen. The network guard of the pytest fixture still stops those from
+reaching the internet.
 
 Host patterns: a host matches a pattern equal to it (case-insensitively, a trailing dot
 ignored), and `*` in a pattern matches one or more characters within one DNS label, never a dot:
@@ -37,7 +43,8 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from . import _hooks
 from .errors import UsageError
@@ -59,8 +66,9 @@ KNOWN_HOSTS: frozenset[str] = frozenset(
         "generativelanguage.googleapis.com",
         "aiplatform.googleapis.com",
         "*-aiplatform.googleapis.com",
-        # AWS Bedrock runtime, every region (boto3 itself is not on httpx: see the module docs).
+        # AWS Bedrock runtime, every region (boto3 clients: see the module docs).
         "bedrock-runtime.*.amazonaws.com",
+        "bedrock-runtime-fips.*.amazonaws.com",
         # OpenAI-compatible hosts.
         "api.groq.com",
         "api.mistral.ai",
@@ -157,7 +165,7 @@ class Interception:
 
     """
 
-    __slots__ = ("_hosts", "_matches", "_open", "stub")
+    __slots__ = ("_clients", "_hosts", "_matches", "_open", "stub")
 
     def __init__(self, stub: ScriptTransport, hosts: Iterable[str] | str | None = None) -> None:
         self.stub = stub
@@ -171,6 +179,7 @@ class Interception:
         self._matches = host_matcher(chosen)
         self._hosts = chosen
         self._open = False
+        self._clients: list[Any] = []
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -186,7 +195,25 @@ class Interception:
         """Whether a request for `host` goes to the stub while the interception is open."""
         return self._matches(host)
 
+    def created(self, client: Any) -> None:
+        """Serve a botocore client created while the interception is open, if it is for a routed host.
+
+        Only `bedrock-runtime` clients are taken (the only AWS service a wire serves); never raises,
+        so that creating a client keeps working whatever happens here.
+        """
+        try:
+            meta = client.meta
+            if meta.service_model.service_name != "bedrock-runtime":
+                return
+            if not self.routes(urlsplit(meta.endpoint_url).hostname or ""):
+                return
+            self.stub.attach(client)
+        except Exception:  # an unusual client stays botocore's (the guard still stops the network)
+            return
+        self._clients.append(client)
+
     def __enter__(self) -> Interception:
+        _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
         with _hooks.state.lock:
             current = _hooks.state.interception
             if current is not None:
@@ -197,6 +224,7 @@ class Interception:
                     "or give one of the clients its stub explicitly (http_client=httpx2.Client(transport=stub))."
                 )
             _hooks.acquire(self)
+            _hooks.hook_botocore()
             _hooks.state.interception = self
             self._open = True
         return self
@@ -213,7 +241,11 @@ class Interception:
             self._open = False
             if _hooks.state.interception is self:
                 _hooks.state.interception = None
+                _hooks.unhook_botocore()
             _hooks.release(self)
+            clients, self._clients = self._clients, []
+        for client in clients:
+            self.stub.detach(client)
 
     def __repr__(self) -> str:
         if self._hosts == {ALL_HOSTS}:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _http
 from ._answer import Answer, answer, refuse, respond
@@ -31,6 +31,8 @@ from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
+
+_Client = TypeVar("_Client")
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=stub)` type-check
     import httpx
@@ -252,6 +254,31 @@ class ScriptTransport(_TransportBase):
         from .intercept import Interception
 
         return Interception(self, hosts)
+
+    def attach(self, client: _Client) -> _Client:
+        """Serve a boto3/botocore client (`bedrock-runtime`) with this stub, in-process; return the client.
+
+        The client's requests go to the stub through botocore's own `before-send` hook: no port, no
+        network. botocore's retry modes decide for real, without sleeping their backoff. Undo with
+        `detach(client)`. Create the client with explicit credentials and region
+        (`aws_access_key_id="AKIDTEST"`, ...) so that botocore looks for none on the machine.
+
+        Raises:
+            UsageError: `client` is not a botocore client, or is already attached.
+
+        """
+        from . import _botocore
+
+        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
+        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
+        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout))
+        return client
+
+    def detach(self, client: Any) -> None:
+        """Give a client `attach` served back to botocore's own sending; one never attached is left as it is."""
+        from . import _botocore
+
+        _botocore.detach(client)
 
     # ------------------------------------------------------------------ transport protocol
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..errors import UsageError
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire
+from .bedrock import BedrockWire
 from .gemini import GeminiWire
 from .openai_chat import OpenAIChatWire
 from .openai_responses import OpenAIResponsesWire
@@ -19,6 +20,7 @@ from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
 __all__ = [
     "AnthropicWire",
+    "BedrockWire",
     "EmbeddingsWire",
     "Frame",
     "GeminiWire",
@@ -39,7 +41,7 @@ __all__ = [
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), *side]
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side]
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import PIECE, encode_deltas, encode_event, json_dumps
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    break_json,
-    canonical_stop,
-    chunks,
-    default_usage,
-    error_message,
-    retry_headers,
-)
+from . import _messages
+from .base import Frame, Parsed, Rendered, Wire, error_message, retry_headers
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
 
@@ -98,34 +84,15 @@ class AnthropicWire(Wire):
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
         """A `tool_result` block's `content`: a string, or its text blocks joined."""
-        if result.get("type") != "tool_result":
-            return None
-        return text_of(result.get("content")) or ""
+        return _messages.tool_result_text(result)
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model, system, messages, tools and tool_result blocks of a Messages request."""
-        messages = as_list(body.get("messages"))
-        tools = as_list(body.get("tools"))
+        parsed = _messages.parse_messages(body)
         model = _vertex_model(path)  # Vertex AI names the model in the path, not the body
-        if model is None and isinstance(body.get("model"), str):
-            model = body["model"]
-        return Parsed(
-            model=model,
-            system=text_of(body.get("system"), sep="\n"),
-            messages=messages,
-            tools=tools,
-            tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
-            tool_results=[
-                block
-                for m in messages
-                if isinstance(m, dict) and isinstance(m.get("content"), list)
-                for block in m["content"]
-                if isinstance(block, dict) and block.get("type") == "tool_result"
-            ],
-            stream=body.get("stream") is True,
-            max_tokens=as_int(body.get("max_tokens")),
-            temperature=as_float(body.get("temperature")),
-        )
+        if model is not None:
+            parsed.model = model
+        return parsed
 
     def resolve(self, record: RecordedRequest) -> None:
         """Fill in a continued thread's earlier conversation, tools and system prompt."""
@@ -149,25 +116,14 @@ class AnthropicWire(Wire):
     ) -> Rendered:
         """A Message as JSON, or the documented SSE event sequence when the request streams."""
         msg_id = f"msg_{record.index:04d}"
-        blocks = self._blocks(turn, record.index)
+        message, arguments = _messages.message(turn, record.index, record.model or "claude-wirescript", msg_id)
         if isinstance(record.body, dict) and "thread" in record.body:
             with self._threads_lock:
                 self._threads[msg_id] = (
-                    [*record.conversation, {"role": "assistant", "content": blocks}],
+                    [*record.conversation, {"role": "assistant", "content": message["content"]}],
                     record.tools,
                     record.system,
                 )
-        # Each tool input is encoded once: its length counts towards usage, and a stream sends it.
-        arguments = [json_dumps(call.input) for call in turn.tool_calls]
-        chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, arguments))
-        input_tokens, output_tokens = default_usage(turn, chars)
-        usage = _usage(
-            input_tokens,
-            _opt(turn, "cache_creation_input_tokens"),
-            _opt(turn, "cache_read_input_tokens"),
-            output_tokens,
-        )
-        message = _message(msg_id, record.model or "claude-wirescript", blocks, canonical_stop(turn), usage)
         request_id = f"req_{record.index:04d}"
         if not record.stream:
             return Rendered(200, {**_JSON_HEADERS, "request-id": request_id}, json_dumps(message).encode())
@@ -176,24 +132,6 @@ class AnthropicWire(Wire):
             {**_SSE_HEADERS, "request-id": request_id},
             frames=_stream(message, arguments, malformed_tool_json, joined),
         )
-
-    @staticmethod
-    def _blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
-        blocks: list[dict[str, Any]] = []
-        if turn.thinking is not None:
-            blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig_{index:04d}"})
-        if turn.text is not None:
-            blocks.append({"type": "text", "text": turn.text})
-        for k, call in enumerate(turn.tool_calls):
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": call.id or f"toolu_{index:04d}_{k}",
-                    "name": call.name,
-                    "input": call.input,
-                }
-            )
-        return blocks
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"type": "error", "error": {"type", "message"}}` with the status and a `request-id`."""
@@ -226,91 +164,20 @@ def _vertex_model(path: str) -> str | None:
     return None if model == "count-tokens" else unquote(model)
 
 
-def _opt(turn: Turn, name: str) -> int:
-    value = getattr(turn.usage, name, None) if turn.usage else None
-    return value or 0
-
-
-def _usage(input_tokens: Any, cache_creation: Any, cache_read: Any, output_tokens: Any) -> dict[str, Any]:
-    return {
-        "input_tokens": input_tokens,
-        "cache_creation_input_tokens": cache_creation,
-        "cache_read_input_tokens": cache_read,
-        "output_tokens": output_tokens,
-    }
-
-
-def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:
-    """A Message: the JSON answer, and (empty, without a stop reason) the `message_start` event's."""
-    return {
-        "id": msg_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": usage,
-    }
-
-
-def _ev(name: str, data: dict[str, Any]) -> Frame:
-    return Frame(name, encode_event(name, json_dumps(data)))
-
-
 def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: bool, joined: bool) -> Iterator[Frame]:
-    """The documented event sequence of a Message.
-
-    `message_start` (no content, no stop reason, an output count of 1), `ping`, each block's start,
-    deltas and stop, `message_delta` (the stop reason and output count), `message_stop`.
-    """
-    usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    yield _ev("message_start", {"type": "message_start", "message": start})
-    yield Frame("ping", _PING)
-    calls = iter(arguments)
-    for index, block in enumerate(message["content"]):
-        kind = block["type"]
-        if kind == "thinking":
-            yield _ev("content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""}))
-            yield from _pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]), joined)
-            yield _ev(
-                "content_block_delta",
-                _delta(index, {"type": "signature_delta", "signature": block["signature"]}),
-            )
-        elif kind == "text":
-            yield _ev("content_block_start", _start(index, {"type": "text", "text": ""}))
-            yield from _pieces(index, "text_delta", "text", chunks(block["text"]), joined)
+    """The documented event sequence of a Message (`_messages.stream_items`), as SSE frames."""
+    for item in _messages.stream_items(message, arguments, malformed_tool_json):
+        if isinstance(item, _messages.Pieces):
+            data = item.event(PIECE)
+            for chunk in encode_deltas("content_block_delta", data, item.pieces, joined=joined):
+                yield Frame("content_block_delta", chunk)
+        elif item[0] == "ping":
+            yield Frame("ping", _PING)
+        elif item[0] == "message_stop":
+            yield Frame("message_stop", _MESSAGE_STOP)
         else:
-            yield _ev("content_block_start", _start(index, {**block, "input": {}}))
-            args = next(calls)
-            if malformed_tool_json:
-                args = break_json(args)
-            yield from _pieces(index, "input_json_delta", "partial_json", chunks(args, 32), joined)
-        yield _ev("content_block_stop", {"type": "content_block_stop", "index": index})
-    delta = {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": usage["output_tokens"]},
-    }
-    yield _ev("message_delta", delta)
-    yield Frame("message_stop", _MESSAGE_STOP)
-
-
-def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_start", "index": index, "content_block": block}
-
-
-def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_delta", "index": index, "delta": delta}
+            yield Frame(item[0], encode_event(item[0], json_dumps(item[1])))
 
 
 _PING = encode_event("ping", json_dumps({"type": "ping"}))
 _MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
-
-
-def _pieces(index: int, kind: str, key: str, pieces: Sequence[str], joined: bool) -> Iterator[Frame]:
-    """The `content_block_delta` frames of a block, one per piece (several per frame when `joined`)."""
-    data = _delta(index, {"type": kind, key: PIECE})
-    for chunk in encode_deltas("content_block_delta", data, pieces, joined=joined):
-        yield Frame("content_block_delta", chunk)

@@ -1,0 +1,175 @@
+"""The Anthropic Messages answer, shared by the wires that send it: Anthropic's own API and Bedrock's invoke.
+
+A `Message` (JSON) and its documented stream of events, independent of how they are framed: the
+Anthropic wire sends the events as SSE, the Bedrock wire as AWS event-stream `chunk` messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .._text import text_of
+from ..script import Turn
+from ..sse import json_dumps
+from .base import Parsed, as_float, as_int, as_list, break_json, canonical_stop, chunks, default_usage
+
+__all__ = ["Pieces", "message", "parse_messages", "stream_events", "stream_items", "tool_result_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """A run of `content_block_delta` events of one block: each piece goes in `delta[key]`."""
+
+    index: int
+    kind: str
+    key: str
+    pieces: list[str]
+
+    def event(self, piece: str) -> dict[str, Any]:
+        """The `content_block_delta` event carrying one piece."""
+        return _delta(self.index, {"type": self.kind, self.key: piece})
+
+
+def parse_messages(body: Any) -> Parsed:
+    """Model, system, messages, tools and tool_result blocks of a Messages request body."""
+    messages = as_list(body.get("messages"))
+    tools = as_list(body.get("tools"))
+    return Parsed(
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        system=text_of(body.get("system"), sep="\n"),
+        messages=messages,
+        tools=tools,
+        tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
+        tool_results=[
+            block
+            for m in messages
+            if isinstance(m, dict) and isinstance(m.get("content"), list)
+            for block in m["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ],
+        stream=body.get("stream") is True,
+        max_tokens=as_int(body.get("max_tokens")),
+        temperature=as_float(body.get("temperature")),
+    )
+
+
+def tool_result_text(result: Any) -> str | None:
+    """A `tool_result` block's `content`: a string, or its text blocks joined; None for another block."""
+    if not isinstance(result, dict) or result.get("type") != "tool_result":
+        return None
+    return text_of(result.get("content")) or ""
+
+
+def blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
+    """The content blocks of a turn: thinking, text, then the tool calls."""
+    out: list[dict[str, Any]] = []
+    if turn.thinking is not None:
+        out.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig_{index:04d}"})
+    if turn.text is not None:
+        out.append({"type": "text", "text": turn.text})
+    for k, call in enumerate(turn.tool_calls):
+        out.append(
+            {"type": "tool_use", "id": call.id or f"toolu_{index:04d}_{k}", "name": call.name, "input": call.input}
+        )
+    return out
+
+
+def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, Any], list[str]]:
+    """The Message answering a turn, and each tool call's input encoded once (a stream sends it).
+
+    Args:
+        turn: The scripted turn (not an error turn).
+        index: The request's index, for deterministic ids and signatures.
+        model: The model the Message names.
+        msg_id: The Message id.
+
+    """
+    content = blocks(turn, index)
+    arguments = [json_dumps(call.input) for call in turn.tool_calls]
+    chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, arguments))
+    input_tokens, output_tokens = default_usage(turn, chars)
+    usage = {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": _opt(turn, "cache_creation_input_tokens"),
+        "cache_read_input_tokens": _opt(turn, "cache_read_input_tokens"),
+        "output_tokens": output_tokens,
+    }
+    return _message(msg_id, model, content, canonical_stop(turn), usage), arguments
+
+
+def _opt(turn: Turn, name: str) -> int:
+    value = getattr(turn.usage, name, None) if turn.usage else None
+    return value or 0
+
+
+def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:
+    return {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def stream_items(
+    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
+) -> Iterator[tuple[str, dict[str, Any]] | Pieces]:
+    """The documented event sequence of a Message, runs of deltas left as `Pieces`.
+
+    `message_start` (no content, no stop reason, an output count of 1), `ping`, each block's start,
+    deltas and stop, `message_delta` (the stop reason and output count), `message_stop`.
+    """
+    usage = msg["usage"]
+    start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    yield "message_start", {"type": "message_start", "message": start}
+    yield "ping", {"type": "ping"}
+    calls = iter(arguments)
+    for index, block in enumerate(msg["content"]):
+        kind = block["type"]
+        if kind == "thinking":
+            yield "content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""})
+            yield Pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
+            yield "content_block_delta", _delta(index, {"type": "signature_delta", "signature": block["signature"]})
+        elif kind == "text":
+            yield "content_block_start", _start(index, {"type": "text", "text": ""})
+            yield Pieces(index, "text_delta", "text", chunks(block["text"]))
+        else:
+            yield "content_block_start", _start(index, {**block, "input": {}})
+            args = next(calls)
+            if malformed_tool_json:
+                args = break_json(args)
+            yield Pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": usage["output_tokens"]},
+    }
+    yield "message_delta", delta
+    yield "message_stop", {"type": "message_stop"}
+
+
+def stream_events(
+    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`stream_items` with every run of deltas expanded into its events: `(event name, event JSON)`."""
+    for item in stream_items(msg, arguments, malformed_tool_json):
+        if isinstance(item, Pieces):
+            for piece in item.pieces:
+                yield "content_block_delta", item.event(piece)
+        else:
+            yield item
+
+
+def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}

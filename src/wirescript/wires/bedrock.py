@@ -1,0 +1,225 @@
+"""Amazon Bedrock runtime: Converse, ConverseStream, and InvokeModel (with its stream) for Anthropic models.
+
+`POST /model/{modelId}/converse` and `/converse-stream` carry Bedrock's own provider-neutral shape;
+`/invoke` and `/invoke-with-response-stream` carry the model's native body, here the Anthropic
+Messages body (`anthropic_version` in it, the model in the path), as boto3's `invoke_model` and
+`anthropic.AnthropicBedrock` send it. Streams are AWS event-stream messages (`application/vnd.amazon.eventstream`),
+one `Frame` per message, so faults count, drop and cut whole messages: ConverseStream's
+`messageStart` … `metadata`, and InvokeModel's `chunk` messages, each named by the Anthropic event
+it carries (`message_start`, `content_block_delta`, …). Errors carry `x-amzn-errortype`, which botocore
+raises as the modeled exception (`ThrottlingException`, …); in-stream errors are `exception` messages.
+
+Shapes: botocore's service model for bedrock-runtime (2023-09-30); what AnthropicBedrock sends and
+decodes: anthropic's `lib/bedrock` (2.14).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .. import _converse, eventstream
+from ..recorded import RecordedRequest
+from ..script import ErrorSpec, StreamError, Turn
+from ..sse import json_dumps
+from . import _messages
+from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, retry_headers
+
+__all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
+
+OPERATIONS = {
+    "converse": "Converse",
+    "converse-stream": "ConverseStream",
+    "invoke": "InvokeModel",
+    "invoke-with-response-stream": "InvokeModelWithResponseStream",
+}
+"""The last path segment of each operation served, and the operation's name."""
+
+BEDROCK_STOP_REASONS = {
+    "guardrail_intervened": "guardrail_intervened",
+    "content_filtered": "refusal",
+}
+"""Converse's `StopReason` values a turn may script beyond the canonical ones (botocore's service model).
+
+`content_filtered` stands for the canonical `refusal` (OpenAI's `content_filter`); `guardrail_intervened`
+has no equivalent elsewhere and is sent unchanged by every wire."""
+
+_PATH = re.compile(r"/model/(?P<model>.+)/(?P<op>converse|converse-stream|invoke|invoke-with-response-stream)$")
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+_CONVERSE_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+)
+_MESSAGES_EVENTS = frozenset(
+    {
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+def operation(path: str) -> tuple[str, str] | None:
+    """`(model id, operation path segment)` of a bedrock-runtime path, or None for another path.
+
+    The model id is the segment between `/model/` and the operation, as the HTTP library decoded it
+    (boto3 percent-encodes `:` and `/`, AnthropicBedrock `/` only; an ARN keeps its `/`).
+    """
+    found = _PATH.search(path)
+    return (found["model"], found["op"]) if found else None
+
+
+def _system_text(system: Any) -> str | None:
+    texts = [b["text"] for b in as_list(system) if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "\n".join(texts) if texts else None
+
+
+def _tool_result_content(content: Any) -> str:
+    parts = []
+    for item in as_list(content):
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            parts.append(item["text"])
+        elif isinstance(item, dict) and "json" in item:
+            parts.append(json_dumps(item["json"]))
+    return "".join(parts)
+
+
+class BedrockWire(Wire):
+    """Amazon Bedrock runtime (`bedrock-runtime`): Converse, ConverseStream, InvokeModel and its stream.
+
+    InvokeModel serves the Anthropic Messages body (Claude on Bedrock). The record's `model` is the model
+    id (or ARN) from the path, its `api_key` the SigV4 access key id (or a Bedrock API key sent as a
+    bearer token); the `Authorization` header and `X-Amz-Security-Token` are redacted.
+    """
+
+    name = "bedrock"
+    endpoint = "POST …/model/{modelId}/converse|converse-stream|invoke|invoke-with-response-stream"
+    endpoints = (
+        "POST /model/{model}/converse",
+        "POST /model/{model}/converse-stream",
+        "POST /model/{model}/invoke",
+        "POST /model/{model}/invoke-with-response-stream",
+    )
+    events = _CONVERSE_EVENTS | _MESSAGES_EVENTS
+    stop_reasons = BEDROCK_STOP_REASONS
+
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        """`POST …/model/{modelId}/{operation}` for the four operations, on any host."""
+        return method == "POST" and operation(path) is not None
+
+    def claims(self, host: str) -> bool:
+        """`bedrock-runtime.{region}.amazonaws.com` (and its FIPS variants)."""
+        return host.startswith("bedrock-runtime") and host.endswith(".amazonaws.com")
+
+    def api_key(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
+        """The SigV4 access key id (`Credential=<key id>/…` of `Authorization`), else a bearer token."""
+        authorization = headers.get("authorization", "")
+        if authorization.startswith("AWS4-HMAC-SHA256"):
+            found = re.search(r"Credential=([^/,\s]+)/", authorization)
+            return found[1] if found else None
+        return super().api_key(headers, query)
+
+    @staticmethod
+    def tool_result_text(result: Mapping[str, Any]) -> str | None:
+        """A Converse `{"toolResult": {...}}` block's text (`json` items as JSON), or an Anthropic `tool_result`'s."""
+        inner = result.get("toolResult")
+        if isinstance(inner, dict):
+            return _tool_result_content(inner.get("content"))
+        return _messages.tool_result_text(result)
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        """Converse fields (system blocks, `toolConfig`, `toolResult` blocks, `inferenceConfig`), or Messages ones."""
+        found = operation(path)
+        assert found is not None  # matches() said so
+        model, op = found
+        if op.startswith("invoke"):
+            parsed = _messages.parse_messages(body)
+            parsed.model = model
+            parsed.stream = op == "invoke-with-response-stream"
+            return parsed
+        messages = as_list(body.get("messages"))
+        tool_config = body.get("toolConfig")
+        specs = as_list(tool_config.get("tools")) if isinstance(tool_config, dict) else []
+        tools = [t["toolSpec"] for t in specs if isinstance(t, dict) and isinstance(t.get("toolSpec"), dict)]
+        inference = body.get("inferenceConfig")
+        inference = inference if isinstance(inference, dict) else {}
+        return Parsed(
+            model=model,
+            system=_system_text(body.get("system")),
+            messages=messages,
+            tools=tools,
+            tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)],
+            tool_results=[
+                block
+                for m in messages
+                if isinstance(m, dict)
+                for block in as_list(m.get("content"))
+                if isinstance(block, dict) and isinstance(block.get("toolResult"), dict)
+            ],
+            stream=op == "converse-stream",
+            max_tokens=as_int(inference.get("maxTokens")),
+            temperature=as_float(inference.get("temperature")),
+        )
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        """Converse JSON or event stream; for invoke, an Anthropic Message or its events in `chunk` messages."""
+        found = operation(record.path)
+        op = found[1] if found else "converse"
+        index = record.index
+        headers = {"x-amzn-requestid": _request_id(index)}
+        if op == "converse":
+            body = json_dumps(_converse.converse_body(turn, index)).encode()
+            return Rendered(200, {"content-type": "application/json", **headers}, body)
+        if op == "converse-stream":
+            frames = (
+                Frame(name, data)
+                for name, data in _converse.converse_stream(turn, index, malformed_tool_json=malformed_tool_json)
+            )
+            return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=frames)
+        msg, arguments = _messages.message(
+            turn, index, record.model or "anthropic.claude-wirescript", f"msg_bdrk_{index:04d}"
+        )
+        if op == "invoke":
+            return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
+        return Rendered(
+            200, {"content-type": _EVENTSTREAM, **headers}, frames=_chunks(msg, arguments, malformed_tool_json)
+        )
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        """`{"message": …}` with `x-amzn-errortype` naming the exception (`type`, else the status's)."""
+        status, headers, body = _converse.error_response(spec, record.index)
+        # `retry-after-ms` is AnthropicBedrock's (the anthropic SDK's retry loop); botocore ignores it.
+        merged = {k.lower(): v for k, v in headers.items()} | retry_headers(spec, self.retryable)
+        return Rendered(status, merged, body)
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        """An `exception` message: `type` a stream exception member, or an Anthropic error type translated."""
+        name, data = _converse.stream_exception(spec.type, spec.message)
+        return Frame(name, data)
+
+
+def _request_id(index: int) -> str:
+    return f"req-{index:04d}"
+
+
+def _chunks(msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool) -> Iterator[Frame]:
+    """The Messages events of an invoke stream, each one `chunk` message named by its event."""
+    for name, data in _messages.stream_events(msg, arguments, malformed_tool_json):
+        if name == "message_stop":
+            usage = msg["usage"]
+            data = {
+                **data,
+                "amazon-bedrock-invocationMetrics": {
+                    "inputTokenCount": usage["input_tokens"],
+                    "outputTokenCount": usage["output_tokens"],
+                    "invocationLatency": 1,
+                    "firstByteLatency": 1,
+                },
+            }
+        yield Frame(name, eventstream.chunk(json_dumps(data).encode()))
