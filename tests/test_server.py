@@ -166,7 +166,8 @@ def test_overflow_over_http_is_a_loud_non_retried_error_counted_on_the_stub() ->
         status = hx.get(f"{base_url}/_wirescript/status").json()
     problem = (
         "requests[1] POST /v1/messages (model 'claude-test') is past the end of the script: it has 1 turn(s), "
-        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call."
+        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call. "
+        "It is the 2nd request (requests[1])."
     )
     assert caught.value.status_code == 400
     assert f"wirescript: {problem}" in str(caught.value)
@@ -374,7 +375,7 @@ def test_control_api_check_passes_when_the_script_was_used_up() -> None:
             "GET",
             "/_wirescript/requests?wait=1&timeout=0",
             400,
-            "wirescript: timeout: expected a positive number of seconds, got '0'",
+            "wirescript: timeout: expected a positive number of seconds below 3600, got '0'",
         ),
         (
             "GET",
@@ -671,7 +672,7 @@ def test_cli_serve_holds_releases_and_reports_overflow_for_a_runner_in_another_l
         (
             "requests[3] POST /v1/messages (model 'claude-test') is past the end of the script: it has 3 "
             "turn(s), all served. The app made a model call the script does not expect; add a turn for it or "
-            "find the extra call."
+            "find the extra call. It is the 4th request (requests[3])."
         )
     ]
     assert check.status_code == 409

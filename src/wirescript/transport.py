@@ -10,6 +10,7 @@ do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client` and
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,11 +21,11 @@ from ._answer import Answer, answer, refuse
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
 from ._record import Vocabulary, read_request
-from ._report import LISTED, abandoned, check_message, failed, held_too_long, short_of
+from ._report import LISTED, abandoned, allowed_kinds, check_message, failed, held_too_long, retried, short_of
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
-from .errors import WaitTimeoutError
-from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
+from .errors import ScriptError, WaitTimeoutError
+from .recorded import OVERFLOW_KINDS, Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .wires import Wire, merge_wires
 
@@ -45,6 +46,10 @@ else:
     # No runtime base class: anthropic 2.x rejects any subclass of `httpx.BaseTransport`, and
     # neither library is a dependency. The clients duck-type their transport.
     _TransportBase = object
+
+
+_WATCHERS: list[Callable[[ScriptTransport], None]] = []
+"""Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
 
 
 class _Gate:
@@ -70,6 +75,10 @@ class ScriptTransport(_TransportBase):
             None from it is a problem too. Without a fallback, exhaustion is always a problem.
         wires: Extra provider APIs (`wirescript.wires.Wire` instances), served before the default
             wires; one with the `name` of a default wire replaces it.
+        max_records: Keep only the last this many requests in `requests` (None: all). Counts
+            (`request_count`, `overflow`), `problems` and the requests they name are kept whatever
+            the bound, so a long-running server stays loud without growing. A record costs about
+            6 KB for a small SDK body and about 6 times the body for a long conversation.
 
     Raises:
         ScriptError: The script is malformed; the message names the turn and the field.
@@ -88,18 +97,29 @@ class ScriptTransport(_TransportBase):
         hold_timeout: float = 30.0,
         fallback: Callable[[RecordedRequest], TurnLike | None] | None = None,
         wires: Sequence[Wire] | None = None,
+        max_records: int | None = None,
     ) -> None:
         self._wires = merge_wires(wires)
         self._cursor = Cursor(script, fallback, self._wires)
         self._vocabulary = Vocabulary(self._wires)
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
-        self._records: list[RecordedRequest] = []
+        if max_records is not None and (
+            isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
+        ):
+            raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
+        self.max_records = max_records
+        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._count = 0
+        self._troubled: dict[int, RecordedRequest] = {}
+        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
         self._problems: list[Problem] = []
         self._held: dict[int, RecordedRequest] = {}
         self._lock = threading.Lock()
         self._signal = Signal(self._lock)
         self._gate: _Gate | None = None
         self.closed = False
+        for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
+            watcher(self)
 
     # ------------------------------------------------------------------ evidence
 
@@ -108,6 +128,12 @@ class ScriptTransport(_TransportBase):
         """Every request received so far, in arrival order (a snapshot list)."""
         with self._lock:
             return list(self._records)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests arrived, including those `max_records` no longer keeps."""
+        with self._lock:
+            return self._count
 
     @property
     def problems(self) -> list[Problem]:
@@ -132,19 +158,36 @@ class ScriptTransport(_TransportBase):
         with self._lock:
             return self._cursor.pending()
 
-    def check(self, *, problems: bool = True, unused_turns: bool = True, unanswered: bool | None = None) -> None:
+    def check(
+        self,
+        *,
+        problems: bool = True,
+        unused_turns: bool = True,
+        unanswered: bool | None = None,
+        allow: Iterable[ProblemKind] = (),
+    ) -> None:
         """Raise `AssertionError` listing every problem, every held request and every unconsumed turn.
 
         Each request the stub could not answer as scripted is listed by its `summary()` (number,
         method, path, model, last message) and the reason. `problems=False` leaves those (and held
         requests) out, `unused_turns=False` the turns never requested; `unanswered` is the former
-        name of `problems`. This is what the pytest fixture runs at teardown; call it yourself when
-        not using the plugin.
+        name of `problems`. `allow` leaves out the problems of the kinds it names (`"fault"`,
+        `"unscripted"`, …; `"hold_timeout"` also leaves out requests still held). This is what the
+        pytest fixture runs at teardown; call it yourself when not using the plugin.
+
+        Raises:
+            UsageError: `allow` names a kind that is not a `ProblemKind`.
+
         """
+        allowed = allowed_kinds(allow)
         with self._lock:
-            records, held = list(self._records), list(self._held.values())
+            records = sorted(self._troubled.values(), key=lambda r: r.index)
+            held = list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         problems = problems if unanswered is None else unanswered
+        records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
+        if "hold_timeout" in allowed:
+            held = []
         message = check_message(records, held, pending, total, problems=problems, unused_turns=unused_turns)
         if message is not None:
             raise AssertionError(message)
@@ -193,14 +236,14 @@ class ScriptTransport(_TransportBase):
             WaitTimeoutError: Fewer than `n` arrived within `timeout` seconds.
 
         """
-        if not self._signal.wait(lambda: len(self._records) >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, len(self._records), timeout, sync=True))
+        if not self._signal.wait(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=True))
         return self.requests
 
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """The async twin of `wait_for_requests`: awaits without blocking the event loop (asyncio or trio)."""
-        if not await self._signal.wait_async(lambda: len(self._records) >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, len(self._records), timeout, sync=False))
+        if not await self._signal.wait_async(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=False))
         return self.requests
 
     # ------------------------------------------------------------------ other ways in
@@ -281,7 +324,7 @@ class ScriptTransport(_TransportBase):
 
     def __repr__(self) -> str:
         return (
-            f"<ScriptTransport requests={len(self._records)} pending={self._cursor.pending_count()} "
+            f"<ScriptTransport requests={self._count} pending={self._cursor.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
 
@@ -293,7 +336,8 @@ class ScriptTransport(_TransportBase):
         record, wire = reading.record, reading.wire
         decision: Turn | Ask | Refusal
         with self._lock:
-            record.index = len(self._records)
+            record.index = self._count
+            self._count += 1
             if wire is not None:
                 wire.resolve(record)
             decision = reading.refusal if reading.refusal is not None else self._cursor.take(record)
@@ -347,6 +391,10 @@ class ScriptTransport(_TransportBase):
 
     def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
         """Record why `record` was not answered as scripted (under the lock)."""
-        problem = Problem(record.index, record.method, record.path, refusal.kind, refusal.reason, lead=refusal.lead)
+        reason = refusal.reason
+        if refusal.kind == "unscripted" and record.retry_count:
+            reason += retried(record, self._records)
+        problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
         record.problem = problem
+        self._troubled[record.index] = record
         self._problems.append(problem)
