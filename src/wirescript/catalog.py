@@ -104,7 +104,13 @@ class ErrorCase:
         return 1 + retries if self.retried else 1
 
     def turns(self, *, max_retries: int | None = None) -> list[Turn]:
-        """One error turn per request the SDK sends (see `attempts`), so the error reaches the app."""
+        """One error turn per request the SDK sends (see `attempts`), so the error reaches the app.
+
+        With `max_retries=None` the count matches the installed SDK's default retry loop (anthropic
+        and openai: 2 retries, so 3 turns for a retried status; google-genai: none). An app whose
+        client sets its own `max_retries` passes the same value here. Scripting `case.turn` once
+        instead leaves the SDK's retries unscripted: each is then a problem that says it is a retry.
+        """
         return [self.turn] * self.attempts(max_retries=max_retries)
 
     @property
