@@ -283,7 +283,7 @@ class ScriptTransport(_TransportBase):
         reply = self._answer(request, record, wire, turn)
         if reply.lead:
             _http.sync_lead(request, reply.lead)
-        return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=False)
+        return self._response(request, record, wire, reply, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
@@ -300,7 +300,7 @@ class ScriptTransport(_TransportBase):
         reply = self._answer(request, record, wire, turn)
         if reply.lead:
             await _http.async_lead(request, reply.lead)
-        return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=True)
+        return self._response(request, record, wire, reply, is_async=True)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -370,6 +370,17 @@ class ScriptTransport(_TransportBase):
         assert isinstance(turn, Refusal)
         not_found = turn.kind == "unknown_endpoint"
         return refuse(wire, record, f"wirescript: {record.problem}", not_found=not_found)
+
+    def _response(
+        self, request: Any, record: RecordedRequest, wire: Wire | None, reply: Answer, *, is_async: bool
+    ) -> Any:
+        """The HTTP response for `reply`; one that cannot be built is a problem and the loud refusal."""
+        try:
+            return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
+        except Exception as exc:  # raised out of the transport, the SDK would retry it as a connection error
+            self._problem(record, failed("building the response", exc))
+            loud = refuse(wire, record, f"wirescript: {record.problem}")
+            return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
 
     def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
