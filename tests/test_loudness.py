@@ -580,3 +580,46 @@ def test_check_hand_built_false_leaves_hand_built_stubs_to_the_test(pytester: py
         patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         result = pytester.runpytest("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_a_failure_inside_the_server_is_a_non_retried_400_not_a_bare_500(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: Any, scope: Any, body: bytes) -> Any:
+        raise RuntimeError("a bug in the server")
+
+    monkeypatch.setattr(wirescript.server.ScriptApp, "_request", broken)
+    stub = ScriptTransport(["unused"])
+    with stub.serve() as base:
+        answer = httpx2.post(f"{base}/v1/messages", json={"model": "m"})
+    assert answer.status_code == 400
+    assert answer.headers["x-should-retry"] == "false"
+    assert answer.json()["error"]["message"] == (
+        "wirescript: the loopback server failed (RuntimeError: a bug in the server); please report it"
+    )
+
+
+def test_teardown_releases_a_held_request_so_its_thread_ends(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_held=PRELUDE
+        + """
+THREADS = []
+
+
+def test_forgot_release(wirescript):
+    stub = wirescript(["one"], hold_timeout=30)
+    stub.hold()
+    THREADS.append(in_thread(client(stub).messages.create, **P))
+    stub.wait_for_requests(1)
+
+
+def test_the_next_test():
+    THREADS[0].join(5)
+    assert not THREADS[0].is_alive()  # answered at teardown, not after hold_timeout's 30 s
+"""
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        recorded = pytester.inline_run("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider")
+    recorded.assertoutcome(passed=2, failed=1)  # both calls passed; the first teardown failed
+    reports = recorded.getreports("pytest_runtest_logreport")
+    (teardown,) = [r for r in reports if r.when == "teardown" and r.failed]
+    assert "1 request(s) are still held, waiting for release()" in str(teardown.longrepr)
