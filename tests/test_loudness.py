@@ -170,7 +170,11 @@ SCENARIOS = [
             stub.hold()
             with pytest.raises(httpx2.ReadTimeout):
                 httpx2.post(base + "/v1/messages", json=P, timeout=0.5)
-            time.sleep(0.3)
+            for _ in range(50):  # recorded when the client goes, not only when the server stops
+                if stub.problems:
+                    break
+                time.sleep(0.05)
+            assert [p.kind for p in stub.problems] == ["abandoned"]
         stub.release()
         """,
         HELD_AND_GAVE_UP,
