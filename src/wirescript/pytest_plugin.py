@@ -117,8 +117,12 @@ class StubFactory:
 
         stub = script.build(**kwargs) if isinstance(script, ScriptBuilder) else ScriptTransport(script, **kwargs)
         if intercept is not False and intercept is not None:
-            interception = stub.intercept(None if intercept is True else intercept)
-            interception.__enter__()
+            try:
+                interception = stub.intercept(None if intercept is True else intercept)
+                interception.__enter__()
+            except BaseException:  # the test got no stub: nothing of it to check
+                self._stubs[:] = [known for known in self._stubs if known is not stub]
+                raise
             self._interceptions.append(interception)
         self._adopt(stub)
         return stub
