@@ -705,6 +705,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         ),
         (["--port", "70000"], "port: expected an integer from 0 (a free port) to 65535, got 70000"),
         (["--hold-timeout", "0"], "hold_timeout: expected a positive number of seconds, got 0.0"),
+        (["--max-records", "0"], "max_records: expected a positive int or None, got 0"),
     ],
 )
 def test_cli_serve_refuses_bad_options_before_printing_any_url(

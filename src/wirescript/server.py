@@ -335,7 +335,7 @@ def request_json(record: RecordedRequest) -> dict[str, Any]:
 def status_of(stub: ScriptTransport) -> dict[str, Any]:
     """The stub's state as JSON data, for `GET /_wirescript/status`."""
     return {
-        "requests": len(stub.requests),
+        "requests": stub.request_count,
         "overflow": stub.overflow,
         "problems": stub.problems,
         "pending": [{"queue": p.queue, "position": p.position, "turn": p.turn.describe()} for p in stub.pending],
@@ -595,6 +595,7 @@ def serve_command(
     host: str = "127.0.0.1",
     port: int = 0,
     hold_timeout: float = 30.0,
+    max_records: int | None = None,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
 ) -> int:
@@ -603,7 +604,8 @@ def serve_command(
     The base URL is printed alone on one line of `out` (stdout), flushed, once the server accepts
     connections; everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a
     summary of the requests and any problems on stderr. A script that does not load is reported
-    on stderr with exit status 2, before any URL is printed.
+    on stderr with exit status 2, before any URL is printed. `max_records` bounds the records kept
+    (see `ScriptTransport`), for a long session.
     """
     from .files import load_script
     from .transport import ScriptTransport
@@ -614,7 +616,7 @@ def serve_command(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout)
+            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout, max_records=max_records)
             server = ScriptServer(stub, host=host, port=port)
             server.start()
         except (ScriptError, UsageError) as exc:
@@ -636,7 +638,7 @@ def serve_command(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(f"wirescript serve: stopped after {len(stub.requests)} request(s), overflow {stub.overflow}", file=err)
+    print(f"wirescript serve: stopped after {stub.request_count} request(s), overflow {stub.overflow}", file=err)
     try:
         stub.check()
     except AssertionError as exc:
