@@ -627,3 +627,23 @@ def test_the_next_test():
     reports = recorded.getreports("pytest_runtest_logreport")
     (teardown,) = [r for r in reports if r.when == "teardown" and r.failed]
     assert "1 request(s) are still held, waiting for release()" in str(teardown.longrepr)
+
+
+def test_a_client_that_goes_before_its_body_logs_one_line_not_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import socket
+    import time
+
+    stub = ScriptTransport([])
+    with caplog.at_level(logging.INFO), stub.serve() as base:
+        sock = socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])))
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n{")
+        sock.close()
+        for _ in range(50):
+            if any("went away" in r.getMessage() for r in caplog.records):
+                break
+            time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and "wirescript" in r.getMessage()]
+    assert lines == ["wirescript: POST /v1/messages: the client went away before sending its body"]
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback
+    assert stub.requests == []  # nothing arrived: nothing recorded, nothing consumed
