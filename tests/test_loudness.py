@@ -381,6 +381,9 @@ SCENARIOS = [
         http = httpx2.Client(transport=stub)
         assert http.post(URL, content=gzip.compress(body), headers={"content-encoding": "gzip"}).status_code == 200
         assert http.post(URL, content=b"\\x1b\\x00", headers={"content-encoding": "br"}).status_code == 400
+        lone = body.replace(b'"hi"', b'"\\\\ud800"')   # a lone surrogate, as JSON allows
+        assert http.post(URL, content=lone).status_code == 200
+        assert "\\\\ud800" in stub.requests[2].model_dump_json()
         for record in stub.requests:
             json.loads(record.model_dump_json())
         """,
