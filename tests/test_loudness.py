@@ -650,3 +650,17 @@ def test_a_client_that_goes_before_its_body_logs_one_line_not_a_traceback(caplog
     assert lines == ["wirescript: POST /v1/messages: the client went away before sending its body"]
     assert not [r for r in caplog.records if r.exc_info]  # no traceback
     assert stub.requests == []  # nothing arrived: nothing recorded, nothing consumed
+
+
+def test_error_case_turns_follow_the_installed_sdks_default_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wirescript.catalog import anthropic_errors
+
+    overloaded = next(e for e in anthropic_errors() if e.status == 529)
+    assert len(overloaded.turns()) == 1 + anthropic.DEFAULT_MAX_RETRIES
+    monkeypatch.setattr(anthropic, "DEFAULT_MAX_RETRIES", 5)  # a future SDK that retries more
+    assert len(overloaded.turns()) == 6
+    stub = ScriptTransport([*overloaded.turns(max_retries=2), "Recovered."])
+    sdk = anthropic.Anthropic(api_key="test-key", max_retries=2, http_client=httpx2.Client(transport=stub))
+    with pytest.raises(overloaded.exception):
+        sdk.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    assert (stub.problems, len(stub.pending)) == ([], 1)  # every attempt met its turn
