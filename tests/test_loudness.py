@@ -664,3 +664,21 @@ def test_error_case_turns_follow_the_installed_sdks_default_retries(monkeypatch:
     with pytest.raises(overloaded.exception):
         sdk.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
     assert (stub.problems, len(stub.pending)) == ([], 1)  # every attempt met its turn
+
+
+def test_files_over_the_size_cap_are_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wirescript.audit
+    import wirescript.files
+    from wirescript import ScriptError, load_script
+
+    script = tmp_path / "big.json"
+    script.write_text('["' + "x" * 100 + '"]')
+    monkeypatch.setattr(wirescript.files, "MAX_SCRIPT_BYTES", 64)
+    with pytest.raises(ScriptError, match=r"big\.json: is larger than 64 bytes, the most wirescript reads$"):
+        load_script(script)
+    monkeypatch.setattr(wirescript.audit, "MAX_AUDIT_BYTES", 64)
+    (finding,) = wirescript.audit.audit_paths([script]).findings
+    assert (finding.code, finding.message) == (
+        "WS100",
+        "is larger than 64 bytes, the most wirescript reads, so it was not audited",
+    )

@@ -5,7 +5,7 @@
 `stub.handle_async_request`, and streams the answer back chunk by chunk, so an SSE answer is
 flushed event by event and recording, overflow, hold/release and wire faults behave exactly as
 in-process. A scripted disconnect closes the connection abruptly; a scripted read timeout stalls
-the stream until the client gives up.
+the stream until the client gives up, or `STALL_TIMEOUT` passes and the connection is dropped.
 
 `ScriptServer` runs it on uvicorn (the `wirescript[server]` extra) in a background thread, on a
 loopback address and a free port. Requests under `/_wirescript/` are a control API for test
