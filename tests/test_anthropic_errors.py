@@ -146,7 +146,7 @@ def test_a_request_past_the_end_gets_a_non_retried_error_naming_it() -> None:
     message = (
         "wirescript: requests[1] POST /v1/messages (model 'claude-test') is past the end of the script: it has "
         "1 turn(s), all served. The app made a model call the script does not expect; add a turn for it or find "
-        "the extra call."
+        "the extra call. It is the 2nd request (requests[1])."
     )
     assert info.value.body == {
         "type": "error",
@@ -173,7 +173,7 @@ def test_an_overflow_is_counted_even_when_the_app_swallows_the_error() -> None:
         "wirescript: 1 request(s) were not answered as scripted:\n"
         "  - requests[0] POST /v1/messages model='claude-test' last=user:'Hi'\n"
         "    is past the end of the script: it has 0 turn(s), all served. The app made a model call the script "
-        "does not expect; add a turn for it or find the extra call."
+        "does not expect; add a turn for it or find the extra call. It is the 1st request (requests[0])."
     )
 
 

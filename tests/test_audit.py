@@ -308,7 +308,7 @@ def test_every_code_is_documented() -> None:
     assert all(code in (wirescript.audit.__doc__ or "") for code in CODES)
 
 
-def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_binaries_and_exclusions(tmp_path: Path) -> None:
+def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_and_exclusions(tmp_path: Path) -> None:
     bad = "import httpx\nhttpx.Client()\n"
     for rel in [
         "tests/test_a.py",
@@ -327,10 +327,11 @@ def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_binaries_and_exclusi
     report = audit_paths([tmp_path / "tests"], exclude=["fixtures", "test_g.py"])
     root = (tmp_path / "tests").as_posix()
     assert [(f.path.removeprefix(root), f.line, f.code) for f in report.findings] == [
+        ("/image.png", 1, "WS101"),  # a binary file's bytes are searched for keys, not skipped
         ("/sub/test_b.py", 2, "WS104"),
         ("/test_a.py", 2, "WS104"),
     ]
-    assert report.files == 3  # test_a.py, sub/test_b.py, clean.py
+    assert report.files == 4  # test_a.py, sub/test_b.py, clean.py, image.png
     # A file named directly is audited whatever its place.
     assert [f.code for f in audit_paths([tmp_path / "tests/.hidden/test_c.py"]).findings] == ["WS104"]
 

@@ -169,6 +169,8 @@ def test_the_in_stream_case_needs_a_streaming_request() -> None:
         (
             "requests[0] POST /v1/messages: fault.stream_error needs a streamed answer, but the request did not ask "
             "for a stream, so the answer is one JSON body; script an 'error' turn for an HTTP error instead"
+            " (an error catalog's in-stream case, id 'stream-…', reaches streaming requests only: leave it out "
+            "of a non-streaming app's cases with in_stream=False, e.g. anthropic_errors(in_stream=False))"
         )
     ]
 

@@ -30,7 +30,7 @@ def test_the_cursor_serves_queues_in_order_then_refuses() -> None:
     assert refusal == Refusal(
         "unscripted",
         "is past the end of the queue for model 'a': it has 2 turn(s), all served. The app made a model call the "
-        "script does not expect; add a turn for it or find the extra call.",
+        "script does not expect; add a turn for it or find the extra call. It is the 3rd request (requests[2]).",
         lead=" (model 'a') ",
     )
     assert cursor.take(record(3, "b")) == Turn(text="other")

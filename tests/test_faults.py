@@ -238,6 +238,8 @@ def test_raw_accepts_bytes_that_are_not_utf8() -> None:
             (
                 "fault.stream_error needs a streamed answer, but the request did not ask for a stream, so the answer "
                 "is one JSON body; script an 'error' turn for an HTTP error instead"
+                " (an error catalog's in-stream case, id 'stream-…', reaches streaming requests only: leave it out "
+                "of a non-streaming app's cases with in_stream=False, e.g. anthropic_errors(in_stream=False))"
             ),
         ),
     ],

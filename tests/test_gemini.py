@@ -487,7 +487,8 @@ def test_a_request_past_the_script_is_a_loud_400_that_even_retry_options_do_not_
     path = stub.requests[1].path
     message = (
         f"wirescript: requests[1] POST {path} (model '{MODEL}') is past the end of the script: it has 1 turn(s), "
-        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call."
+        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call. "
+        "It is the 2nd request (requests[1])."
     )
     assert (info.value.code, info.value.status, info.value.message) == (400, "INVALID_ARGUMENT", message)
     assert info.value.details["error"]["details"][0]["reason"] == "wirescript_unscripted"

@@ -459,7 +459,7 @@ def test_a_request_past_the_script_is_a_loud_non_retried_400(stream: bool) -> No
     message = (
         "wirescript: requests[1] POST /v1/chat/completions (model 'gpt-test') is past the end of the script: "
         "it has 1 turn(s), all served. The app made a model call the script does not expect; add a turn for it "
-        "or find the extra call."
+        "or find the extra call. It is the 2nd request (requests[1])."
     )
     assert info.value.body == {
         "message": message,

@@ -413,7 +413,7 @@ def test_a_request_past_the_script_is_a_loud_non_retried_400() -> None:
     assert info.value.body == {
         "message": "wirescript: requests[0] POST /v1/responses (model 'gpt-test') is past the end of the script: "
         "it has 0 turn(s), all served. The app made a model call the script does not expect; add a turn for it "
-        "or find the extra call.",
+        "or find the extra call. It is the 1st request (requests[0]).",
         "type": "invalid_request_error",
         "param": None,
         "code": "wirescript_unscripted",

@@ -87,9 +87,9 @@ def test_an_overflow_the_app_swallowed_fails_the_test(pytester: pytest.Pytester)
             "  - requests[1] POST /v1/messages model='claude-test' last=user:'And again?'",
             (
                 "    is past the end of the script: it has 1 turn(s), all served. The app made a model call the "
-                "script does not expect; add a turn for it or find the extra call."
+                "script does not expect; add a turn for it or find the extra call. It is the 2nd request (requests[1])."
             ),
-            "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)",
+            "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(allow=['unscripted']).)",
             "*= short test summary info =*",
         ],
         consecutive=True,
@@ -116,7 +116,10 @@ def test_an_unknown_endpoint_and_unused_turns_are_both_listed(pytester: pytest.P
             "wirescript: 1 request(s) were not answered as scripted:",
             "  - requests[1] GET /v1/files",
             "    no wire serves this endpoint (known: POST …/v1/messages, *). Nothing was consumed from the script.",
-            "(If the app is meant to get these errors, mark the test @pytest.mark.wirescript(check_overflow=False).)",
+            (
+                "(If the app is meant to get these errors, mark the test "
+                "@pytest.mark.wirescript(allow=['unknown_endpoint']).)"
+            ),
             "wirescript: 2 scripted turn(s) were never requested:",
             "  - script['claude-test'][1]: text 'Unused'",
             "  - script[0]: tool search",
@@ -261,7 +264,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_typo _*",
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
+                "allow, check_hand_built)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -271,12 +275,14 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_positional _*",
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
-                "check_unused=..., allow_network=..., allowed_hosts=...), got positional False"
+                "check_unused=..., allow_network=..., allowed_hosts=..., "
+                "allow=..., check_hand_built=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
+                "allow, check_hand_built)"
             ),
             "*= short test summary info =*",
         ],
@@ -401,7 +407,10 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
             (
                 "@pytest.mark.wirescript(*, check_overflow=True, check_unused=True, allow_network=False, "
                 "allowed_hosts=()): turn off the wirescript fixture's teardown check of requests the script did "
-                "not answer, or of scripted turns never requested; let the test reach the network, or some hosts."
+                "not answer, or of scripted turns never requested; let the test reach the network, or some hosts. "
+                "allow=[problem kinds]: let problems of those kinds pass (check_overflow=False is allow=['unscripted', "
+                "'unknown_endpoint', 'unreadable', 'script_error']); check_hand_built=False: do not check the "
+                "ScriptTransports the test builds itself."
             )
         ]
     )

@@ -173,7 +173,8 @@ def test_overflow_over_http_is_a_loud_non_retried_error_counted_on_the_stub() ->
         status = hx.get(f"{base_url}/_wirescript/status").json()
     problem = (
         "requests[1] POST /v1/messages (model 'claude-test') is past the end of the script: it has 1 turn(s), "
-        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call."
+        "all served. The app made a model call the script does not expect; add a turn for it or find the extra call. "
+        "It is the 2nd request (requests[1])."
     )
     assert caught.value.status_code == 400
     assert f"wirescript: {problem}" in str(caught.value)
@@ -411,7 +412,7 @@ def idle_server() -> Iterator[tuple[ScriptTransport, str]]:
             "GET",
             "/_wirescript/requests?wait=1&timeout=0",
             400,
-            "wirescript: timeout: expected a positive number of seconds, got '0'",
+            "wirescript: timeout: expected a positive number of seconds below 3600, got '0'",
         ),
         (
             "GET",
@@ -711,7 +712,7 @@ def test_cli_serve_holds_releases_and_reports_overflow_for_a_runner_in_another_l
         (
             "requests[3] POST /v1/messages (model 'claude-test') is past the end of the script: it has 3 "
             "turn(s), all served. The app made a model call the script does not expect; add a turn for it or "
-            "find the extra call."
+            "find the extra call. It is the 4th request (requests[3])."
         )
     ]
     assert check.status_code == 409
@@ -744,6 +745,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         ),
         (["--port", "70000"], "port: expected an integer from 0 (a free port) to 65535, got 70000"),
         (["--hold-timeout", "0"], "hold_timeout: expected a positive number of seconds, got 0.0"),
+        (["--max-records", "0"], "max_records: expected a positive int or None, got 0"),
     ],
 )
 def test_cli_serve_refuses_bad_options_before_printing_any_url(

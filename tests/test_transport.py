@@ -276,7 +276,9 @@ def test_a_fallback_answers_only_once_the_script_is_drained() -> None:
     with pytest.raises(anthropic.BadRequestError):
         anthropic_client(none_fallback).messages.create(**PARAMS)
     assert none_fallback.overflow == 1
-    assert none_fallback.problems[0].endswith("find the extra call. The fallback returned None for it too.")
+    assert none_fallback.problems[0].endswith(
+        "find the extra call. It is the 1st request (requests[0]). The fallback returned None for it too."
+    )
 
 
 # ---------------------------------------------------------------- hold / release

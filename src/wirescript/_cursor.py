@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ._faults import check_script_faults
-from ._text import did_you_mean
+from ._text import did_you_mean, ordinal
 from .errors import ScriptError
 from .recorded import ProblemKind, RecordedRequest
 from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
@@ -165,6 +165,7 @@ class Cursor:
             self._cursor[queue] = position + 1
             record.turn_index = position
             record.queue = queue
+            record.answered_by = "script"
             return turns[position]
         if turns is None:
             known = ", ".join(repr(q) for q in self._queues)
@@ -178,7 +179,8 @@ class Cursor:
             refusal = Refusal(
                 "unscripted",
                 f"is past the end of {where}: it has {len(turns)} turn(s), all served. The app made a model "
-                "call the script does not expect; add a turn for it or find the extra call.",
+                "call the script does not expect; add a turn for it or find the extra call. "
+                f"It is the {ordinal(record.index + 1)} request (requests[{record.index}]).",
                 lead=f" (model {record.model!r}) ",
             )
         if self.fallback is not None:
@@ -204,4 +206,5 @@ class Cursor:
             check_stop_reason(turn, where, self._known)
         except ScriptError as exc:
             return Refusal("script_error", str(exc))
+        record.answered_by = "fallback" if ask.exhausted is not None else "function"
         return turn

@@ -138,6 +138,12 @@ def _lead(fault: Fault, read_timeout: float | None) -> tuple[Sleep | Disconnect 
     return tuple(lead)
 
 
+_CATALOG_HINT = (
+    " (an error catalog's in-stream case, id 'stream-…', reaches streaming requests only: leave it out of a "
+    "non-streaming app's cases with in_stream=False, e.g. anthropic_errors(in_stream=False))"
+)
+
+
 def _json_problem(fault: Fault, why_json: str, wire: Wire | None) -> str | None:
     """Why a fault cannot take effect on a JSON answer (one event, its body), or None."""
     if fault.drop:
@@ -146,7 +152,7 @@ def _json_problem(fault: Fault, why_json: str, wire: Wire | None) -> str | None:
             "fault.drop needs a streamed answer"
         )
     if fault.stream_error is not None:
-        hint = "" if wire is None else "; script an 'error' turn for an HTTP error instead"
+        hint = "" if wire is None else "; script an 'error' turn for an HTTP error instead" + _CATALOG_HINT
         return f"fault.stream_error needs a streamed answer, but {why_json}{hint}"
     for name in ("cut_after", "disconnect_after", "timeout_after"):
         count = getattr(fault, name)

@@ -76,7 +76,9 @@ def make_response(request: Any, status: int, headers: dict[str, str], steps: Ite
     hx = http_module(request)
     sync_stream, async_stream = _streams(hx)
     stream = (async_stream if is_async else sync_stream)(request, steps)
-    return hx.Response(status, headers=[*headers.items(), _CHUNKED], stream=stream, request=request)
+    # As bytes: httpx encodes `str` values as ASCII, and a scripted header may be any Latin-1 text.
+    raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    return hx.Response(status, headers=[*raw, _CHUNKED], stream=stream, request=request)
 
 
 def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:

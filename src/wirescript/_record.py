@@ -9,6 +9,7 @@ generic ones (`authorization`, `cookie`, …) and any header whose name looks li
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,11 @@ from ._cursor import Refusal
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .wires.base import Parsed, Wire
 
-__all__ = ["Reading", "Vocabulary", "read_request"]
+__all__ = ["UNREADABLE", "Reading", "Vocabulary", "read_request"]
+
+UNREADABLE = "wirescript.unreadable"
+"""A request extension: why the request reached the stub only in part (the loopback server could not
+build it as sent). Such a request is recorded as an `unreadable` problem and refused."""
 
 
 class Vocabulary:
@@ -96,10 +101,13 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     query = dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
     content: bytes = request.content
     wire = next((w for w in vocabulary.wires if w.matches(method, path, host=host)), None)
-    body, body_error = _parse_body(content)
+    body, body_error = _parse_body(content, headers.get("content-encoding", ""))
     parsed: Parsed | None = None
     refusal: Refusal | None = None
-    if wire is None:
+    unreadable = getattr(request, "extensions", {}).get(UNREADABLE)
+    if unreadable is not None:
+        refusal = Refusal("unreadable", str(unreadable))
+    elif wire is None:
         refusal = Refusal(
             "unknown_endpoint",
             f"no wire serves this endpoint (known: {vocabulary.endpoints}). Nothing was consumed from the script.",
@@ -186,16 +194,48 @@ def _redacted(values: dict[str, str], secret: Any) -> dict[str, str]:
     return values
 
 
-def _parse_body(content: bytes) -> tuple[Any, str | None]:
-    """The JSON of a request body, or why there is none."""
+def _parse_body(content: bytes, encoding: str = "") -> tuple[Any, str | None]:
+    """The JSON of a request body (gzip and deflate bodies decompressed), or why there is none."""
     if not content:
         return None, "empty body"
+    coding = encoding.strip().lower()
+    if coding in ("gzip", "x-gzip", "deflate"):
+        try:
+            content = _decompressed(content, coding)
+        except (zlib.error, _TooLarge) as exc:
+            return None, f"the body says content-encoding: {coding}, but it cannot be decompressed ({exc})"
     try:
         return json.loads(content), None
     except ValueError as exc:  # UnicodeDecodeError included
+        if coding and coding != "identity" and coding not in ("gzip", "x-gzip", "deflate"):
+            return None, (
+                f"the body is {coding}-compressed (content-encoding: {coding}); "
+                "wirescript decompresses gzip and deflate only"
+            )
         return None, f"not JSON: {exc}"
     except RecursionError:  # raised out of the transport, the SDK would retry it as a connection error
         return None, "not JSON that can be read: nested deeper than Python's recursion limit"
+
+
+MAX_DECOMPRESSED = 256 * 1024 * 1024
+"""The most bytes a compressed request body may expand to (256 MiB): a zip bomb is refused, not read."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _decompressed(content: bytes, coding: str) -> bytes:
+    # gzip: a gzip header; deflate: zlib-wrapped as the RFC says, or raw as some clients send it.
+    if coding == "deflate" and content[:1] != b"\x78":
+        wbits = -zlib.MAX_WBITS
+    else:
+        wbits = zlib.MAX_WBITS | (16 if coding != "deflate" else 0)
+    inflater = zlib.decompressobj(wbits)
+    data = inflater.decompress(content, MAX_DECOMPRESSED)
+    if inflater.unconsumed_tail:
+        raise _TooLarge(f"it expands beyond {MAX_DECOMPRESSED:,} bytes")
+    return data
 
 
 def _int(value: str | None) -> int | None:

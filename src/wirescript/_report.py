@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import get_args
 
 from ._cursor import PendingTurn, Refusal
-from .recorded import RecordedRequest
+from ._text import did_you_mean, ordinal
+from .errors import UsageError
+from .recorded import ProblemKind, RecordedRequest
 from .script import queue_label
 
-__all__ = ["LISTED", "abandoned", "check_message", "failed", "held_too_long", "short_of"]
+__all__ = [
+    "LISTED",
+    "abandoned",
+    "allowed_kinds",
+    "check_message",
+    "failed",
+    "held_too_long",
+    "retried",
+    "short_of",
+]
+
+KINDS: tuple[str, ...] = get_args(ProblemKind)
 
 LISTED = 50
 """The most items a listing shows; the rest are counted."""
@@ -64,7 +78,8 @@ def abandoned() -> Refusal:
     """A held request whose client gave up waiting."""
     return Refusal(
         "abandoned",
-        "was held and its client gave up waiting (cancelled, timed out or disconnected) before the answer: "
+        "was held and its client gave up waiting (cancelled, timed out or disconnected, or the loopback server "
+        "stopped) before the answer: "
         "the turn it consumed was never delivered. Release it before the client's deadline, or leave the turn out.",
         lead=" ",
     )
@@ -104,3 +119,31 @@ def unused_lines(pending: Sequence[PendingTurn], total: int) -> list[str]:
     if total > LISTED:
         lines.append(f"  … and {total - LISTED} more")
     return lines
+
+
+def allowed_kinds(allow: Iterable[str]) -> frozenset[str]:
+    """The problem kinds `check(allow=...)` leaves out, checked: a typo must not hide nothing silently."""
+    if isinstance(allow, str):
+        allow = [allow]
+    kinds = frozenset(allow)
+    for kind in kinds:
+        if kind not in KINDS:
+            hint = did_you_mean(kind, KINDS) if isinstance(kind, str) else ""
+            raise UsageError(f"allow: {kind!r} is not a problem kind{hint} (kinds: {', '.join(KINDS)})")
+    return kinds
+
+
+def retried(record: RecordedRequest, earlier: Iterable[RecordedRequest]) -> str:
+    """Why a retry was not answered: the SDK retried on its own, and the two ways to script that."""
+    attempt = record.retry_count or 0
+    first = None
+    for candidate in earlier:
+        if candidate.index < record.index and not candidate.retry_count and candidate.path == record.path:
+            first = candidate
+    of = f" of requests[{first.index}]" if first is not None else ""
+    return (
+        f" It is not an extra call of the app: it is the SDK's retry {attempt} ({ordinal(attempt + 1)} attempt"
+        f"{of}, header x-stainless-retry-count: {attempt}). The client retries 429, 5xx and connection errors "
+        "on its own (anthropic and openai: max_retries=2 by default). Build the client with max_retries=0, or "
+        "script one turn per attempt (ErrorCase.turns() does)."
+    )

@@ -6,12 +6,18 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["clip", "did_you_mean", "text_of"]
+__all__ = ["clip", "did_you_mean", "ordinal", "text_of"]
 
 
 def clip(text: str, limit: int = 60) -> str:
     """`text`, cut to at most `limit` characters with an ellipsis when longer."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def ordinal(n: int) -> str:
+    """`1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`: how a person counts."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def did_you_mean(value: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:

@@ -76,7 +76,10 @@ comment syntax works in other files (`// wirescript: allow`). `--exclude GLOB` l
 directories whose name or path matches.
 
 Directories are walked recursively, skipping hidden directories, `__pycache__`, `node_modules`,
-`*.egg-info` and virtual environments; binary files (a NUL byte in the first 8 KiB) are skipped.
+`*.egg-info` and virtual environments. UTF-16/32 files with a byte-order mark are decoded; other
+binary files (a NUL byte in the first 8 KiB) still have their bytes searched for keys. Only regular
+files are read (a FIFO or a device is WS100), at most `MAX_AUDIT_BYTES` of each; Python larger than
+`MAX_PYTHON_BYTES` is searched for keys but not parsed (WS100).
 """
 
 from __future__ import annotations
@@ -92,7 +95,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ._readfile import NotReadable, read_regular
+
 __all__ = ["CODES", "AuditReport", "Finding", "audit_paths", "audit_text"]
+
+MAX_AUDIT_BYTES = 32 * 1024 * 1024
+"""The most bytes read of one file (32 MiB); a larger file is WS100 "larger than …", not skipped."""
+
+MAX_PYTHON_BYTES = 4 * 1024 * 1024
+"""Python files larger than this (4 MiB) are searched for keys but not parsed (parsing would take GBs)."""
+
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
 
 CODES = {
     "WS100": "file that could not be audited",
@@ -519,18 +537,47 @@ def audit_paths(paths: Iterable[str | os.PathLike[str]], *, exclude: Sequence[st
         start = len(report.findings)
         for path in _walk(root, exclude):
             try:
-                data = path.read_bytes()
-            except OSError as exc:
+                data = read_regular(path, MAX_AUDIT_BYTES)
+            except (OSError, NotReadable) as exc:
+                reason = str(exc) if isinstance(exc, NotReadable) else f"cannot be read ({exc.strerror or exc})"
+                report.findings.append(Finding(path.as_posix(), 1, "WS100", f"{reason}, so it was not audited"))
+                continue
+            text = _decoded(data)
+            report.files += 1
+            if text is None:  # binary: its bytes are still searched for keys
+                report.findings.extend(_binary_findings(data, path.as_posix()))
+                continue
+            shown = path.as_posix()
+            if path.suffix in _PYTHON_SUFFIXES and len(data) > MAX_PYTHON_BYTES:
+                report.findings.extend(audit_text(text, shown, python=False))
                 report.findings.append(
                     Finding(
-                        path.as_posix(), 1, "WS100", f"cannot be read ({exc.strerror or exc}), so it was not audited"
+                        shown,
+                        1,
+                        "WS100",
+                        f"is larger than {MAX_PYTHON_BYTES:,} bytes: searched for keys, but its code was not audited",
                     )
                 )
                 continue
-            if b"\0" in data[:8192]:
-                continue
-            report.files += 1
-            text = data.decode("utf-8", errors="replace")
-            report.findings.extend(audit_text(text, path.as_posix()))
+            report.findings.extend(audit_text(text, shown))
         report.findings[start:] = sorted(report.findings[start:])
     return report
+
+
+def _decoded(data: bytes) -> str | None:
+    """A file's text: UTF-16/32 after a byte-order mark, else UTF-8 (errors replaced); None when binary."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                break
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _binary_findings(data: bytes, path: str) -> list[Finding]:
+    """The keys in a binary file's printable runs (line numbers count newline bytes)."""
+    text = "".join(chr(b) if 32 <= b < 127 or b == 10 else " " for b in data)
+    return list(_key_findings(path, text.split("\n")))

@@ -46,6 +46,18 @@ _RETRIED: dict[str, frozenset[int]] = {
 }
 _DEFAULT_RETRIES: dict[str, int] = {"anthropic": 2, "openai": 2, "gemini": 0}
 
+
+def _default_retries(provider: str) -> int:
+    """The installed SDK's default `max_retries` (`DEFAULT_MAX_RETRIES`), or the documented one without it."""
+    if provider == "gemini":
+        return _DEFAULT_RETRIES[provider]
+    try:
+        found = getattr(importlib.import_module(_SDK_MODULE[provider]), "DEFAULT_MAX_RETRIES", None)
+    except ImportError:
+        found = None
+    return found if isinstance(found, int) and not isinstance(found, bool) else _DEFAULT_RETRIES[provider]
+
+
 # How many stream events go out before an in-stream error: the first text delta has arrived.
 _STREAM_ERROR_AFTER: dict[str, int] = {"anthropic": 4, "openai": 2, "gemini": 1}
 _PARTIAL_TEXT = "Partial answer"
@@ -93,18 +105,24 @@ class ErrorCase:
         """How many requests the SDK sends before it raises this error.
 
         Args:
-            max_retries: The client's retry setting; None for the SDK's default (anthropic and
-                openai: 2; google-genai: no retries unless `retry_options` are given, then
-                pass `attempts - 1`).
+            max_retries: The client's retry setting; None for the installed SDK's default (its
+                `DEFAULT_MAX_RETRIES`: 2 for anthropic and openai today; google-genai: no retries
+                unless `retry_options` are given, then pass `attempts - 1`).
 
         """
-        retries = _DEFAULT_RETRIES[self.provider] if max_retries is None else max_retries
+        retries = _default_retries(self.provider) if max_retries is None else max_retries
         if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
             raise ValueError(f"{self.id}: max_retries must be a non-negative int, got {max_retries!r}")
         return 1 + retries if self.retried else 1
 
     def turns(self, *, max_retries: int | None = None) -> list[Turn]:
-        """One error turn per request the SDK sends (see `attempts`), so the error reaches the app."""
+        """One error turn per request the SDK sends (see `attempts`), so the error reaches the app.
+
+        With `max_retries=None` the count matches the installed SDK's default retry loop (anthropic
+        and openai: 2 retries, so 3 turns for a retried status; google-genai: none). An app whose
+        client sets its own `max_retries` passes the same value here. Scripting `case.turn` once
+        instead leaves the SDK's retries unscripted: each is then a problem that says it is a retry.
+        """
         return [self.turn] * self.attempts(max_retries=max_retries)
 
     @property

@@ -186,13 +186,22 @@ def _serve(commands: _Commands) -> None:
         metavar="SECONDS",
         help="how long a held request waits for release before it is answered with an error (default: 30)",
     )
+    parser.add_argument(
+        "--max-records",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep only the last N requests (counts and problems are kept); default: all",
+    )
     parser.set_defaults(handler=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace) -> int:
     from .server import serve_command
 
-    return serve_command(args.script, host=args.host, port=args.port, hold_timeout=args.hold_timeout)
+    return serve_command(
+        args.script, host=args.host, port=args.port, hold_timeout=args.hold_timeout, max_records=args.max_records
+    )
 
 
 _COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve)

@@ -33,6 +33,7 @@ from pydantic import TypeAdapter
 from . import script as script_module
 from . import side as side_module
 from ._cursor import check_turns
+from ._readfile import NotReadable, read_regular
 from .errors import ScriptError
 from .script import DEFAULT_QUEUE, MAX_DEPTH, Turn, parse_turns, queue_label
 from .side import SIDE_KEY, SideScript, parse_side
@@ -41,10 +42,13 @@ from .wires import default_wires
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "LoadedScript", "load_script", "script_json_schema"]
+__all__ = ["MAX_DEPTH", "MAX_SCRIPT_BYTES", "MAX_VALUES", "LoadedScript", "load_script", "script_json_schema"]
 
 MAX_VALUES = 1_000_000
 """The most values (turns, fields, list items…) a script file may expand to, YAML aliases included."""
+
+MAX_SCRIPT_BYTES = 64 * 1024 * 1024
+"""The largest script file read (64 MiB); a larger one, a FIFO or a device is refused as a `ScriptError`."""
 
 
 LoadedScript: TypeAlias = list[Turn] | dict[str, list[Turn] | SideScript]
@@ -154,13 +158,15 @@ def _field_docstrings(module: ModuleType) -> dict[str, dict[str, str]]:
 
 def _read_text(name: str) -> str:
     try:
-        data = pathlib.Path(name).read_bytes()
+        data = read_regular(name, MAX_SCRIPT_BYTES)
     except FileNotFoundError:
         raise ScriptError(f"{name}: no such script file") from None
-    except IsADirectoryError:
-        raise ScriptError(f"{name}: is a directory, not a script file") from None
-    except OSError as exc:
-        raise ScriptError(f"{name}: cannot read the script file: {exc.strerror or exc}") from None
+    except NotReadable as exc:
+        if str(exc).startswith("is a directory"):
+            raise ScriptError(f"{name}: is a directory, not a script file") from None
+        if str(exc).startswith("cannot be read"):
+            raise ScriptError(f"{name}: cannot read the script file: {str(exc)[16:-1]}") from None
+        raise ScriptError(f"{name}: {exc}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

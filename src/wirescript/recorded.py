@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -13,6 +14,7 @@ __all__ = [
     "OVERFLOW_KINDS",
     "REDACTED",
     "SENSITIVE_HEADERS",
+    "AnsweredBy",
     "Problem",
     "ProblemKind",
     "RecordedRequest",
@@ -40,6 +42,9 @@ def is_sensitive_header(name: str) -> bool:
         return False
     return name.endswith(("-key", "-token")) or "secret" in name or "password" in name
 
+
+AnsweredBy: TypeAlias = Literal["script", "function", "fallback"]
+"""What answered a request with a turn (`RecordedRequest.answered_by`)."""
 
 ProblemKind: TypeAlias = Literal[
     "unscripted",
@@ -144,7 +149,9 @@ class RecordedRequest(BaseModel):
     the SDK continues a server-held thread (anthropic 2.x `tool_runner` sends just the new messages).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # JSON mode (`model_dump_json`, `model_dump(mode="json")`) writes the raw `content` as base64, so a
+    # gzip or UTF-16 body serializes too.
+    model_config = ConfigDict(arbitrary_types_allowed=True, ser_json_bytes="base64")
 
     index: int
     """The request's position in `stub.requests` (0-based, arrival order)."""
@@ -162,7 +169,7 @@ class RecordedRequest(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     """Request headers, lower-cased names; credential values are redacted (use `api_key`)."""
     content: bytes = Field(default=b"", repr=False)
-    """The raw request body."""
+    """The raw request body (base64 in JSON mode)."""
     body: Any = Field(default=None, repr=False)
     """The body parsed as JSON, or None when it is empty or not JSON (see `body_error`)."""
     body_error: str | None = None
@@ -196,9 +203,24 @@ class RecordedRequest(BaseModel):
     """Which turn of its queue answered it (None for a function script or an unanswered request)."""
     queue: str | None = None
     """The queue that answered it: the model's name, or `"*"` for the default queue."""
+    answered_by: AnsweredBy | None = None
+    """What answered it with a turn: `"script"` (a queue's turn), `"function"` (the script function) or
+    `"fallback"` (the `fallback=` function, past the end of the script); None when no turn answered it.
+    Count the fallback's answers with `sum(r.answered_by == "fallback" for r in stub.requests)`."""
     problem: str | None = None
     """Why the stub could not answer with a scripted turn, when it could not: the `Problem` also
     listed in `stub.problems`."""
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        """The record as JSON; text that is not valid Unicode (a lone surrogate in the body) is escaped."""
+        try:
+            return super().model_dump_json(**kwargs)
+        except ValueError:  # PydanticSerializationError: a lone surrogate cannot be UTF-8
+            indent = kwargs.pop("indent", None)
+            data = self.model_dump(mode="json", **kwargs)
+            separators = (",", ":") if indent is None else None
+            text = json.dumps(data, indent=indent, separators=separators, ensure_ascii=False)
+            return text.encode("utf-8", "backslashreplace").decode()
 
     @property
     def last_message(self) -> Any:

@@ -5,7 +5,7 @@
 `stub.handle_async_request`, and streams the answer back chunk by chunk, so an SSE answer is
 flushed event by event and recording, overflow, hold/release and wire faults behave exactly as
 in-process. A scripted disconnect closes the connection abruptly; a scripted read timeout stalls
-the stream until the client gives up.
+the stream until the client gives up, or `STALL_TIMEOUT` passes and the connection is dropped.
 
 `ScriptServer` runs it on uvicorn (the `wirescript[server]` extra) in a background thread, on a
 loopback address and a free port. Requests under `/_wirescript/` are a control API for test
@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import logging
 import os
 import signal
 import socket
@@ -30,13 +31,14 @@ from urllib.parse import parse_qsl
 
 from . import _http
 from ._http import PER_EVENT
+from ._record import UNREADABLE
 from .errors import ScriptError, UsageError, WaitTimeoutError
 from .recorded import REDACTED, RecordedRequest
 
 if TYPE_CHECKING:
     from .transport import ScriptTransport
 
-__all__ = ["CONTROL_PREFIX", "ScriptApp", "ScriptServer", "request_json", "serve_command", "status_of"]
+__all__ = ["CONTROL_PREFIX", "STALL_TIMEOUT", "ScriptApp", "ScriptServer", "request_json", "serve_command", "status_of"]
 
 CONTROL_PREFIX = "/_wirescript"
 """The path prefix of the control API, which is never recorded as a model request.
@@ -65,6 +67,14 @@ _HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive"})
 _CONTROL_ROUTES = {"requests": "GET", "status": "GET", "check": "GET", "hold": "POST", "release": "POST"}
 _LOOPBACK_NAMES = {"localhost": "127.0.0.1"}
 _START_TIMEOUT = 10.0
+_LOG = logging.getLogger("wirescript.server")
+_MAX_WAIT = 3600.0  # the control API's longest wait: `timeout=inf` would wait forever
+
+STALL_TIMEOUT = 2.0
+"""How long a scripted read timeout (`timeout_after`) stalls over the server before the connection is
+dropped. In-process the client's read timeout fires at once; over HTTP the stub cannot raise in the
+client, so it sends nothing until the client gives up or this many seconds pass, then closes the
+connection (which the SDKs retry as a connection error, as they retry a read timeout)."""
 _STOP_TIMEOUT = 10.0
 
 
@@ -119,10 +129,19 @@ class ScriptApp:
                 raise
             # `abort_all`: the server goes down under the request (a held one, typically)
             if started:
-                await self._drop(scope, receive)
+                with contextlib.suppress(_Abort):  # stopping is no scripted disconnect: no traceback
+                    await self._drop(scope, receive)
                 return
             message = f"wirescript: the server stopped before answering {scope['method']} {scope['path']}"
             await _json(send, 503, {"type": "error", "error": {"type": "api_error", "message": message}}, _NO_RETRY)
+        except _Abort:
+            raise
+        except Exception as exc:  # a wirescript bug: never uvicorn's bare 500, which the SDKs retry
+            _LOG.error("wirescript: %s %s failed: %s: %s", scope["method"], scope["path"], type(exc).__name__, exc)
+            if not started:
+                message = f"wirescript: the loopback server failed ({type(exc).__name__}: {exc}); please report it"
+                error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+                await _json(send, 400, error, _NO_RETRY)
         finally:
             self._tasks.discard(task)
 
@@ -149,17 +168,60 @@ class ScriptApp:
         if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
             await self._control(scope, path, send)
             return
-        body = await _read_body(receive)
-        request = self._hx.Request(
-            scope["method"], _url(scope), headers=_headers(scope), content=body, extensions={PER_EVENT: True}
-        )
         try:
-            response = await self.stub.handle_async_request(request)
+            body = await _read_body(receive)
+        except _Abort as exc:  # the client went away: one line, not a traceback
+            _LOG.info("wirescript: %s %s: %s", scope["method"], path, exc)
+            return
+        request = self._request(scope, body)
+        gone = asyncio.Event()
+        watcher = asyncio.ensure_future(_watch(receive, gone))
+        try:
+            await self._answer(scope, request, send, gone)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watcher
+
+    def _request(self, scope: _Scope, body: bytes) -> Any:
+        """The request for the stub: raw header bytes as sent; one that cannot be built is still recorded."""
+        extensions: dict[str, Any] = {PER_EVENT: True}
+        try:
+            return self._hx.Request(
+                scope["method"], _url(scope), headers=scope["headers"], content=body, extensions=extensions
+            )
+        except Exception as exc:  # a malformed Host, bytes httpx refuses: recorded as unreadable, never a 500
+            extensions[UNREADABLE] = (
+                f"the loopback server could not read this request ({type(exc).__name__}: {exc}); "
+                "nothing was consumed from the script."
+            )
+            return self._hx.Request(scope["method"], _url(scope, own=True), content=body, extensions=extensions)
+
+    async def _answer(self, scope: _Scope, request: Any, send: _Send, gone: asyncio.Event) -> None:
+        handler = asyncio.ensure_future(self.stub.handle_async_request(request))
+        waiter = asyncio.ensure_future(gone.wait())
+        try:
+            await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the server stops under the request: the stub records it as abandoned
+            handler.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await handler
+            raise
+        finally:
+            waiter.cancel()
+        if not handler.done():  # the client gave up before the answer (held, slow): the stub records it
+            handler.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await handler
+            _LOG.info("wirescript: %s %s: the client disconnected before the answer", scope["method"], scope["path"])
+            return
+        try:
+            response = handler.result()
         except self._hx.RemoteProtocolError:  # a scripted disconnect before any response
-            await self._drop(scope, receive)
+            await self._drop(scope, gone)
             return
         except self._hx.ReadTimeout:  # a scripted read timeout before any response
-            await _until_disconnected(receive)
+            await self._stall(scope, gone)
             return
         headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
@@ -172,21 +234,31 @@ class ScriptApp:
                 if chunk:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except self._hx.RemoteProtocolError:  # a scripted disconnect mid-stream
-            await self._drop(scope, receive)
+            await self._drop(scope, gone)
             return
-        except self._hx.ReadTimeout:  # a scripted read timeout: stall until the client gives up
-            await _until_disconnected(receive)
+        except self._hx.ReadTimeout:  # a scripted read timeout: stall, then drop the connection
+            await self._stall(scope, gone)
             return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _drop(self, scope: _Scope, receive: _Receive) -> None:
+    async def _stall(self, scope: _Scope, gone: asyncio.Event) -> None:
+        """A scripted read timeout: send nothing until the client gives up or `STALL_TIMEOUT` passes, then drop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(gone.wait(), STALL_TIMEOUT)
+            return
+        await self._drop(scope, gone)
+
+    async def _drop(self, scope: _Scope, gone: asyncio.Event | _Receive) -> None:
         """Close this request's connection as a crashed server would: what was sent is delivered, then EOF."""
         client = scope.get("client")
         transport = self._connections.get(tuple(client)) if client else None
         if transport is None:  # not under `ScriptServer`: the server drops it on an exception
             raise _Abort("wirescript: scripted disconnect")
         transport.close()
-        await _until_disconnected(receive)
+        if isinstance(gone, asyncio.Event):
+            await gone.wait()
+        else:
+            await _until_disconnected(gone)
 
     async def _preflight(self, scope: _Scope, send: _Send) -> None:
         asked = dict(scope["headers"])
@@ -263,7 +335,7 @@ def request_json(record: RecordedRequest) -> dict[str, Any]:
 def status_of(stub: ScriptTransport) -> dict[str, Any]:
     """The stub's state as JSON data, for `GET /_wirescript/status`."""
     return {
-        "requests": len(stub.requests),
+        "requests": stub.request_count,
         "overflow": stub.overflow,
         "problems": stub.problems,
         "pending": [{"queue": p.queue, "position": p.position, "turn": p.turn.describe()} for p in stub.pending],
@@ -279,8 +351,8 @@ def _number(query: dict[str, str], name: str, kind: type[int] | type[float], def
         value = kind(raw)
     except ValueError:
         value = -1
-    if value < 0 or (kind is float and value == 0):
-        what = "a non-negative integer" if kind is int else "a positive number of seconds"
+    if not value >= 0 or (kind is float and not 0 < value < _MAX_WAIT):  # NaN fails every comparison
+        what = "a non-negative integer" if kind is int else f"a positive number of seconds below {_MAX_WAIT:g}"
         raise ValueError(f"{name}: expected {what}, got {raw!r}")
     return value
 
@@ -303,23 +375,26 @@ async def _read_body(receive: _Receive) -> bytes:
             return b"".join(parts)
 
 
+async def _watch(receive: _Receive, gone: asyncio.Event) -> None:
+    """Set `gone` when the client disconnects (the only reader of `receive` once the body is read)."""
+    await _until_disconnected(receive)
+    gone.set()
+
+
 async def _until_disconnected(receive: _Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 
 
-def _url(scope: _Scope) -> str:
-    host, port = scope["server"]
-    netloc = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+def _url(scope: _Scope, *, own: bool = False) -> str:
+    """The request's URL, from its `Host` header (or, with `own` or no header, the server's own address)."""
+    host, port = scope["server"] or ("127.0.0.1", 80)
+    netloc = None if own else next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
     if netloc is None:
         netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     path = scope.get("raw_path") or scope["path"].encode()
     query = scope["query_string"]
     return f"http://{netloc}{path.decode('latin-1')}" + (f"?{query.decode('latin-1')}" if query else "")
-
-
-def _headers(scope: _Scope) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
 
 
 def _protocol_class(app: ScriptApp) -> type[asyncio.Protocol]:
@@ -529,6 +604,7 @@ def serve_command(
     host: str = "127.0.0.1",
     port: int = 0,
     hold_timeout: float = 30.0,
+    max_records: int | None = None,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
 ) -> int:
@@ -537,7 +613,8 @@ def serve_command(
     The base URL is printed alone on one line of `out` (stdout), flushed, once the server accepts
     connections; everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a
     summary of the requests and any problems on stderr. A script that does not load is reported
-    on stderr with exit status 2, before any URL is printed.
+    on stderr with exit status 2, before any URL is printed. `max_records` bounds the records kept
+    (see `ScriptTransport`), for a long session.
     """
     from .files import load_script
     from .transport import ScriptTransport
@@ -548,7 +625,7 @@ def serve_command(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout)
+            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout, max_records=max_records)
             server = ScriptServer(stub, host=host, port=port)
             server.start()
         except (ScriptError, UsageError) as exc:
@@ -570,7 +647,7 @@ def serve_command(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(f"wirescript serve: stopped after {len(stub.requests)} request(s), overflow {stub.overflow}", file=err)
+    print(f"wirescript serve: stopped after {stub.request_count} request(s), overflow {stub.overflow}", file=err)
     try:
         stub.check()
     except AssertionError as exc:

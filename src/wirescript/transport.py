@@ -10,6 +10,7 @@ do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client` and
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,11 +21,11 @@ from ._answer import Answer, answer, refuse, respond
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
 from ._record import Vocabulary, read_request
-from ._report import LISTED, abandoned, check_message, failed, held_too_long, short_of
+from ._report import LISTED, abandoned, allowed_kinds, check_message, failed, held_too_long, retried, short_of
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
-from .errors import WaitTimeoutError
-from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
+from .errors import ScriptError, WaitTimeoutError
+from .recorded import OVERFLOW_KINDS, Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
@@ -59,6 +60,9 @@ class Turnless:
 
 TURNLESS = Turnless()
 
+_WATCHERS: list[Callable[[ScriptTransport], None]] = []
+"""Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
+
 
 class _Gate:
     """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
@@ -89,6 +93,10 @@ class ScriptTransport(_TransportBase):
         routes: The escape hatch for endpoints no wire serves: `{"GET /v1/files/{file_id}":
             handler}`, `handler(record)` returning a JSON-able dict (200) or `(status, dict)`; the
             placeholders are in `record.path_params`. Tried before every wire; consume no turn.
+        max_records: Keep only the last this many requests in `requests` (None: all). Counts
+            (`request_count`, `overflow`), `problems` and the requests they name are kept whatever
+            the bound, so a long-running server stays loud without growing. A record costs about
+            6 KB for a small SDK body and about 6 times the body for a long conversation.
 
     Raises:
         ScriptError: The script is malformed; the message names the turn and the field.
@@ -109,6 +117,7 @@ class ScriptTransport(_TransportBase):
         wires: Sequence[Wire] | None = None,
         side: SideScript | Mapping[str, Any] | None = None,
         routes: Mapping[str, RouteHandler] | None = None,
+        max_records: int | None = None,
     ) -> None:
         route_wire = RouteWire(routes)
         self._wires = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
@@ -116,13 +125,23 @@ class ScriptTransport(_TransportBase):
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._vocabulary = Vocabulary(self._wires)
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
-        self._records: list[RecordedRequest] = []
+        if max_records is not None and (
+            isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
+        ):
+            raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
+        self.max_records = max_records
+        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._count = 0
+        self._troubled: dict[int, RecordedRequest] = {}
+        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
         self._problems: list[Problem] = []
         self._held: dict[int, RecordedRequest] = {}
         self._lock = threading.Lock()
         self._signal = Signal(self._lock)
         self._gate: _Gate | None = None
         self.closed = False
+        for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
+            watcher(self)
 
     # ------------------------------------------------------------------ evidence
 
@@ -131,6 +150,12 @@ class ScriptTransport(_TransportBase):
         """Every request received so far, in arrival order (a snapshot list)."""
         with self._lock:
             return list(self._records)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests arrived, including those `max_records` no longer keeps."""
+        with self._lock:
+            return self._count
 
     @property
     def problems(self) -> list[Problem]:
@@ -155,19 +180,36 @@ class ScriptTransport(_TransportBase):
         with self._lock:
             return self._cursor.pending()
 
-    def check(self, *, problems: bool = True, unused_turns: bool = True, unanswered: bool | None = None) -> None:
+    def check(
+        self,
+        *,
+        problems: bool = True,
+        unused_turns: bool = True,
+        unanswered: bool | None = None,
+        allow: Iterable[ProblemKind] = (),
+    ) -> None:
         """Raise `AssertionError` listing every problem, every held request and every unconsumed turn.
 
         Each request the stub could not answer as scripted is listed by its `summary()` (number,
         method, path, model, last message) and the reason. `problems=False` leaves those (and held
         requests) out, `unused_turns=False` the turns never requested; `unanswered` is the former
-        name of `problems`. This is what the pytest fixture runs at teardown; call it yourself when
-        not using the plugin.
+        name of `problems`. `allow` leaves out the problems of the kinds it names (`"fault"`,
+        `"unscripted"`, …; `"hold_timeout"` also leaves out requests still held). This is what the
+        pytest fixture runs at teardown; call it yourself when not using the plugin.
+
+        Raises:
+            UsageError: `allow` names a kind that is not a `ProblemKind`.
+
         """
+        allowed = allowed_kinds(allow)
         with self._lock:
-            records, held = list(self._records), list(self._held.values())
+            records = sorted(self._troubled.values(), key=lambda r: r.index)
+            held = list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         problems = problems if unanswered is None else unanswered
+        records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
+        if "hold_timeout" in allowed:
+            held = []
         message = check_message(records, held, pending, total, problems=problems, unused_turns=unused_turns)
         side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
         if unused_turns and side:
@@ -220,14 +262,14 @@ class ScriptTransport(_TransportBase):
             WaitTimeoutError: Fewer than `n` arrived within `timeout` seconds.
 
         """
-        if not self._signal.wait(lambda: len(self._records) >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, len(self._records), timeout, sync=True))
+        if not self._signal.wait(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=True))
         return self.requests
 
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """The async twin of `wait_for_requests`: awaits without blocking the event loop (asyncio or trio)."""
-        if not await self._signal.wait_async(lambda: len(self._records) >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, len(self._records), timeout, sync=False))
+        if not await self._signal.wait_async(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=False))
         return self.requests
 
     # ------------------------------------------------------------------ other ways in
@@ -292,7 +334,7 @@ class ScriptTransport(_TransportBase):
         reply = self._answer(request, record, wire, turn)
         if reply.lead:
             _http.sync_lead(request, reply.lead)
-        return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=False)
+        return self._response(request, record, wire, reply, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
@@ -309,7 +351,7 @@ class ScriptTransport(_TransportBase):
         reply = self._answer(request, record, wire, turn)
         if reply.lead:
             await _http.async_lead(request, reply.lead)
-        return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=True)
+        return self._response(request, record, wire, reply, is_async=True)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -333,7 +375,7 @@ class ScriptTransport(_TransportBase):
 
     def __repr__(self) -> str:
         return (
-            f"<ScriptTransport requests={len(self._records)} pending={self._cursor.pending_count()} "
+            f"<ScriptTransport requests={self._count} pending={self._cursor.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
 
@@ -345,7 +387,8 @@ class ScriptTransport(_TransportBase):
         record, wire = reading.record, reading.wire
         decision: Turn | Ask | Refusal | Turnless
         with self._lock:
-            record.index = len(self._records)
+            record.index = self._count
+            self._count += 1
             if wire is not None:
                 wire.resolve(record)
             if reading.refusal is not None:
@@ -389,6 +432,17 @@ class ScriptTransport(_TransportBase):
         not_found = turn.kind == "unknown_endpoint"
         return refuse(wire, record, f"wirescript: {record.problem}", not_found=not_found)
 
+    def _response(
+        self, request: Any, record: RecordedRequest, wire: Wire | None, reply: Answer, *, is_async: bool
+    ) -> Any:
+        """The HTTP response for `reply`; one that cannot be built is a problem and the loud refusal."""
+        try:
+            return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
+        except Exception as exc:  # raised out of the transport, the SDK would retry it as a connection error
+            self._problem(record, failed("building the response", exc))
+            loud = refuse(wire, record, f"wirescript: {record.problem}")
+            return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
+
     def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
         try:
@@ -409,6 +463,10 @@ class ScriptTransport(_TransportBase):
 
     def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
         """Record why `record` was not answered as scripted (under the lock)."""
-        problem = Problem(record.index, record.method, record.path, refusal.kind, refusal.reason, lead=refusal.lead)
+        reason = refusal.reason
+        if refusal.kind == "unscripted" and record.retry_count:
+            reason += retried(record, self._records)
+        problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
         record.problem = problem
+        self._troubled[record.index] = record
         self._problems.append(problem)
