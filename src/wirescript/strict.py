@@ -1,7 +1,7 @@
 """Strict requests: refuse what the real provider API would refuse (issue 15's rule engine).
 
 Pure functions over a parsed request body; nothing here touches the transport. Each check returns
-the `Refusal` of the first rule the body breaks, or None. A refusal carries its `Rule` (a stable
+the `Violation` of the first rule the body breaks, or None. A violation carries its `Rule` (a stable
 id, the provider, the HTTP status, the documented source) and a message that starts with the real
 API's own wording where it is known; the caller adds the rule id and the docs link, and wraps it
 in the provider's error envelope.
@@ -9,8 +9,8 @@ in the provider's error envelope.
 ```python
 from wirescript.strict import check_request
 
-refusal = check_request("anthropic", {"model": "m", "max_tokens": 8, "messages": []})
-assert refusal is not None and refusal.rule.id == "anthropic.messages-empty"
+violation = check_request("anthropic", {"model": "m", "max_tokens": 8, "messages": []})
+assert violation is not None and violation.rule.id == "anthropic.messages-empty"
 ```
 
 The rules and their sources are listed in `docs/strict-requests.md`. No false positives is the
@@ -26,15 +26,15 @@ from typing import Any
 
 from wirescript import _strict_anthropic, _strict_gemini, _strict_openai
 from wirescript._strict_anthropic import check_anthropic
-from wirescript._strict_base import Refusal, Rule, first_refusal, is_int, is_number, json_type
+from wirescript._strict_base import Rule, Violation, first_violation, is_int, is_number, json_type
 from wirescript._strict_gemini import check_gemini
 from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
 
 __all__ = [
     "RULES",
     "WIRES",
-    "Refusal",
     "Rule",
+    "Violation",
     "check_anthropic",
     "check_gemini",
     "check_openai_chat",
@@ -237,7 +237,7 @@ def _type_message(wire: str, key: str, value: Any, kinds: tuple[str, ...]) -> st
     return f"Invalid value at '{key}' ({_GEMINI_TYPES.get(key, kinds[0])}), {json.dumps(value)}"
 
 
-def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Refusal | None:
+def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
     """The `any.*` rules: a body meant for another wire, or a well-known field of the wrong JSON type.
 
     Args:
@@ -246,35 +246,35 @@ def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str]
         skip: Rule ids not to check.
 
     Returns:
-        The refusal, naming the field and (where it can tell) the wire the body looks meant for;
+        The violation, naming the field and (where it can tell) the wire the body looks meant for;
         None when the body fits the wire, or the wire is not one of `WIRES`.
 
     """
     if wire not in WIRES:
         return None
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (BODY_FOR_ANOTHER_WIRE, lambda: _foreign_field(wire, body)),
         (FIELD_TYPE, lambda: _field_type(wire, body)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def _foreign_field(wire: str, body: dict[str, Any]) -> Refusal | None:
+def _foreign_field(wire: str, body: dict[str, Any]) -> Violation | None:
     for key, owner in _FOREIGN[wire]:
         if key not in body:
             continue
         meant = owner or _guess_messages_wire(body)
         looks = f"the body looks meant for {_LABELS[meant]}" if meant else "the body looks meant for another API"
         message = f"{_unknown_field_message(wire, key)} ({looks}, not {_LABELS[wire]})"
-        return Refusal(BODY_FOR_ANOTHER_WIRE, message, key)
+        return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
     return None
 
 
-def _field_type(wire: str, body: dict[str, Any]) -> Refusal | None:
+def _field_type(wire: str, body: dict[str, Any]) -> Violation | None:
     for key, kinds in _TYPES[wire].items():
         value = body.get(key)
         if value is not None and not _has_type(value, kinds):
-            return Refusal(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
+            return Violation(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
     return None
 
 
@@ -285,7 +285,7 @@ def check_request(
     history: list[Any] | None = None,
     previous_items: list[Any] | None = None,
     skip: frozenset[str] = frozenset(),
-) -> Refusal | None:
+) -> Violation | None:
     """Every rule for one request: the `any.*` rules first, then the wire's own.
 
     Args:
@@ -296,12 +296,12 @@ def check_request(
         skip: Rule ids not to check.
 
     Returns:
-        The first refusal, or None.
+        The first violation, or None.
 
     """
-    refusal = check_wire_mismatch(wire, body, skip=skip)
-    if refusal is not None:
-        return refusal
+    violation = check_wire_mismatch(wire, body, skip=skip)
+    if violation is not None:
+        return violation
     if wire == "anthropic":
         return check_anthropic(body, history=history, skip=skip)
     if wire == "openai_chat":
