@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from wirescript._strict_base import Rule, Violation, dicts, first_violation, is_int, is_number
@@ -208,7 +208,11 @@ class _Conversation:
 
 
 def check_anthropic(
-    body: dict[str, Any], *, history: list[Any] | None = None, skip: frozenset[str] = frozenset()
+    body: dict[str, Any],
+    *,
+    history: list[Any] | None = None,
+    served_without_thinking: Collection[str] = frozenset(),
+    skip: frozenset[str] = frozenset(),
 ) -> Violation | None:
     """The first Anthropic Messages rule the request breaks, or None.
 
@@ -218,6 +222,10 @@ def check_anthropic(
             earlier messages (what the wire remembered), checked together with `body["messages"]`.
             None when the request is not threaded or the thread is unknown; a continued thread with
             no history is then not checked across its first message.
+        served_without_thinking: The `tool_use` ids the server itself sent in an assistant turn that had
+            no thinking block. `anthropic.thinking-not-first` does not refuse a tool loop whose assistant
+            message carries one: the app passed back what it was given (a scripted turn without
+            `thinking`), which the real model, always thinking first when thinking is enabled, never sends.
         skip: Rule ids not to check.
 
     Returns:
@@ -239,7 +247,7 @@ def check_anthropic(
         (TOOL_NAME_PATTERN, lambda: _tool_name_pattern(body)),
         (CACHE_CONTROL_LIMIT, lambda: _cache_control_limit(body)),
         (THINKING_BUDGET_TOO_SMALL, lambda: _thinking_budget(body)),
-        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv)),
+        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv, served_without_thinking)),
         (THINKING_IN_FINAL_WHEN_DISABLED, lambda: _thinking_in_final(body, conv)),
         (TEMPERATURE_RANGE, lambda: _temperature(body)),
     ]
@@ -455,7 +463,7 @@ def _is_tool_results_only(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and bool(types) and all(t == "tool_result" for t in types)
 
 
-def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Violation | None:
+def _thinking_first(body: dict[str, Any], conv: _Conversation, served: Collection[str]) -> Violation | None:
     """The current tool loop: the assistant messages since the last user message that is not only tool results.
 
     Refused when the conversation ends in a tool loop (its last message carries tool results) and
@@ -485,6 +493,8 @@ def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Violation | No
     firsts = [(_block_types(conv.at(j) or {}) or [None])[0] for j in loop]
     if any(t in _THINKING_TYPES for t in firsts):
         return None
+    if served and any(x in served for j in loop for x in _tool_use_ids(conv.at(j) or {})):
+        return None  # the server sent that turn without thinking: the app passed back what it got
     final = loop[0]
     found = firsts[0] or "nothing"
     where = f"{conv.path(final)}.content.0.type"

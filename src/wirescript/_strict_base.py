@@ -24,6 +24,7 @@ class Rule:
         source: Where the behaviour is documented or observed (a URL, or the quoted error text and
             where it was seen).
         status: The HTTP status the real API answers with.
+        code: The `error.code` the real API sends with it, where it is observed (OpenAI), else None.
 
     """
 
@@ -32,6 +33,7 @@ class Rule:
     summary: str
     source: str
     status: int = 400
+    code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

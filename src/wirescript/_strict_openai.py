@@ -40,6 +40,7 @@ CHAT_MESSAGES_EMPTY = Rule(
     "`messages` is an empty list.",
     "Observed: \"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array "
     'instead." (code empty_array; github.com/CopilotKit/CopilotKit/issues/529)',
+    code="empty_array",
 )
 CHAT_TOOL_CALLS_WITHOUT_RESULTS = Rule(
     "openai_chat.tool-calls-without-results",
@@ -133,11 +134,12 @@ RESPONSES_CALL_WITHOUT_OUTPUT = Rule(
 PREVIOUS_RESPONSE_NOT_FOUND = Rule(
     "openai_responses.previous-response-not-found",
     "openai_responses",
-    "`previous_response_id` names a response this stub never stored (answered 404 by the integrator).",
+    "`previous_response_id` names a response this stub never stored (or stored with `store: false`).",
     "Observed: \"Previous response with id 'resp_…' not found.\" (code previous_response_not_found, param "
     "previous_response_id; github.com/maximhq/bifrost/issues/2441, "
     "github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1188)",
     status=404,
+    code="previous_response_not_found",
 )
 
 RESPONSES_RULES: tuple[Rule, ...] = (

@@ -20,6 +20,9 @@ def test_partial_script(wirescript): ...
 
 @pytest.mark.wirescript(allowed_hosts=["search.internal"])   # or allow_network=True: no guard
 def test_with_a_real_service(wirescript): ...
+
+@pytest.mark.wirescript(strict_skip=["anthropic.cache-control-limit"])   # or strict=False: no strict rules
+def test_lenient(wirescript): ...
 ```
 """
 
@@ -45,11 +48,14 @@ __all__ = ["StubFactory", "pytest_configure", "pytest_make_parametrize_id", "wir
 
 MARKER = "wirescript"
 _MARKER_HELP = (
-    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=()): turn off "
-    "the wirescript fixture's teardown check of requests the script did not answer, or of scripted turns "
-    "never requested; let the test reach the network, or some hosts."
+    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
+    "strict_skip=()): turn off the wirescript fixture's teardown check of requests the script did not answer, "
+    "or of scripted turns never requested; let the test reach the network, or some hosts; turn the strict "
+    "request rules off for the stubs the fixture makes, or some of them (docs/strict-requests.md)."
 )
-_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts")
+_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts", "strict", "strict_skip")
+_STUB_OPTIONS = ("strict", "strict_skip")
+"""Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
 
 class StubFactory:
@@ -64,14 +70,22 @@ class StubFactory:
     API error) and each scripted turn no request consumed.
     """
 
-    __slots__ = ("_check_overflow", "_check_unused", "_guard", "_interceptions", "_stubs")
+    __slots__ = ("_check_overflow", "_check_unused", "_defaults", "_guard", "_interceptions", "_stubs")
 
     def __init__(
-        self, *, check_overflow: bool = True, check_unused: bool = True, guard: NetworkGuard | None = None
+        self,
+        *,
+        check_overflow: bool = True,
+        check_unused: bool = True,
+        guard: NetworkGuard | None = None,
+        strict: bool | None = None,
+        strict_skip: Iterable[str] | None = None,
     ) -> None:
         self._check_overflow = check_overflow
         self._check_unused = check_unused
         self._guard = guard
+        given = {"strict": strict, "strict_skip": strict_skip}
+        self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
 
@@ -81,10 +95,13 @@ class StubFactory:
         """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown.
 
         `intercept=True` (the known provider hosts), a list of hosts or `"*"`: the stub also
-        intercepts every httpx/httpx2 client until the test ends.
+        intercepts every httpx/httpx2 client until the test ends. The marker's `strict` and
+        `strict_skip` are the defaults of `strict=` and `strict_skip=`; arguments given here win.
         """
         from .builder import ScriptBuilder
         from .transport import ScriptTransport
+
+        kwargs = {**self._defaults, **kwargs}
 
         stub = script.build(**kwargs) if isinstance(script, ScriptBuilder) else ScriptTransport(script, **kwargs)
         if intercept is not False and intercept is not None:
@@ -157,9 +174,11 @@ class StubFactory:
 def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     """A factory of scripted LLM providers, each checked at teardown: call it with a script for a stub.
 
-    The test fails at teardown when a request was not answered as scripted or a scripted turn was
-    never requested. `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the
-    test, its class or its module turns either check off.
+    The test fails at teardown when a request was not answered as scripted (a request the real API
+    would refuse included) or a scripted turn was never requested.
+    `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the test, its class or its
+    module turns either check off; `strict=False` or `strict_skip=[rule ids]` turn the strict request
+    rules off for the stubs the fixture makes (`wirescript(script, strict=...)` wins over the marker).
 
     During the test a network guard refuses any connection that is not to loopback, and any DNS
     lookup of a known provider host, at once (and fails the test at teardown, even when the app
@@ -258,6 +277,10 @@ def _options_model() -> type[Any]:
         """Turn the network guard off: the test may connect anywhere."""
         allowed_hosts: list[str] | tuple[str, ...] = ()
         """Hosts (names, addresses, `*` patterns) the network guard lets through."""
+        strict: bool = True
+        """Check requests against the strict rules (the stubs' `strict=` default)."""
+        strict_skip: list[str] | tuple[str, ...] = ()
+        """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
 
     return MarkerOptions
 
@@ -281,10 +304,21 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
             elif name == "allowed_hosts":
                 value = kwargs.get(name)
                 problems.append(f"allowed_hosts must be a list of host names, got {type(value).__name__} {value!r}")
+            elif name == "strict_skip":
+                value = kwargs.get(name)
+                problems.append(f"strict_skip must be a list of strict rule ids, got {type(value).__name__} {value!r}")
             else:
                 value = error.get("input")
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         return "; ".join(dict.fromkeys(problems))
+    if kwargs.get("strict_skip"):
+        from .errors import ScriptError
+        from .strict import skip_ids
+
+        try:
+            skip_ids(kwargs["strict_skip"])
+        except ScriptError as exc:
+            return str(exc)
     hosts = kwargs.get("allowed_hosts")
     if hosts:
         from .errors import UsageError

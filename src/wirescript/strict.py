@@ -21,7 +21,7 @@ observed, and every check reads only what it must, letting anything else through
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from wirescript import _strict_anthropic, _strict_gemini, _strict_openai
@@ -29,8 +29,11 @@ from wirescript._strict_anthropic import check_anthropic
 from wirescript._strict_base import Rule, Violation, first_violation, is_int, is_number, json_type
 from wirescript._strict_gemini import check_gemini
 from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
+from wirescript._text import did_you_mean
+from wirescript.errors import ScriptError
 
 __all__ = [
+    "DOCS_PAGE",
     "RULES",
     "WIRES",
     "Rule",
@@ -41,8 +44,13 @@ __all__ = [
     "check_openai_responses",
     "check_request",
     "check_wire_mismatch",
+    "explain",
     "previous_response_not_found",
+    "skip_ids",
 ]
+
+DOCS_PAGE = "docs/strict-requests.md"
+"""The page listing every rule, its source and how to turn it off: what a refusal's message points to."""
 
 WIRES = ("anthropic", "openai_chat", "openai_responses", "gemini")
 """The wire names the checks know (the `name` of each wire in `wirescript.wires`)."""
@@ -284,6 +292,7 @@ def check_request(
     *,
     history: list[Any] | None = None,
     previous_items: list[Any] | None = None,
+    served_without_thinking: Collection[str] = frozenset(),
     skip: frozenset[str] = frozenset(),
 ) -> Violation | None:
     """Every rule for one request: the `any.*` rules first, then the wire's own.
@@ -293,6 +302,8 @@ def check_request(
         body: The parsed JSON body.
         history: Anthropic only: a continued thread's earlier messages (see `check_anthropic`).
         previous_items: Responses only: the previous response's stored items (see `check_openai_responses`).
+        served_without_thinking: Anthropic only: the `tool_use` ids the server sent in turns without
+            thinking (see `check_anthropic`).
         skip: Rule ids not to check.
 
     Returns:
@@ -303,7 +314,7 @@ def check_request(
     if violation is not None:
         return violation
     if wire == "anthropic":
-        return check_anthropic(body, history=history, skip=skip)
+        return check_anthropic(body, history=history, served_without_thinking=served_without_thinking, skip=skip)
     if wire == "openai_chat":
         return check_openai_chat(body, skip=skip)
     if wire == "openai_responses":
@@ -311,3 +322,52 @@ def check_request(
     if wire == "gemini":
         return check_gemini(body, skip=skip)
     return None
+
+
+def explain(violation: Violation) -> str:
+    """The error message a refused request gets: the real API's wording, then the rule id and how to skip it.
+
+    ```python
+    from wirescript.strict import check_request, explain
+
+    violation = check_request("openai_chat", {"model": "gpt-test", "messages": []})
+    assert violation is not None
+    assert explain(violation) == (
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array "
+        'instead. (wirescript strict rule openai_chat.messages-empty; turn it off with '
+        'strict_skip=["openai_chat.messages-empty"]: docs/strict-requests.md)'
+    )
+    ```
+    """
+    rule = violation.rule.id
+    return f'{violation.message} (wirescript strict rule {rule}; turn it off with strict_skip=["{rule}"]: {DOCS_PAGE})'
+
+
+def skip_ids(value: object, name: str = "strict_skip") -> frozenset[str]:
+    """Validate a list of rule ids to skip (`strict_skip`), at construction.
+
+    Args:
+        value: The ids: a list, tuple or set of strings, each a key of `RULES`.
+        name: The option's name, for the message.
+
+    Returns:
+        The ids.
+
+    Raises:
+        ScriptError: `value` is a lone string or not a collection of strings, or names an unknown
+            rule; the message names the closest rule id.
+
+    """
+    if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
+        hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
+        raise ScriptError(f"{name}: expected a list of strict rule ids, got {type(value).__name__} {value!r}{hint}")
+    ids = list(value)
+    for item in ids:
+        if not isinstance(item, str):
+            raise ScriptError(f"{name}: expected strict rule ids (strings), got {type(item).__name__} {item!r}")
+        if item not in RULES:
+            raise ScriptError(
+                f"{name}: unknown strict rule {item!r}{did_you_mean(item, RULES)} (every rule id is listed in "
+                f"{DOCS_PAGE}; wirescript.strict.RULES holds them)"
+            )
+    return frozenset(ids)

@@ -16,16 +16,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _http
-from ._answer import Answer, answer, refuse
+from ._answer import Answer, answer, refuse, refuse_strictly
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
 from ._record import Vocabulary, read_request
-from ._report import LISTED, abandoned, check_message, failed, held_too_long, short_of
+from ._report import LISTED, abandoned, check_message, failed, held_too_long, refused_strictly, short_of
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
-from .errors import WaitTimeoutError
+from .errors import ScriptError, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
+from .strict import skip_ids
 from .wires import Wire, merge_wires
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
@@ -70,9 +71,14 @@ class ScriptTransport(_TransportBase):
             None from it is a problem too. Without a fallback, exhaustion is always a problem.
         wires: Extra provider APIs (`wirescript.wires.Wire` instances), served before the default
             wires; one with the `name` of a default wire replaces it.
+        strict: Refuse what the real API would refuse (on by default): a request that breaks one of
+            the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
+            provider's own error, consumes no turn and is a `strict` problem. False turns every rule off.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`).
 
     Raises:
-        ScriptError: The script is malformed; the message names the turn and the field.
+        ScriptError: The script is malformed (the message names the turn and the field), `strict`
+            is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
 
     Use it as the transport of any httpx or httpx2 client::
 
@@ -88,7 +94,13 @@ class ScriptTransport(_TransportBase):
         hold_timeout: float = 30.0,
         fallback: Callable[[RecordedRequest], TurnLike | None] | None = None,
         wires: Sequence[Wire] | None = None,
+        strict: bool = True,
+        strict_skip: Iterable[str] = (),
     ) -> None:
+        if not isinstance(strict, bool):
+            raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        self._strict_skip = skip_ids(strict_skip)
+        self._strict = strict
         self._wires = merge_wires(wires)
         self._cursor = Cursor(script, fallback, self._wires)
         self._vocabulary = Vocabulary(self._wires)
@@ -100,6 +112,16 @@ class ScriptTransport(_TransportBase):
         self._signal = Signal(self._lock)
         self._gate: _Gate | None = None
         self.closed = False
+
+    @property
+    def strict(self) -> bool:
+        """Whether requests are checked against the strict rules (`strict=`)."""
+        return self._strict
+
+    @property
+    def strict_skip(self) -> frozenset[str]:
+        """The strict rule ids not checked (`strict_skip=`)."""
+        return self._strict_skip
 
     # ------------------------------------------------------------------ evidence
 
@@ -291,12 +313,15 @@ class ScriptTransport(_TransportBase):
         """Record the request and decide its turn, atomically, in arrival order."""
         reading = read_request(request, self._vocabulary)
         record, wire = reading.record, reading.wire
+        refusal = reading.refusal
+        if refusal is None and wire is not None and self._strict:
+            refusal = self._check(wire, record)
         decision: Turn | Ask | Refusal
         with self._lock:
             record.index = len(self._records)
             if wire is not None:
                 wire.resolve(record)
-            decision = reading.refusal if reading.refusal is not None else self._cursor.take(record)
+            decision = refusal if refusal is not None else self._cursor.take(record)
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
@@ -324,8 +349,18 @@ class ScriptTransport(_TransportBase):
                     return reply._replace(body=self._guarded(record, reply.body))
                 turn = self._problem(record, Refusal("fault", reply))
         assert isinstance(turn, Refusal)
+        if turn.violation is not None and wire is not None:
+            return refuse_strictly(wire, record, turn.violation)
         not_found = turn.kind == "unknown_endpoint"
         return refuse(wire, record, f"wirescript: {record.problem}", not_found=not_found)
+
+    def _check(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
+        """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
+        try:
+            violation = wire.check(record, skip=self._strict_skip)
+        except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
+            return failed("checking the request against the strict rules", exc)
+        return refused_strictly(violation) if violation is not None else None
 
     def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
