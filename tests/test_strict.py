@@ -448,3 +448,40 @@ def test_the_marker_and_the_fixture_arguments_turn_strict_off(pytester: pytest.P
         "unknown strict rule 'anthropic.system-role-misplacd'; did you mean 'anthropic.system-role-misplaced'?"
     ) in text
     assert "test_app.py:41: @pytest.mark.wirescript(strict='no'): strict must be True or False, got str 'no'" in text
+
+
+# --- hostile bodies: strict mode refuses or serves, never raises ---------------------------------
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai_chat", "openai_responses", "gemini"])
+def test_hostile_bodies_are_refused_with_the_rules_status_or_served_never_raised(wire: str) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from test_hostile import HX, PATHS, bodies
+
+    stub = ScriptTransport(lambda request: {"text": "ok", "tool": {"name": "f", "input": {"a": 1}}})
+    path = PATHS[wire].replace("streamGenerateContent", "generateContent")
+    seen: dict[str, int] = {}
+
+    @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @given(content=bodies)
+    def check(content: bytes) -> None:
+        before = len(stub.requests)
+        response = http.post("https://stub.test" + path, content=content, headers={"content-type": "application/json"})
+        record = stub.requests[-1]
+        assert len(stub.requests) == before + 1
+        problem: Any = record.problem
+        if problem is not None and problem.kind == "strict":
+            rule = problem.reason.split("(strict rule ", 1)[1].split(")", 1)[0]
+            assert response.status_code == RULES[rule].status
+            assert response.headers["x-should-retry"] == "false"
+            assert f"(wirescript strict rule {rule}; " in response.text
+        else:
+            assert response.status_code in (200, 400), response.text
+        kind = "served" if problem is None else problem.kind
+        seen[kind] = seen.get(kind, 0) + 1
+
+    with HX.Client(transport=stub) as http:
+        check()
+    assert seen.get("strict", 0) > 20, seen
+    assert "render_error" not in seen, [p for p in stub.problems if p.kind == "render_error"][:3]
