@@ -272,7 +272,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_positional _*",
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
-                "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=...), got positional False"
+                "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=...), "
+                "got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (

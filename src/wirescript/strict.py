@@ -188,16 +188,18 @@ _GEMINI_TYPES = {
 }
 
 
+_IS: dict[str, Callable[[Any], bool]] = {
+    _INT: is_int,
+    _NUM: is_number,
+    _BOOL: lambda v: isinstance(v, bool),
+    _STR: lambda v: isinstance(v, str),
+    _LIST: lambda v: isinstance(v, list),
+    _OBJ: lambda v: isinstance(v, dict),
+}
+
+
 def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
-    checks: dict[str, Callable[[Any], bool]] = {
-        _INT: is_int,
-        _NUM: is_number,
-        _BOOL: lambda v: isinstance(v, bool),
-        _STR: lambda v: isinstance(v, str),
-        _LIST: lambda v: isinstance(v, list),
-        _OBJ: lambda v: isinstance(v, dict),
-    }
-    return any(checks[kind](value) for kind in kinds)
+    return any(_IS[kind](value) for kind in kinds)  # `_IS` is built once: this runs per field per request
 
 
 def _guess_messages_wire(body: dict[str, Any]) -> str:
