@@ -112,7 +112,8 @@ THINKING_BUDGET_TOO_SMALL = Rule(
 THINKING_BLOCK_FIRST = Rule(
     "anthropic.thinking-not-first",
     "anthropic",
-    "With thinking enabled, the assistant turn of the current tool loop does not start with its thinking block.",
+    "With thinking enabled, the assistant turn of the current tool loop does not start with its thinking block "
+    "(a turn the stub itself served without thinking is let through).",
     "Observed: 'messages.N.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When "
     "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost "
     "set of `tool_use` and `tool_result` blocks). ...' (github.com/n8n-io/n8n/issues/22550, "
