@@ -17,14 +17,16 @@ from importlib.metadata import version
 
 from .contenders import CONTENDERS, capture
 from .providers import providers
-from .report import PEER, WIRESCRIPT, Findings, Row, duration, markdown, size, terminal
-from .scaling import delta_growth, import_cost, memory, record_growth
+from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row, duration, markdown, size, terminal
+from .scaling import delta_growth, import_cost, memory, record_growth, strict_cost
 from .timing import run_setup, run_workload
 from .workloads import SETUP_TARGET_MS, W1, W4, WORKLOADS
 
 GROSS = 2.0
 """The quick gate: wirescript over this ratio to the floor (or this growth) is a regression."""
 IMPORT_TARGET = 0.050
+STRICT_TARGET = 0.05
+"""The most the strict rules may add to the W1 and W4 ratios: their cost per request over the floor's."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,18 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
             for kind, ratio in (("CPU", row.ratio(WIRESCRIPT)), ("wall-clock", row.wall_ratio(WIRESCRIPT))):
                 if ratio > GROSS:
                     found.gross.append(f"{where}: wirescript {ratio:.2f}x the floor in {kind} time (gate {GROSS:.0f}x)")
+
+    for provider in chosen:
+        for workload in (W1, W4):
+            floor = next(r for r in found.rows if (r.provider, r.key) == (provider.name, workload.key)).stats[FLOOR]
+            share = strict_cost(provider, workload) / floor.median
+            verdict = "ok" if share <= STRICT_TARGET else "MISS"
+            found.notes.append(
+                f"strict checks ({provider.name} {workload.key}): {duration(share * floor.median)} per request, "
+                f"+{share:.1%} on the ratio to the floor (target <= +{STRICT_TARGET:.0%})  {verdict}"
+            )
+            if share > STRICT_TARGET:
+                found.misses.append(f"{provider.name} {workload.key}: the strict checks add {share:.1%} to the ratio")
 
     main = chosen[0]
     started = time.perf_counter()
