@@ -136,8 +136,9 @@ class ScriptTransport(_TransportBase):
         """Every request the stub could not answer as scripted, as a `Problem`. A passing test has none.
 
         Requests past the end of the script, to an endpoint no wire knows, with a body that cannot be
-        read, that a script function failed to answer, held and never released, abandoned by their
-        client while held, or whose fault could not take effect: each is a `Problem` of its own kind.
+        read, that the real API would refuse (a strict rule), that a script function failed to answer,
+        held and never released, abandoned by their client while held, or whose fault could not take
+        effect: each is a `Problem` of its own kind.
         """
         with self._lock:
             return list(self._problems)
