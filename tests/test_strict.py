@@ -441,6 +441,11 @@ def test_the_marker_and_the_fixture_arguments_turn_strict_off(pytester: pytest.P
                 "    was refused as the real API would refuse it (strict rule anthropic.system-role-misplaced): "
                 'messages: Unexpected role "system".*strict_skip=[[]"anthropic.system-role-misplaced"[]]*'
             ),
+            (
+                "(If the app is meant to get these errors, mark the test "
+                "@pytest.mark.wirescript(check_overflow=False); a strict refusal is what the real API would answer "
+                "too: fix the request, or turn its rule off with strict_skip as its line says.)"
+            ),
         ]
     )
     assert (

@@ -148,9 +148,15 @@ class StubFactory:
                 try:
                     stub.check(unused_turns=False)
                 except AssertionError as exc:
+                    strict = ""
+                    if any(problem.kind == "strict" for problem in stub.problems):
+                        strict = (
+                            "; a strict refusal is what the real API would answer too: fix the request, or "
+                            "turn its rule off with strict_skip as its line says"
+                        )
                     sections.append(
                         f"{exc}\n(If the app is meant to get these errors, mark the test "
-                        "@pytest.mark.wirescript(check_overflow=False).)"
+                        f"@pytest.mark.wirescript(check_overflow=False){strict}.)"
                     )
             if self._check_unused:
                 try:
