@@ -490,3 +490,50 @@ def test_hostile_bodies_are_refused_with_the_rules_status_or_served_never_raised
         check()
     assert seen.get("strict", 0) > 20, seen
     assert "render_error" not in seen, [p for p in stub.problems if p.kind == "render_error"][:3]
+
+
+# --- `wirescript serve`: the same options on the command line -------------------------------------
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "no-strict"])
+def test_the_serve_command_is_strict_unless_told_otherwise(tmp_path: Any, strict: bool) -> None:
+    import subprocess
+    import sys
+
+    import httpx2
+
+    pytest.importorskip("uvicorn")
+    script = tmp_path / "script.json"
+    script.write_text('["Hello!"]', encoding="utf-8")
+    options = [] if strict else ["--no-strict"]
+    command = [sys.executable, "-m", "wirescript", "serve", str(script), *options]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        body = {"model": "m", "max_tokens": 8, "messages": []}
+        with httpx2.Client(base_url=base_url) as http:
+            response = http.post("/v1/messages", json=body)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    if strict:
+        assert response.status_code == 400
+        assert response.json()["error"]["message"].startswith("messages: at least one message is required")
+    else:
+        assert response.status_code == 200
+
+
+def test_the_serve_command_refuses_an_unknown_rule_before_printing_any_url(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wirescript.cli import main
+
+    script = tmp_path / "script.json"
+    script.write_text('["Hello!"]', encoding="utf-8")
+    assert main(["serve", str(script), "--strict-skip", "any.field-typ"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(
+        "wirescript serve: strict_skip: unknown strict rule 'any.field-typ'; did you mean 'any.field-type'?"
+    )

@@ -184,13 +184,32 @@ def _serve(commands: _Commands) -> None:
         metavar="SECONDS",
         help="how long a held request waits for release before it is answered with an error (default: 30)",
     )
+    parser.add_argument(
+        "--no-strict",
+        action="store_true",
+        help="answer requests the real API would refuse, instead of refusing them with its own error",
+    )
+    parser.add_argument(
+        "--strict-skip",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="a strict rule id not to check (repeatable; the rules: docs/strict-requests.md)",
+    )
     parser.set_defaults(handler=_run_serve)
 
 
 def _run_serve(args: argparse.Namespace) -> int:
     from .server import serve_command
 
-    return serve_command(args.script, host=args.host, port=args.port, hold_timeout=args.hold_timeout)
+    return serve_command(
+        args.script,
+        host=args.host,
+        port=args.port,
+        hold_timeout=args.hold_timeout,
+        strict=not args.no_strict,
+        strict_skip=args.strict_skip,
+    )
 
 
 _COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve)

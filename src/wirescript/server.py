@@ -23,7 +23,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -522,13 +522,16 @@ def serve_command(
     hold_timeout: float = 30.0,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
+    strict: bool = True,
+    strict_skip: Iterable[str] = (),
 ) -> int:
     """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
 
     The base URL is printed alone on one line of `out` (stdout), flushed, once the server accepts
     connections; everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a
     summary of the requests and any problems on stderr. A script that does not load is reported
-    on stderr with exit status 2, before any URL is printed.
+    on stderr with exit status 2, before any URL is printed. `strict` and `strict_skip` are
+    `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`).
     """
     from .files import load_script
     from .transport import ScriptTransport
@@ -539,7 +542,9 @@ def serve_command(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout)
+            stub = ScriptTransport(
+                load_script(script), hold_timeout=hold_timeout, strict=strict, strict_skip=strict_skip
+            )
             server = ScriptServer(stub, host=host, port=port)
             server.start()
         except (ScriptError, UsageError) as exc:
