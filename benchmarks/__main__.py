@@ -20,8 +20,17 @@ from importlib.metadata import version
 
 from .contenders import CONTENDERS, capture
 from .providers import providers
-from .report import PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
-from .scaling import MEMORY_REQUESTS, MEMORY_TARGET, delta_growth, import_cost, memory, record_growth, resident_growth
+from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
+from .scaling import (
+    MEMORY_REQUESTS,
+    MEMORY_TARGET,
+    delta_growth,
+    import_cost,
+    memory,
+    record_growth,
+    resident_growth,
+    strict_cost,
+)
 from .served import SERVED_TARGET, measure_served
 from .timing import run_setup, run_workload
 from .workloads import SETUP_SCRIPT, SETUP_TARGET_MS, W1, W4, WORKLOADS
@@ -32,6 +41,8 @@ SETUP_GATE = 5.0
 """The quick gate for the set-up: a stub from a 20-turn script plus its SDK client over this ratio to
 the SDK client alone (about 2-3x today, the stub costing about as much as the client)."""
 IMPORT_TARGET = 0.050
+STRICT_TARGET = 0.05
+"""The most the strict rules may add to the W1 and W4 ratios: their cost per request over the floor's."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,17 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
             found.gross.append(
                 f"{where}: {versus.ratio:.1f}x the in-process request, gate {GROSS * SERVED_TARGET:.0f}x"
             )
+    for provider in chosen:
+        for workload in (W1, W4):
+            floor = next(r for r in found.rows if (r.provider, r.key) == (provider.name, workload.key)).stats[FLOOR]
+            share = strict_cost(provider, workload) / floor.median
+            verdict = "ok" if share <= STRICT_TARGET else "MISS"
+            found.notes.append(
+                f"strict checks ({provider.name} {workload.key}): {duration(share * floor.median)} per request, "
+                f"+{share:.1%} on the ratio to the floor (target <= +{STRICT_TARGET:.0%})  {verdict}"
+            )
+            if share > STRICT_TARGET:
+                found.misses.append(f"{provider.name} {workload.key}: the strict checks add {share:.1%} to the ratio")
 
     main = chosen[0]
     started = time.perf_counter()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -24,6 +25,10 @@ from wirescript import ScriptTransport
 
 from .providers import Provider
 from .workloads import Workload
+
+STRICT = os.environ.get("WIRESCRIPT_BENCH_STRICT", "1") != "0"
+"""Whether the wirescript contender checks the strict rules (its default); `WIRESCRIPT_BENCH_STRICT=0`
+measures it without them, to price the checks in the same kind of run."""
 
 # Set by the transport for a streamed body, not by wirescript: the floor's bytes get their own.
 _TRANSPORT_HEADERS = frozenset({"content-length", "transfer-encoding"})
@@ -165,7 +170,7 @@ def _floor_build(provider: Provider, canned: list[Canned]) -> Callable[[], Calla
 
 
 def _wirescript_start(provider: Provider, workload: Workload, canned: list[Canned], samples: int) -> Round:
-    stub = ScriptTransport([*workload.warmup_turns, *(list(workload.turns) * samples)])
+    stub = ScriptTransport([*workload.warmup_turns, *(list(workload.turns) * samples)], strict=STRICT)
     client = _client(provider, workload, _http(workload, stub))
 
     def finish() -> None:
@@ -178,7 +183,7 @@ def _wirescript_build(provider: Provider, canned: list[Canned]) -> Callable[[], 
     from .workloads import SETUP_SCRIPT
 
     def build() -> Callable[[], None]:
-        stub = ScriptTransport(list(SETUP_SCRIPT))
+        stub = ScriptTransport(list(SETUP_SCRIPT), strict=STRICT)
         client = provider.sync_client(httpx2.Client(transport=stub))
         teardown: Callable[[], None] = client.close
         return teardown

@@ -18,10 +18,11 @@ from typing import Any
 import httpx2
 
 from wirescript import ScriptTransport
+from wirescript.wires import default_wires
 
 from .contenders import Canned, PeerFixture, capture
 from .providers import Provider, prose
-from .workloads import W1
+from .workloads import W1, Workload
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,7 @@ t1 = time.perf_counter()
 import wirescript
 t2 = time.perf_counter()
 from wirescript import ScriptTransport
+from wirescript.wires import default_wires
 t3 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2)
 """
@@ -280,6 +282,7 @@ import time
 import anthropic
 t0 = time.perf_counter()
 from wirescript import ScriptTransport
+from wirescript.wires import default_wires
 t1 = time.perf_counter()
 print(t1 - t0)
 """
@@ -321,3 +324,23 @@ def import_cost(runs: int) -> ImportCost:
         httpx2_time, package, first_use = _median_run(_IMPORT, runs, env)
         (after_sdk,) = _median_run(_IMPORT_AFTER_SDK, runs, env)
     return ImportCost(runs, httpx2_time, package, first_use, after_sdk)
+
+
+def strict_cost(provider: Provider, workload: Workload, repeats: int = 2_000) -> float:
+    """CPU seconds the strict rules take per request of `workload`, as the SDK sends its requests.
+
+    The requests of one sample are recorded, then each wire's `check` runs on them `repeats` times
+    (fresh wires: the sync workloads carry no thread or stored response the check would look up).
+    """
+    stub = ScriptTransport(list(workload.turns), strict=False)
+    with provider.sync_client(httpx2.Client(transport=stub)) as client:
+        workload.sync_run(provider)(client)
+    wires = {wire.name: wire for wire in default_wires()}
+    records = stub.requests
+    nothing: frozenset[str] = frozenset()
+    gc.collect()
+    started = time.process_time()
+    for _ in range(repeats):
+        for record in records:
+            assert wires[str(record.provider)].check(record, skip=nothing) is None
+    return (time.process_time() - started) / repeats / len(records)

@@ -42,6 +42,9 @@ LAST_EVENT = {
 }
 
 
+USER = [{"role": "user", "content": "Hi"}]
+
+
 def faulted(fault: dict[str, Any], *more: Any, turn: dict[str, Any] | None = None) -> ScriptTransport:
     return ScriptTransport([{**(turn or TURN), "fault": fault}, *more])
 
@@ -672,12 +675,18 @@ def test_raw_bytes_are_served_exactly(wire: str) -> None:
     driver = DRIVERS[wire]
     body = b"\xff\xfenot a stream\n\n"
     stub = faulted({"raw": body})
+    user = [{"role": "user", "content": "x"}]
+    path, request = {
+        "anthropic": ("/v1/messages", {"model": "m", "max_tokens": 8, "stream": True, "messages": user}),
+        "openai_chat": ("/v1/chat/completions", {"model": "m", "stream": True, "messages": user}),
+        "openai_responses": ("/v1/responses", {"model": "m", "stream": True, "input": "x"}),
+        "gemini": (
+            "/v1beta/models/g:streamGenerateContent",
+            {"contents": [{"role": "user", "parts": [{"text": "x"}]}]},
+        ),
+    }[wire]
     with driver.hx.Client(transport=stub) as http:
-        path = {"anthropic": "/v1/messages", "openai_chat": "/v1/chat/completions", "openai_responses": "/v1/responses"}
-        url = "https://stub.test" + path.get(wire, "/v1beta/models/g:streamGenerateContent")
-        response = http.post(
-            url, json={"model": "m", "stream": True, "messages": [], "input": "x"}, params={"alt": "sse"}
-        )
+        response = http.post("https://stub.test" + path, json=request, params={"alt": "sse"})
     assert response.status_code == 200
     assert response.content == body
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -686,7 +695,7 @@ def test_raw_bytes_are_served_exactly(wire: str) -> None:
 def test_raw_keeps_an_error_turns_status() -> None:
     stub = ScriptTransport([{"error": {"status": 502}, "fault": {"raw": "<html>Bad gateway</html>"}}])
     with ANTHROPIC_HX.Client(transport=stub) as http:
-        response = http.post("https://stub.test/v1/messages", json={"model": "m", "messages": []})
+        response = http.post("https://stub.test/v1/messages", json={"model": "m", "max_tokens": 8, "messages": USER})
     assert (response.status_code, response.text) == (502, "<html>Bad gateway</html>")
 
 
@@ -697,7 +706,7 @@ def _stream_body(stub: ScriptTransport) -> bytes:
     with ANTHROPIC_HX.Client(transport=stub) as http:
         response = http.post(
             "https://stub.test/v1/messages",
-            json={"model": "claude-test", "max_tokens": 10, "stream": True, "messages": []},
+            json={"model": "claude-test", "max_tokens": 10, "stream": True, "messages": USER},
         )
     return response.content
 

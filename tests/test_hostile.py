@@ -257,7 +257,8 @@ def _answer_is_loud_or_served(response: Any, record: Any) -> str:
 @pytest.mark.parametrize("wire", sorted(PATHS))
 def test_fuzzed_request_bodies_are_recorded_and_answered(wire: str) -> None:
     seen: Counter[str] = Counter()
-    stub = ScriptTransport(lambda request: {"text": "ok", "tool": {"name": "f", "input": {"a": 1}}})
+    # strict=False: most fuzzed bodies are no valid request; strict mode meets them in tests/test_strict.py.
+    stub = ScriptTransport(lambda request: {"text": "ok", "tool": {"name": "f", "input": {"a": 1}}}, strict=False)
     content_types = st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""])
 
     http = HX.Client(transport=stub)
@@ -292,7 +293,7 @@ def test_a_huge_body_is_recorded_whole_and_served(wire: str) -> None:
     text = "x" * 8_000_000
     body = {"model": "m", "messages": [{"role": "user", "content": text}], "input": text,
             "contents": [{"role": "user", "parts": [{"text": text}]}]}  # fmt: skip
-    stub = ScriptTransport(["ok"])
+    stub = ScriptTransport(["ok"], strict=False)  # one body for every wire: each real API refuses the others' fields
     with HX.Client(transport=stub) as http:
         response = http.post(
             "https://stub.test" + PATHS[wire].replace("streamGenerateContent", "generateContent"), json=body
@@ -368,7 +369,7 @@ def test_lone_surrogates_a_request_sends_are_echoed_as_json_escapes(wire: str, s
     content = b'{"model": "m\\ud800", "stream": %s, "messages": [], "input": "x", "instructions": "\\udc00"}' % (
         b"true" if stream else b"false"
     )
-    stub = ScriptTransport(["ok"])
+    stub = ScriptTransport(["ok"], strict=False)  # one body for every wire, `messages: []`: about the echo
     path = PATHS[wire] if stream else PATHS[wire].replace("streamGenerateContent", "generateContent")
     with HX.Client(transport=stub) as http:
         response = http.post("https://stub.test" + path, content=content, params={"alt": "sse"} if stream else None)

@@ -371,7 +371,7 @@ def test_the_fixture_intercepts_until_teardown(pytester: pytest.Pytester) -> Non
             def test_hosts(wirescript):
                 stub = wirescript(["Gateway."], intercept=["llm.internal.example"])
                 with hx.Client() as client:
-                    body = {"model": "m", "messages": USER}
+                    body = {"model": "m", "max_tokens": 8, "messages": USER}
                     response = client.post("https://llm.internal.example/v1/messages", json=body)
                 assert response.json()["content"][0]["text"] == "Gateway."
 

@@ -119,13 +119,13 @@ def test_the_property_can_fail(wire: str) -> None:
 _REQUESTS: dict[str, Callable[[str, bool], tuple[str, dict[str, Any]]]] = {
     "anthropic": lambda model, stream: (
         "/v1/messages",
-        {"model": model, "max_tokens": 9, "messages": [], "stream": stream},
+        {"model": model, "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "stream": stream},
     ),
     "openai_chat": lambda model, stream: (
         "/v1/chat/completions",
         {
             "model": model,
-            "messages": [],
+            "messages": [{"role": "user", "content": "hi"}],
             "stream": stream,
             "stream_options": {"include_usage": stream} if stream else None,
         },

@@ -129,7 +129,9 @@ def test_a_held_request_that_times_out_does_not_show_its_key() -> None:
     stub.hold()
     with HX.Client(transport=stub) as http:
         response = http.post(
-            "https://stub.test/v1/messages", json={"model": "m", "messages": []}, headers={"x-api-key": KEY}
+            "https://stub.test/v1/messages",
+            json={"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]},
+            headers={"x-api-key": KEY},
         )
     assert response.status_code == 400
     assert "was held for 0.01 s and never released" in stub.problems[0]

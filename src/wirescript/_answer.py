@@ -14,13 +14,15 @@ from ._cursor import Refusal
 from ._faults import plain_steps, plan_fault
 from ._report import failed
 from ._steps import Step
+from ._strict_base import Violation
 from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import Turn
 from .side import SideScript
+from .strict import explain
 from .wires.base import Rendered, Wire, unknown_endpoint
 
-__all__ = ["Answer", "answer", "refuse", "respond"]
+__all__ = ["Answer", "answer", "refuse", "refuse_strictly", "respond"]
 
 
 class Answer(NamedTuple):
@@ -105,6 +107,15 @@ def refuse(answerer: Wire | None, record: RecordedRequest, message: str, *, not_
         rendered = unknown_endpoint(message)
     else:
         rendered = answerer.unscripted(message, record, status=404 if not_found else 400)
+    return Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
+
+
+def refuse_strictly(wire: Wire, record: RecordedRequest, violation: Violation) -> Answer:
+    """The provider's own error for a request a strict rule refuses: its status and envelope, never retried.
+
+    The message is the real API's wording, then the rule id and how to turn it off (`strict.explain`).
+    """
+    rendered = wire.strict_error(violation, explain(violation), record)
     return Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ._faults import check_script_faults
+from ._strict_base import Violation
 from ._text import did_you_mean, ordinal
 from .errors import ScriptError
 from .recorded import ProblemKind, RecordedRequest
@@ -50,6 +51,8 @@ class Refusal:
     kind: ProblemKind
     reason: str
     lead: str = ": "
+    violation: Violation | None = None
+    """For a `strict` refusal: the rule the request breaks, answered with the provider's own error."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,12 @@ from collections.abc import Iterable, Sequence
 from typing import get_args
 
 from ._cursor import PendingTurn, Refusal
+from ._strict_base import Violation
 from ._text import did_you_mean, ordinal
 from .errors import UsageError
 from .recorded import ProblemKind, RecordedRequest
 from .script import queue_label
+from .strict import DOCS_PAGE
 
 __all__ = [
     "LISTED",
@@ -20,6 +22,7 @@ __all__ = [
     "check_message",
     "failed",
     "held_too_long",
+    "refused_strictly",
     "retried",
     "short_of",
 ]
@@ -91,6 +94,19 @@ def failed(doing: str, exc: Exception) -> Refusal:
         "render_error",
         f"wirescript failed while {doing} ({type(exc).__name__}: {exc}); this is a bug in wirescript or in a "
         "wire: please report it",
+    )
+
+
+def refused_strictly(violation: Violation) -> Refusal:
+    """A request the real API would refuse: the rule, the API's wording, and how to turn the rule off."""
+    rule = violation.rule.id
+    return Refusal(
+        "strict",
+        f"was refused as the real API would refuse it (strict rule {rule}): {violation.message} Nothing was "
+        f'consumed from the script. Fix the request, or turn the rule off with strict_skip=["{rule}"] '
+        f"({DOCS_PAGE}).",
+        lead=" ",
+        violation=violation,
     )
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-from wirescript._strict_base import Refusal, Rule, dicts, first_refusal, is_int, is_number
+from wirescript._strict_base import Rule, Violation, dicts, first_violation, is_int, is_number
 
 __all__ = ["RULES", "check_anthropic"]
 
@@ -112,7 +112,8 @@ THINKING_BUDGET_TOO_SMALL = Rule(
 THINKING_BLOCK_FIRST = Rule(
     "anthropic.thinking-not-first",
     "anthropic",
-    "With thinking enabled, the assistant turn of the current tool loop does not start with its thinking block.",
+    "With thinking enabled, the assistant turn of the current tool loop does not start with its thinking block "
+    "(a turn the stub itself served without thinking is let through).",
     "Observed: 'messages.N.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When "
     "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost "
     "set of `tool_use` and `tool_result` blocks). ...' (github.com/n8n-io/n8n/issues/22550, "
@@ -208,8 +209,12 @@ class _Conversation:
 
 
 def check_anthropic(
-    body: dict[str, Any], *, history: list[Any] | None = None, skip: frozenset[str] = frozenset()
-) -> Refusal | None:
+    body: dict[str, Any],
+    *,
+    history: list[Any] | None = None,
+    served_without_thinking: Collection[str] = frozenset(),
+    skip: frozenset[str] = frozenset(),
+) -> Violation | None:
     """The first Anthropic Messages rule the request breaks, or None.
 
     Args:
@@ -218,14 +223,18 @@ def check_anthropic(
             earlier messages (what the wire remembered), checked together with `body["messages"]`.
             None when the request is not threaded or the thread is unknown; a continued thread with
             no history is then not checked across its first message.
+        served_without_thinking: The `tool_use` ids the server itself sent in an assistant turn that had
+            no thinking block. `anthropic.thinking-not-first` does not refuse a tool loop whose assistant
+            message carries one: the app passed back what it was given (a scripted turn without
+            `thinking`), which the real model, always thinking first when thinking is enabled, never sends.
         skip: Rule ids not to check.
 
     Returns:
-        The refusal of the first broken rule, in the order of `RULES`; None when the request passes.
+        The violation of the first broken rule, in the order of `RULES`; None when the request passes.
 
     """
     conv = _Conversation(body, history)
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (MODEL_MISSING, lambda: _model_missing(body)),
         (MAX_TOKENS_INVALID, lambda: _max_tokens(body)),
         (MESSAGES_MISSING, lambda: _messages_missing(body)),
@@ -239,49 +248,49 @@ def check_anthropic(
         (TOOL_NAME_PATTERN, lambda: _tool_name_pattern(body)),
         (CACHE_CONTROL_LIMIT, lambda: _cache_control_limit(body)),
         (THINKING_BUDGET_TOO_SMALL, lambda: _thinking_budget(body)),
-        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv)),
+        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv, served_without_thinking)),
         (THINKING_IN_FINAL_WHEN_DISABLED, lambda: _thinking_in_final(body, conv)),
         (TEMPERATURE_RANGE, lambda: _temperature(body)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def _model_missing(body: dict[str, Any]) -> Refusal | None:
+def _model_missing(body: dict[str, Any]) -> Violation | None:
     if body.get("model") is None:
-        return Refusal(MODEL_MISSING, "model: Field required", "model")
+        return Violation(MODEL_MISSING, "model: Field required", "model")
     return None
 
 
-def _max_tokens(body: dict[str, Any]) -> Refusal | None:
+def _max_tokens(body: dict[str, Any]) -> Violation | None:
     value = body.get("max_tokens")
     if value is None:
-        return Refusal(MAX_TOKENS_INVALID, "max_tokens: Field required", "max_tokens")
+        return Violation(MAX_TOKENS_INVALID, "max_tokens: Field required", "max_tokens")
     if is_int(value) and value < 0:
-        return Refusal(MAX_TOKENS_INVALID, "max_tokens: Input should be greater than or equal to 0", "max_tokens")
+        return Violation(MAX_TOKENS_INVALID, "max_tokens: Input should be greater than or equal to 0", "max_tokens")
     return None
 
 
-def _messages_missing(body: dict[str, Any]) -> Refusal | None:
+def _messages_missing(body: dict[str, Any]) -> Violation | None:
     if body.get("messages") is None:
-        return Refusal(MESSAGES_MISSING, "messages: Field required", "messages")
+        return Violation(MESSAGES_MISSING, "messages: Field required", "messages")
     return None
 
 
-def _messages_empty(body: dict[str, Any]) -> Refusal | None:
+def _messages_empty(body: dict[str, Any]) -> Violation | None:
     thread = body.get("thread")
     if body.get("messages") == [] and not (isinstance(thread, dict) and thread.get("type") == "continue"):
-        return Refusal(MESSAGES_EMPTY, "messages: at least one message is required", "messages")
+        return Violation(MESSAGES_EMPTY, "messages: at least one message is required", "messages")
     return None
 
 
-def _invalid_role(conv: _Conversation) -> Refusal | None:
+def _invalid_role(conv: _Conversation) -> Violation | None:
     for i in conv.own_indexes():
         message = conv.at(i)
         if message is None:
             continue
         role = message.get("role")
         if isinstance(role, str) and role not in _ROLES:
-            return Refusal(
+            return Violation(
                 INVALID_ROLE,
                 f'messages: Unexpected role "{role}". Allowed roles are "user", "assistant" and "system".',
                 f"{conv.path(i)}.role",
@@ -289,7 +298,7 @@ def _invalid_role(conv: _Conversation) -> Refusal | None:
     return None
 
 
-def _system_misplaced(conv: _Conversation) -> Refusal | None:
+def _system_misplaced(conv: _Conversation) -> Violation | None:
     for i in conv.own_indexes():
         message = conv.at(i)
         if message is None or message.get("role") != "system":
@@ -299,7 +308,7 @@ def _system_misplaced(conv: _Conversation) -> Refusal | None:
         before = conv.at(i - 1)
         if before is not None and _may_precede_system(before):
             continue
-        return Refusal(
+        return Violation(
             SYSTEM_ROLE_MISPLACED,
             'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
             'not "system" as an input message role.',
@@ -316,7 +325,7 @@ def _may_precede_system(message: dict[str, Any]) -> bool:
     return message.get("role") == "assistant" and bool(types) and types[-1] == "server_tool_use"
 
 
-def _tool_use_without_result(conv: _Conversation) -> Refusal | None:
+def _tool_use_without_result(conv: _Conversation) -> Violation | None:
     for i, message in enumerate(conv.messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
@@ -331,7 +340,7 @@ def _tool_use_without_result(conv: _Conversation) -> Refusal | None:
             }
         missing = [x for x in ids if x not in answered]
         if missing:
-            return Refusal(
+            return Violation(
                 TOOL_USE_WITHOUT_RESULT,
                 f"{conv.path(i)}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                 f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block "
@@ -341,7 +350,7 @@ def _tool_use_without_result(conv: _Conversation) -> Refusal | None:
     return None
 
 
-def _tool_result_without_use(conv: _Conversation) -> Refusal | None:
+def _tool_result_without_use(conv: _Conversation) -> Violation | None:
     for i in conv.own_indexes():
         message = conv.at(i)
         if message is None or message.get("role") != "user":
@@ -356,7 +365,7 @@ def _tool_result_without_use(conv: _Conversation) -> Refusal | None:
             tool_use_id = block.get("tool_use_id")
             if tool_use_id not in known:
                 where = f"{conv.path(i)}.content.{k}"
-                return Refusal(
+                return Violation(
                     TOOL_RESULT_WITHOUT_USE,
                     f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {tool_use_id}. Each "
                     "`tool_result` block must have a corresponding `tool_use` block in the previous message.",
@@ -365,7 +374,7 @@ def _tool_result_without_use(conv: _Conversation) -> Refusal | None:
     return None
 
 
-def _tool_result_not_first(conv: _Conversation) -> Refusal | None:
+def _tool_result_not_first(conv: _Conversation) -> Violation | None:
     for i in conv.own_indexes():
         message = conv.at(i)
         if message is None or message.get("role") != "user":
@@ -377,7 +386,7 @@ def _tool_result_not_first(conv: _Conversation) -> Refusal | None:
         last_result = max(k for k, t in enumerate(types) if t == "tool_result")
         if first_other is not None and first_other < last_result:
             where = f"{conv.path(i)}.content.{first_other}"
-            return Refusal(
+            return Violation(
                 TOOL_RESULT_NOT_FIRST,
                 f"{where}: In the user message containing tool results, the tool_result blocks must come first "
                 "in the content array. Any text must come after all tool results.",
@@ -390,25 +399,25 @@ def _tool_names(body: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
     return [(i, t["name"], t) for i, t in dicts(body.get("tools")) if isinstance(t.get("name"), str)]
 
 
-def _duplicate_tool_names(body: dict[str, Any]) -> Refusal | None:
+def _duplicate_tool_names(body: dict[str, Any]) -> Violation | None:
     seen: set[str] = set()
     for i, name, _ in _tool_names(body):
         if name in seen:
-            return Refusal(DUPLICATE_TOOL_NAMES, "tools: Tool names must be unique.", f"tools.{i}.name")
+            return Violation(DUPLICATE_TOOL_NAMES, "tools: Tool names must be unique.", f"tools.{i}.name")
         seen.add(name)
     return None
 
 
-def _tool_name_pattern(body: dict[str, Any]) -> Refusal | None:
+def _tool_name_pattern(body: dict[str, Any]) -> Violation | None:
     for i, name, tool in _tool_names(body):
         if tool.get("type") not in (None, "custom"):
             continue  # server tools have fixed names
         if len(name) > 128:
             message = f"tools.{i}.custom.name: String should have at most 128 characters"
-            return Refusal(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
+            return Violation(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
         if not _TOOL_NAME.fullmatch(name):
             message = f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
-            return Refusal(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
+            return Violation(TOOL_NAME_PATTERN, message, f"tools.{i}.name")
     return None
 
 
@@ -422,12 +431,14 @@ def _count_cache_control(value: Any) -> int:
     return count
 
 
-def _cache_control_limit(body: dict[str, Any]) -> Refusal | None:
+def _cache_control_limit(body: dict[str, Any]) -> Violation | None:
     found = _count_cache_control(body.get("tools")) + _count_cache_control(body.get("system"))
     for _, message in dicts(body.get("messages")):
         found += _count_cache_control(message.get("content"))
     if found > 4:
-        return Refusal(CACHE_CONTROL_LIMIT, f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
+        return Violation(
+            CACHE_CONTROL_LIMIT, f"A maximum of 4 blocks with cache_control may be provided. Found {found}."
+        )
     return None
 
 
@@ -436,11 +447,11 @@ def _thinking_enabled(body: dict[str, Any]) -> dict[str, Any] | None:
     return thinking if isinstance(thinking, dict) and thinking.get("type") == "enabled" else None
 
 
-def _thinking_budget(body: dict[str, Any]) -> Refusal | None:
+def _thinking_budget(body: dict[str, Any]) -> Violation | None:
     thinking = _thinking_enabled(body)
     budget = thinking.get("budget_tokens") if thinking else None
     if is_int(budget) and budget < 1024:
-        return Refusal(
+        return Violation(
             THINKING_BUDGET_TOO_SMALL,
             "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
             "thinking.budget_tokens",
@@ -453,7 +464,7 @@ def _is_tool_results_only(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and bool(types) and all(t == "tool_result" for t in types)
 
 
-def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Refusal | None:
+def _thinking_first(body: dict[str, Any], conv: _Conversation, served: Collection[str]) -> Violation | None:
     """The current tool loop: the assistant messages since the last user message that is not only tool results.
 
     Refused when the conversation ends in a tool loop (its last message carries tool results) and
@@ -483,10 +494,12 @@ def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Refusal | None
     firsts = [(_block_types(conv.at(j) or {}) or [None])[0] for j in loop]
     if any(t in _THINKING_TYPES for t in firsts):
         return None
+    if served and any(x in served for j in loop for x in _tool_use_ids(conv.at(j) or {})):
+        return None  # the server sent that turn without thinking: the app passed back what it got
     final = loop[0]
     found = firsts[0] or "nothing"
     where = f"{conv.path(final)}.content.0.type"
-    return Refusal(
+    return Violation(
         THINKING_BLOCK_FIRST,
         f"{where}: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` is enabled, a "
         "final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and "
@@ -496,7 +509,7 @@ def _thinking_first(body: dict[str, Any], conv: _Conversation) -> Refusal | None
     )
 
 
-def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Refusal | None:
+def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Violation | None:
     thinking = body.get("thinking")
     if not (isinstance(thinking, dict) and thinking.get("type") == "disabled") or not conv.own:
         return None
@@ -507,7 +520,7 @@ def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Refusal | N
     for k, kind in enumerate(_block_types(message)):
         if kind in _THINKING_TYPES:
             where = f"{conv.path(last)}.content.{k}"
-            return Refusal(
+            return Violation(
                 THINKING_IN_FINAL_WHEN_DISABLED,
                 f"{where}: When thinking is disabled, an `assistant` message in the final position cannot contain "
                 "`thinking`. To use thinking blocks, enable `thinking` in your request.",
@@ -516,8 +529,8 @@ def _thinking_in_final(body: dict[str, Any], conv: _Conversation) -> Refusal | N
     return None
 
 
-def _temperature(body: dict[str, Any]) -> Refusal | None:
+def _temperature(body: dict[str, Any]) -> Violation | None:
     value = body.get("temperature")
     if is_number(value) and not 0 <= value <= 1:
-        return Refusal(TEMPERATURE_RANGE, "temperature: range: 0..1", "temperature")
+        return Violation(TEMPERATURE_RANGE, "temperature: range: 0..1", "temperature")
     return None

@@ -1,4 +1,4 @@
-"""The shared shapes of the strict-request rules: a rule, a refusal, and the small JSON helpers.
+"""The shared shapes of the strict-request rules: a rule, a violation, and the small JSON helpers.
 
 Provider-neutral and transport-free: the per-provider rule modules import this, and
 `wirescript.strict` puts them together.
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-__all__ = ["Refusal", "Rule", "dicts", "first_refusal", "is_int", "is_number", "json_type"]
+__all__ = ["Rule", "Violation", "dicts", "first_violation", "is_int", "is_number", "json_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,7 @@ class Rule:
         source: Where the behaviour is documented or observed (a URL, or the quoted error text and
             where it was seen).
         status: The HTTP status the real API answers with.
+        code: The `error.code` the real API sends with it, where it is observed (OpenAI), else None.
 
     """
 
@@ -32,10 +33,11 @@ class Rule:
     summary: str
     source: str
     status: int = 400
+    code: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class Violation:
     """A request a rule refuses.
 
     Attributes:
@@ -52,14 +54,16 @@ class Refusal:
     param: str | None = None
 
 
-def first_refusal(checks: Iterable[tuple[Rule, Callable[[], Refusal | None]]], skip: frozenset[str]) -> Refusal | None:
-    """The first refusal of the checks whose rule is not skipped, or None."""
+def first_violation(
+    checks: Iterable[tuple[Rule, Callable[[], Violation | None]]], skip: frozenset[str]
+) -> Violation | None:
+    """The first violation of the checks whose rule is not skipped, or None."""
     for rule, check in checks:
         if rule.id in skip:
             continue
-        refusal = check()
-        if refusal is not None:
-            return refusal
+        violation = check()
+        if violation is not None:
+            return violation
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wirescript._strict_base import Refusal, Rule, first_refusal
+from wirescript._strict_base import Rule, Violation, first_violation
 
 __all__ = ["RULES", "check_gemini"]
 
@@ -96,7 +96,7 @@ def _count(content: Any, part_field: str) -> int:
     return sum(1 for p in _as_list(field(content, "parts")) if isinstance(p, dict) and field(p, part_field) is not None)
 
 
-def check_gemini(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Refusal | None:
+def check_gemini(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
     """The first Gemini rule the request breaks, or None.
 
     Args:
@@ -104,10 +104,10 @@ def check_gemini(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) ->
         skip: Rule ids not to check.
 
     Returns:
-        The refusal of the first broken rule, in the order of `RULES`; None when the request passes.
+        The violation of the first broken rule, in the order of `RULES`; None when the request passes.
 
     """
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (CONTENTS_MISSING, lambda: _contents_missing(body)),
         (INVALID_ROLE, lambda: _invalid_role(body)),
         (FUNCTION_CALL_FIRST, lambda: _function_call_first(body)),
@@ -115,27 +115,27 @@ def check_gemini(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) ->
         (FUNCTION_RESPONSE_COUNT, lambda: _function_response_count(body)),
         (DUPLICATE_FUNCTION_DECLARATION, lambda: _duplicate_declarations(body)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def _contents_missing(body: dict[str, Any]) -> Refusal | None:
+def _contents_missing(body: dict[str, Any]) -> Violation | None:
     if not _contents(body):
-        return Refusal(CONTENTS_MISSING, "* GenerateContentRequest.contents: contents is not specified", "contents")
+        return Violation(CONTENTS_MISSING, "* GenerateContentRequest.contents: contents is not specified", "contents")
     return None
 
 
-def _invalid_role(body: dict[str, Any]) -> Refusal | None:
+def _invalid_role(body: dict[str, Any]) -> Violation | None:
     for i, content in enumerate(_contents(body)):
         role = content.get("role") if isinstance(content, dict) else None
         if isinstance(role, str) and role and role not in _ROLES:
-            return Refusal(INVALID_ROLE, "Please use a valid role: user, model.", f"contents[{i}].role")
+            return Violation(INVALID_ROLE, "Please use a valid role: user, model.", f"contents[{i}].role")
     return None
 
 
-def _function_call_first(body: dict[str, Any]) -> Refusal | None:
+def _function_call_first(body: dict[str, Any]) -> Violation | None:
     contents = _contents(body)
     if contents and _count(contents[0], "function_call"):
-        return Refusal(
+        return Violation(
             FUNCTION_CALL_FIRST,
             "Please ensure that function call turn comes immediately after a user turn or after a function response "
             "turn.",
@@ -144,11 +144,11 @@ def _function_call_first(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _function_response_position(body: dict[str, Any]) -> Refusal | None:
+def _function_response_position(body: dict[str, Any]) -> Violation | None:
     contents = _contents(body)
     for i, content in enumerate(contents):
         if _count(content, "function_response") and (i == 0 or not _count(contents[i - 1], "function_call")):
-            return Refusal(
+            return Violation(
                 FUNCTION_RESPONSE_POSITION,
                 "Please ensure that function response turn comes immediately after a function call turn.",
                 f"contents[{i}]",
@@ -156,12 +156,12 @@ def _function_response_position(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _function_response_count(body: dict[str, Any]) -> Refusal | None:
+def _function_response_count(body: dict[str, Any]) -> Violation | None:
     contents = _contents(body)
     for i, content in enumerate(contents):
         responses = _count(content, "function_response")
         if responses and i > 0 and responses != _count(contents[i - 1], "function_call"):
-            return Refusal(
+            return Violation(
                 FUNCTION_RESPONSE_COUNT,
                 "Please ensure that the number of function response parts is equal to the number of function call "
                 "parts of the function call turn.",
@@ -170,7 +170,7 @@ def _function_response_count(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _duplicate_declarations(body: dict[str, Any]) -> Refusal | None:
+def _duplicate_declarations(body: dict[str, Any]) -> Violation | None:
     seen: set[str] = set()
     for i, tool in enumerate(_as_list(field(body, "tools"))):
         if not isinstance(tool, dict):
@@ -181,6 +181,6 @@ def _duplicate_declarations(body: dict[str, Any]) -> Refusal | None:
                 continue
             if name in seen:
                 message = f"Duplicate function declaration found: {name}"
-                return Refusal(DUPLICATE_FUNCTION_DECLARATION, message, f"tools[{i}].function_declarations[{k}].name")
+                return Violation(DUPLICATE_FUNCTION_DECLARATION, message, f"tools[{i}].function_declarations[{k}].name")
             seen.add(name)
     return None

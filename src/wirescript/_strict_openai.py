@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from wirescript._strict_base import Refusal, Rule, dicts, first_refusal, is_int, is_number
+from wirescript._strict_base import Rule, Violation, dicts, first_violation, is_int, is_number
 
 __all__ = [
     "CHAT_RULES",
@@ -40,6 +40,7 @@ CHAT_MESSAGES_EMPTY = Rule(
     "`messages` is an empty list.",
     "Observed: \"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array "
     'instead." (code empty_array; github.com/CopilotKit/CopilotKit/issues/529)',
+    code="empty_array",
 )
 CHAT_TOOL_CALLS_WITHOUT_RESULTS = Rule(
     "openai_chat.tool-calls-without-results",
@@ -133,11 +134,12 @@ RESPONSES_CALL_WITHOUT_OUTPUT = Rule(
 PREVIOUS_RESPONSE_NOT_FOUND = Rule(
     "openai_responses.previous-response-not-found",
     "openai_responses",
-    "`previous_response_id` names a response this stub never stored (answered 404 by the integrator).",
+    "`previous_response_id` names a response this stub never stored (or stored with `store: false`).",
     "Observed: \"Previous response with id 'resp_…' not found.\" (code previous_response_not_found, param "
     "previous_response_id; github.com/maximhq/bifrost/issues/2441, "
     "github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1188)",
     status=404,
+    code="previous_response_not_found",
 )
 
 RESPONSES_RULES: tuple[Rule, ...] = (
@@ -150,7 +152,7 @@ RESPONSES_RULES: tuple[Rule, ...] = (
 _FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_.-]+")
 
 
-def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Refusal | None:
+def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
     """The first Chat Completions rule the request breaks, or None.
 
     Args:
@@ -158,10 +160,10 @@ def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset(
         skip: Rule ids not to check.
 
     Returns:
-        The refusal of the first broken rule, in the order of `CHAT_RULES`; None when the request passes.
+        The violation of the first broken rule, in the order of `CHAT_RULES`; None when the request passes.
 
     """
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (CHAT_MODEL_MISSING, lambda: _chat_model(body)),
         (CHAT_MESSAGES_MISSING, lambda: _chat_messages_missing(body)),
         (CHAT_MESSAGES_EMPTY, lambda: _chat_messages_empty(body)),
@@ -173,24 +175,24 @@ def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset(
         (CHAT_JSON_SCHEMA_NAME, lambda: _chat_json_schema(body)),
         (CHAT_STREAM_OPTIONS, lambda: _chat_stream_options(body)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def _chat_model(body: dict[str, Any]) -> Refusal | None:
+def _chat_model(body: dict[str, Any]) -> Violation | None:
     if body.get("model") is None:
-        return Refusal(CHAT_MODEL_MISSING, "you must provide a model parameter")
+        return Violation(CHAT_MODEL_MISSING, "you must provide a model parameter")
     return None
 
 
-def _chat_messages_missing(body: dict[str, Any]) -> Refusal | None:
+def _chat_messages_missing(body: dict[str, Any]) -> Violation | None:
     if body.get("messages") is None:
-        return Refusal(CHAT_MESSAGES_MISSING, "Missing required parameter: 'messages'.", "messages")
+        return Violation(CHAT_MESSAGES_MISSING, "Missing required parameter: 'messages'.", "messages")
     return None
 
 
-def _chat_messages_empty(body: dict[str, Any]) -> Refusal | None:
+def _chat_messages_empty(body: dict[str, Any]) -> Violation | None:
     if body.get("messages") == []:
-        return Refusal(
+        return Violation(
             CHAT_MESSAGES_EMPTY,
             "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
             "messages",
@@ -202,7 +204,7 @@ def _call_ids(message: dict[str, Any]) -> list[str]:
     return [c["id"] for _, c in dicts(message.get("tool_calls")) if isinstance(c.get("id"), str)]
 
 
-def _chat_calls_without_results(body: dict[str, Any]) -> Refusal | None:
+def _chat_calls_without_results(body: dict[str, Any]) -> Violation | None:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return None
@@ -219,7 +221,7 @@ def _chat_calls_without_results(body: dict[str, Any]) -> Refusal | None:
             answered.add(follower.get("tool_call_id"))
         missing = [x for x in ids if x not in answered]
         if missing:
-            return Refusal(
+            return Violation(
                 CHAT_TOOL_CALLS_WITHOUT_RESULTS,
                 "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
                 f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(missing)}",
@@ -228,7 +230,7 @@ def _chat_calls_without_results(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _chat_tool_without_call(body: dict[str, Any]) -> Refusal | None:
+def _chat_tool_without_call(body: dict[str, Any]) -> Violation | None:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return None
@@ -240,7 +242,7 @@ def _chat_tool_without_call(body: dict[str, Any]) -> Refusal | None:
         role = message.get("role")
         if role == "tool":
             if calls is None or message.get("tool_call_id") not in calls:
-                return Refusal(
+                return Violation(
                     CHAT_TOOL_MESSAGE_WITHOUT_CALL,
                     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
                     "'tool_calls'.",
@@ -251,7 +253,7 @@ def _chat_tool_without_call(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _chat_function_names(body: dict[str, Any]) -> Refusal | None:
+def _chat_function_names(body: dict[str, Any]) -> Violation | None:
     for i, tool in dicts(body.get("tools")):
         function = tool.get("function")
         if tool.get("type", "function") != "function" or not isinstance(function, dict):
@@ -261,14 +263,14 @@ def _chat_function_names(body: dict[str, Any]) -> Refusal | None:
             continue
         where = f"tools[{i}].function.name"
         if len(name) > 64:
-            return Refusal(
+            return Violation(
                 CHAT_FUNCTION_NAME,
                 f"Invalid '{where}': string too long. Expected a string with maximum length 64, but got a string "
                 f"with length {len(name)} instead.",
                 where,
             )
         if not _FUNCTION_NAME.fullmatch(name):
-            return Refusal(
+            return Violation(
                 CHAT_FUNCTION_NAME,
                 f"Invalid '{where}': string does not match pattern. Expected a string that matches the pattern "
                 "'^[a-zA-Z0-9_-]+$'.",
@@ -277,51 +279,51 @@ def _chat_function_names(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
-def _chat_temperature(body: dict[str, Any]) -> Refusal | None:
+def _chat_temperature(body: dict[str, Any]) -> Violation | None:
     value = body.get("temperature")
     if not is_number(value):
         return None
     if value > 2:
         message = f"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got {value} instead."
-        return Refusal(CHAT_TEMPERATURE_RANGE, message, "temperature")
+        return Violation(CHAT_TEMPERATURE_RANGE, message, "temperature")
     if value < 0:
         message = f"Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got {value} instead."
-        return Refusal(CHAT_TEMPERATURE_RANGE, message, "temperature")
+        return Violation(CHAT_TEMPERATURE_RANGE, message, "temperature")
     return None
 
 
-def _chat_n(body: dict[str, Any]) -> Refusal | None:
+def _chat_n(body: dict[str, Any]) -> Violation | None:
     value = body.get("n")
     if is_int(value) and value < 1:
         message = f"Invalid 'n': integer below minimum value. Expected a value >= 1, but got {int(value)} instead."
-        return Refusal(CHAT_N_BELOW_ONE, message, "n")
+        return Violation(CHAT_N_BELOW_ONE, message, "n")
     return None
 
 
-def _chat_json_schema(body: dict[str, Any]) -> Refusal | None:
+def _chat_json_schema(body: dict[str, Any]) -> Violation | None:
     fmt = body.get("response_format")
     if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
         return None
     schema = fmt.get("json_schema")
     if not isinstance(schema, dict):
         message = "Missing required parameter: 'response_format.json_schema'."
-        return Refusal(CHAT_JSON_SCHEMA_NAME, message, "response_format.json_schema")
+        return Violation(CHAT_JSON_SCHEMA_NAME, message, "response_format.json_schema")
     if schema.get("name") is None:
         message = "Missing required parameter: 'response_format.json_schema.name'."
-        return Refusal(CHAT_JSON_SCHEMA_NAME, message, "response_format.json_schema.name")
+        return Violation(CHAT_JSON_SCHEMA_NAME, message, "response_format.json_schema.name")
     return None
 
 
-def _chat_stream_options(body: dict[str, Any]) -> Refusal | None:
+def _chat_stream_options(body: dict[str, Any]) -> Violation | None:
     if body.get("stream_options") is not None and body.get("stream") is not True:
         message = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
-        return Refusal(CHAT_STREAM_OPTIONS, message, "stream_options")
+        return Violation(CHAT_STREAM_OPTIONS, message, "stream_options")
     return None
 
 
 def check_openai_responses(
     body: dict[str, Any], *, previous_items: list[Any] | None = None, skip: frozenset[str] = frozenset()
-) -> Refusal | None:
+) -> Violation | None:
     """The first Responses rule the request breaks, or None.
 
     Args:
@@ -334,27 +336,27 @@ def check_openai_responses(
         skip: Rule ids not to check.
 
     Returns:
-        The refusal of the first broken rule; None when the request passes.
+        The violation of the first broken rule; None when the request passes.
 
     """
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (RESPONSES_MODEL_MISSING, lambda: _responses_model(body)),
         (RESPONSES_OUTPUT_WITHOUT_CALL, lambda: _output_without_call(body, previous_items)),
         (RESPONSES_CALL_WITHOUT_OUTPUT, lambda: _call_without_output(body, previous_items)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def previous_response_not_found(response_id: str) -> Refusal:
-    """The 404 refusal of a `previous_response_id` the stub never stored."""
-    return Refusal(
+def previous_response_not_found(response_id: str) -> Violation:
+    """The 404 violation of a `previous_response_id` the stub never stored."""
+    return Violation(
         PREVIOUS_RESPONSE_NOT_FOUND, f"Previous response with id '{response_id}' not found.", "previous_response_id"
     )
 
 
-def _responses_model(body: dict[str, Any]) -> Refusal | None:
+def _responses_model(body: dict[str, Any]) -> Violation | None:
     if body.get("model") is None and body.get("prompt") is None:
-        return Refusal(RESPONSES_MODEL_MISSING, "Missing required parameter: 'model'.", "model")
+        return Violation(RESPONSES_MODEL_MISSING, "Missing required parameter: 'model'.", "model")
     return None
 
 
@@ -374,7 +376,7 @@ def _server_state_unknown(body: dict[str, Any], previous_items: list[Any] | None
     )
 
 
-def _output_without_call(body: dict[str, Any], previous_items: list[Any] | None) -> Refusal | None:
+def _output_without_call(body: dict[str, Any], previous_items: list[Any] | None) -> Violation | None:
     if _server_state_unknown(body, previous_items):
         return None
     items = _items(body.get("input"))
@@ -382,18 +384,18 @@ def _output_without_call(body: dict[str, Any], previous_items: list[Any] | None)
     for item in items:
         if item.get("type") == "function_call_output" and item.get("call_id") not in known:
             message = f"No tool call found for function call output with call_id {item.get('call_id')}."
-            return Refusal(RESPONSES_OUTPUT_WITHOUT_CALL, message, "input")
+            return Violation(RESPONSES_OUTPUT_WITHOUT_CALL, message, "input")
     return None
 
 
-def _call_without_output(body: dict[str, Any], previous_items: list[Any] | None) -> Refusal | None:
+def _call_without_output(body: dict[str, Any], previous_items: list[Any] | None) -> Violation | None:
     if _server_state_unknown(body, previous_items):
         return None
     items = [*_items(previous_items), *_items(body.get("input"))]
     answered = {i.get("call_id") for i in items if i.get("type") == "function_call_output"}
     for item in items:
         if item.get("type") == "function_call" and item.get("call_id") not in answered:
-            return Refusal(
+            return Violation(
                 RESPONSES_CALL_WITHOUT_OUTPUT, f"No tool output found for function call {item.get('call_id')}.", "input"
             )
     return None

@@ -18,7 +18,7 @@ asked for that queue: those answer from the request itself, never by guessing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
 from ._cursor import check_turns
@@ -247,9 +247,16 @@ class ScriptBuilder:
 
         return answer
 
-    def build(self, *, hold_timeout: float = 30.0) -> ScriptTransport:
-        """A fresh `ScriptTransport` serving the script (each call gives an independent stub)."""
-        return ScriptTransport(self.script, hold_timeout=hold_timeout, fallback=self.fallback)
+    def build(
+        self, *, hold_timeout: float = 30.0, strict: bool = True, strict_skip: Iterable[str] = ()
+    ) -> ScriptTransport:
+        """A fresh `ScriptTransport` serving the script (each call gives an independent stub).
+
+        `strict` and `strict_skip` are `ScriptTransport`'s: the strict request rules, on by default.
+        """
+        return ScriptTransport(
+            self.script, hold_timeout=hold_timeout, fallback=self.fallback, strict=strict, strict_skip=strict_skip
+        )
 
     def __repr__(self) -> str:
         parts = [f"{queue!r}: {len(turns)} turn(s)" for queue, turns in self._queues.items()]

@@ -193,6 +193,18 @@ def _serve(commands: _Commands) -> None:
         metavar="N",
         help="keep only the last N requests (counts and problems are kept); default: all",
     )
+    parser.add_argument(
+        "--no-strict",
+        action="store_true",
+        help="answer requests the real API would refuse, instead of refusing them with its own error",
+    )
+    parser.add_argument(
+        "--strict-skip",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="a strict rule id not to check (repeatable; the rules: docs/strict-requests.md)",
+    )
     parser.set_defaults(handler=_run_serve)
 
 
@@ -200,7 +212,13 @@ def _run_serve(args: argparse.Namespace) -> int:
     from .server import serve_command
 
     return serve_command(
-        args.script, host=args.host, port=args.port, hold_timeout=args.hold_timeout, max_records=args.max_records
+        args.script,
+        host=args.host,
+        port=args.port,
+        hold_timeout=args.hold_timeout,
+        max_records=args.max_records,
+        strict=not args.no_strict,
+        strict_skip=args.strict_skip,
     )
 
 

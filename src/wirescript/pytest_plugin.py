@@ -20,6 +20,9 @@ def test_partial_script(wirescript): ...
 
 @pytest.mark.wirescript(allowed_hosts=["search.internal"])   # or allow_network=True: no guard
 def test_with_a_real_service(wirescript): ...
+
+@pytest.mark.wirescript(strict_skip=["anthropic.cache-control-limit"])   # or strict=False: no strict rules
+def test_lenient(wirescript): ...
 ```
 """
 
@@ -56,11 +59,14 @@ _LOUD_HELP = (
 )
 _OVERFLOW_ALIAS = ("unscripted", "unknown_endpoint", "unreadable", "script_error")  # OVERFLOW_KINDS, unimported
 _MARKER_HELP = (
-    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=()): turn off "
-    "the wirescript fixture's teardown check of requests the script did not answer, or of scripted turns "
-    "never requested; let the test reach the network, or some hosts." + _LOUD_HELP
+    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
+    "strict_skip=()): turn off the wirescript fixture's teardown check of requests the script did not answer, "
+    "or of scripted turns never requested; let the test reach the network, or some hosts; turn the strict "
+    "request rules off for the stubs the fixture makes, or some of them (docs/strict-requests.md)." + _LOUD_HELP
 )
-_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts", *_LOUD_OPTIONS)
+_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts", "strict", "strict_skip", *_LOUD_OPTIONS)
+_STUB_OPTIONS = ("strict", "strict_skip")
+"""Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
 
 class StubFactory:
@@ -75,7 +81,16 @@ class StubFactory:
     API error) and each scripted turn no request consumed.
     """
 
-    __slots__ = ("_allow", "_check_overflow", "_check_unused", "_guard", "_interceptions", "_stubs", "_watching")
+    __slots__ = (
+        "_allow",
+        "_check_overflow",
+        "_check_unused",
+        "_defaults",
+        "_guard",
+        "_interceptions",
+        "_stubs",
+        "_watching",
+    )
 
     def __init__(
         self,
@@ -85,11 +100,15 @@ class StubFactory:
         guard: NetworkGuard | None = None,
         allow: Iterable[str] = (),
         check_hand_built: bool = True,
+        strict: bool | None = None,
+        strict_skip: Iterable[str] | None = None,
     ) -> None:
         self._allow = frozenset(allow) | (frozenset() if check_overflow else frozenset(_OVERFLOW_ALIAS))
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
         self._check_unused = check_unused
         self._guard = guard
+        given = {"strict": strict, "strict_skip": strict_skip}
+        self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
         self._watching = False
@@ -110,10 +129,13 @@ class StubFactory:
         """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown.
 
         `intercept=True` (the known provider hosts), a list of hosts or `"*"`: the stub also
-        intercepts every httpx/httpx2 client until the test ends.
+        intercepts every httpx/httpx2 client until the test ends. The marker's `strict` and
+        `strict_skip` are the defaults of `strict=` and `strict_skip=`; arguments given here win.
         """
         from .builder import ScriptBuilder
         from .transport import ScriptTransport
+
+        kwargs = {**self._defaults, **kwargs}
 
         stub = script.build(**kwargs) if isinstance(script, ScriptBuilder) else ScriptTransport(script, **kwargs)
         if intercept is not False and intercept is not None:
@@ -177,9 +199,15 @@ class StubFactory:
                 except AssertionError as exc:
                     kinds = sorted({p.kind for p in stub.problems} - self._allow)
                     shown = ", ".join(repr(k) for k in kinds) or "'hold_timeout'"
+                    strict = ""
+                    if "strict" in kinds:
+                        strict = (
+                            "; a strict refusal is what the real API would answer too: fix the request, or "
+                            "turn its rule off with strict_skip as its line says"
+                        )
                     sections.append(
                         f"{exc}\n(If the app is meant to get these errors, mark the test "
-                        f"@pytest.mark.wirescript(allow=[{shown}]).)"
+                        f"@pytest.mark.wirescript(allow=[{shown}]){strict}.)"
                     )
             if self._check_unused:
                 try:
@@ -203,9 +231,11 @@ class StubFactory:
 def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     """A factory of scripted LLM providers, each checked at teardown: call it with a script for a stub.
 
-    The test fails at teardown when a request was not answered as scripted or a scripted turn was
-    never requested. `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the
-    test, its class or its module turns either check off.
+    The test fails at teardown when a request was not answered as scripted (a request the real API
+    would refuse included) or a scripted turn was never requested.
+    `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the test, its class or its
+    module turns either check off; `strict=False` or `strict_skip=[rule ids]` turn the strict request
+    rules off for the stubs the fixture makes (`wirescript(script, strict=...)` wins over the marker).
 
     During the test a network guard refuses any connection that is not to loopback, and any DNS
     lookup of a known provider host, at once (and fails the test at teardown, even when the app
@@ -314,6 +344,10 @@ def _options_model() -> type[Any]:
         """Problem kinds that do not fail the test (`"fault"`, `"hold_timeout"`, …)."""
         check_hand_built: bool = True
         """Check, at teardown, every `ScriptTransport` built during the test, not only the fixture's."""
+        strict: bool = True
+        """Check requests against the strict rules (the stubs' `strict=` default)."""
+        strict_skip: list[str] | tuple[str, ...] = ()
+        """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
 
     return MarkerOptions
 
@@ -347,10 +381,21 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
             elif name == "allowed_hosts":
                 value = kwargs.get(name)
                 problems.append(f"allowed_hosts must be a list of host names, got {type(value).__name__} {value!r}")
+            elif name == "strict_skip":
+                value = kwargs.get(name)
+                problems.append(f"strict_skip must be a list of strict rule ids, got {type(value).__name__} {value!r}")
             else:
                 value = error.get("input")
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         return "; ".join(dict.fromkeys(problems))
+    if kwargs.get("strict_skip"):
+        from .errors import ScriptError
+        from .strict import skip_ids
+
+        try:
+            skip_ids(kwargs["strict_skip"])
+        except ScriptError as exc:
+            return str(exc)
     hosts = kwargs.get("allowed_hosts")
     if hosts:
         from .errors import UsageError

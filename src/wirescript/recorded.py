@@ -55,6 +55,7 @@ ProblemKind: TypeAlias = Literal[
     "abandoned",
     "fault",
     "render_error",
+    "strict",
 ]
 """What went wrong with a request:
 
@@ -67,11 +68,14 @@ ProblemKind: TypeAlias = Literal[
 - `abandoned`: it was held and its client gave up waiting (a cancelled task, a client timeout or
   disconnect, the loopback server stopping): the turn it consumed was never delivered;
 - `fault`: its turn's fault cannot take effect on the answer at hand;
-- `render_error`: wirescript failed while building the answer (a bug: please report it).
+- `render_error`: wirescript failed while building the answer (a bug: please report it);
+- `strict`: the real API would refuse it (a strict rule, named in the reason, found it invalid); it
+  got the provider's own error and consumed no turn (see `docs/strict-requests.md`).
 """
 
-OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error"})
-"""The kinds counted by `ScriptTransport.overflow`: requests that got no scripted turn."""
+OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})
+"""The kinds counted by `ScriptTransport.overflow`: requests that got no scripted turn (a strict refusal
+consumes none, like an unreadable body)."""
 
 
 def request_head(index: int, method: str, path: str) -> str:

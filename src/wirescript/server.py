@@ -24,7 +24,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -607,6 +607,8 @@ def serve_command(
     max_records: int | None = None,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
+    strict: bool = True,
+    strict_skip: Iterable[str] = (),
 ) -> int:
     """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
 
@@ -614,7 +616,8 @@ def serve_command(
     connections; everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a
     summary of the requests and any problems on stderr. A script that does not load is reported
     on stderr with exit status 2, before any URL is printed. `max_records` bounds the records kept
-    (see `ScriptTransport`), for a long session.
+    (see `ScriptTransport`), for a long session; `strict` and `strict_skip` are `ScriptTransport`'s
+    (`--no-strict`, `--strict-skip RULE`).
     """
     from .files import load_script
     from .transport import ScriptTransport
@@ -625,7 +628,13 @@ def serve_command(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            stub = ScriptTransport(load_script(script), hold_timeout=hold_timeout, max_records=max_records)
+            stub = ScriptTransport(
+                load_script(script),
+                hold_timeout=hold_timeout,
+                max_records=max_records,
+                strict=strict,
+                strict_skip=strict_skip,
+            )
             server = ScriptServer(stub, host=host, port=port)
             server.start()
         except (ScriptError, UsageError) as exc:

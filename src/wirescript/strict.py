@@ -1,7 +1,7 @@
 """Strict requests: refuse what the real provider API would refuse (issue 15's rule engine).
 
 Pure functions over a parsed request body; nothing here touches the transport. Each check returns
-the `Refusal` of the first rule the body breaks, or None. A refusal carries its `Rule` (a stable
+the `Violation` of the first rule the body breaks, or None. A violation carries its `Rule` (a stable
 id, the provider, the HTTP status, the documented source) and a message that starts with the real
 API's own wording where it is known; the caller adds the rule id and the docs link, and wraps it
 in the provider's error envelope.
@@ -9,8 +9,8 @@ in the provider's error envelope.
 ```python
 from wirescript.strict import check_request
 
-refusal = check_request("anthropic", {"model": "m", "max_tokens": 8, "messages": []})
-assert refusal is not None and refusal.rule.id == "anthropic.messages-empty"
+violation = check_request("anthropic", {"model": "m", "max_tokens": 8, "messages": []})
+assert violation is not None and violation.rule.id == "anthropic.messages-empty"
 ```
 
 The rules and their sources are listed in `docs/strict-requests.md`. No false positives is the
@@ -21,28 +21,36 @@ observed, and every check reads only what it must, letting anything else through
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from wirescript import _strict_anthropic, _strict_gemini, _strict_openai
 from wirescript._strict_anthropic import check_anthropic
-from wirescript._strict_base import Refusal, Rule, first_refusal, is_int, is_number, json_type
+from wirescript._strict_base import Rule, Violation, first_violation, is_int, is_number, json_type
 from wirescript._strict_gemini import check_gemini
 from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
+from wirescript._text import did_you_mean
+from wirescript.errors import ScriptError
 
 __all__ = [
+    "DOCS_PAGE",
     "RULES",
     "WIRES",
-    "Refusal",
     "Rule",
+    "Violation",
     "check_anthropic",
     "check_gemini",
     "check_openai_chat",
     "check_openai_responses",
     "check_request",
     "check_wire_mismatch",
+    "explain",
     "previous_response_not_found",
+    "skip_ids",
 ]
+
+DOCS_PAGE = "docs/strict-requests.md"
+"""The page listing every rule, its source and how to turn it off: what a refusal's message points to."""
 
 WIRES = ("anthropic", "openai_chat", "openai_responses", "gemini")
 """The wire names the checks know (the `name` of each wire in `wirescript.wires`)."""
@@ -180,16 +188,18 @@ _GEMINI_TYPES = {
 }
 
 
+_IS: dict[str, Callable[[Any], bool]] = {
+    _INT: is_int,
+    _NUM: is_number,
+    _BOOL: lambda v: isinstance(v, bool),
+    _STR: lambda v: isinstance(v, str),
+    _LIST: lambda v: isinstance(v, list),
+    _OBJ: lambda v: isinstance(v, dict),
+}
+
+
 def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
-    checks: dict[str, Callable[[Any], bool]] = {
-        _INT: is_int,
-        _NUM: is_number,
-        _BOOL: lambda v: isinstance(v, bool),
-        _STR: lambda v: isinstance(v, str),
-        _LIST: lambda v: isinstance(v, list),
-        _OBJ: lambda v: isinstance(v, dict),
-    }
-    return any(checks[kind](value) for kind in kinds)
+    return any(_IS[kind](value) for kind in kinds)  # `_IS` is built once: this runs per field per request
 
 
 def _guess_messages_wire(body: dict[str, Any]) -> str:
@@ -237,7 +247,7 @@ def _type_message(wire: str, key: str, value: Any, kinds: tuple[str, ...]) -> st
     return f"Invalid value at '{key}' ({_GEMINI_TYPES.get(key, kinds[0])}), {json.dumps(value)}"
 
 
-def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Refusal | None:
+def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
     """The `any.*` rules: a body meant for another wire, or a well-known field of the wrong JSON type.
 
     Args:
@@ -246,35 +256,35 @@ def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str]
         skip: Rule ids not to check.
 
     Returns:
-        The refusal, naming the field and (where it can tell) the wire the body looks meant for;
+        The violation, naming the field and (where it can tell) the wire the body looks meant for;
         None when the body fits the wire, or the wire is not one of `WIRES`.
 
     """
     if wire not in WIRES:
         return None
-    checks: list[tuple[Rule, Callable[[], Refusal | None]]] = [
+    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (BODY_FOR_ANOTHER_WIRE, lambda: _foreign_field(wire, body)),
         (FIELD_TYPE, lambda: _field_type(wire, body)),
     ]
-    return first_refusal(checks, skip)
+    return first_violation(checks, skip)
 
 
-def _foreign_field(wire: str, body: dict[str, Any]) -> Refusal | None:
+def _foreign_field(wire: str, body: dict[str, Any]) -> Violation | None:
     for key, owner in _FOREIGN[wire]:
         if key not in body:
             continue
         meant = owner or _guess_messages_wire(body)
         looks = f"the body looks meant for {_LABELS[meant]}" if meant else "the body looks meant for another API"
         message = f"{_unknown_field_message(wire, key)} ({looks}, not {_LABELS[wire]})"
-        return Refusal(BODY_FOR_ANOTHER_WIRE, message, key)
+        return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
     return None
 
 
-def _field_type(wire: str, body: dict[str, Any]) -> Refusal | None:
+def _field_type(wire: str, body: dict[str, Any]) -> Violation | None:
     for key, kinds in _TYPES[wire].items():
         value = body.get(key)
         if value is not None and not _has_type(value, kinds):
-            return Refusal(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
+            return Violation(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
     return None
 
 
@@ -284,8 +294,9 @@ def check_request(
     *,
     history: list[Any] | None = None,
     previous_items: list[Any] | None = None,
+    served_without_thinking: Collection[str] = frozenset(),
     skip: frozenset[str] = frozenset(),
-) -> Refusal | None:
+) -> Violation | None:
     """Every rule for one request: the `any.*` rules first, then the wire's own.
 
     Args:
@@ -293,17 +304,19 @@ def check_request(
         body: The parsed JSON body.
         history: Anthropic only: a continued thread's earlier messages (see `check_anthropic`).
         previous_items: Responses only: the previous response's stored items (see `check_openai_responses`).
+        served_without_thinking: Anthropic only: the `tool_use` ids the server sent in turns without
+            thinking (see `check_anthropic`).
         skip: Rule ids not to check.
 
     Returns:
-        The first refusal, or None.
+        The first violation, or None.
 
     """
-    refusal = check_wire_mismatch(wire, body, skip=skip)
-    if refusal is not None:
-        return refusal
+    violation = check_wire_mismatch(wire, body, skip=skip)
+    if violation is not None:
+        return violation
     if wire == "anthropic":
-        return check_anthropic(body, history=history, skip=skip)
+        return check_anthropic(body, history=history, served_without_thinking=served_without_thinking, skip=skip)
     if wire == "openai_chat":
         return check_openai_chat(body, skip=skip)
     if wire == "openai_responses":
@@ -311,3 +324,52 @@ def check_request(
     if wire == "gemini":
         return check_gemini(body, skip=skip)
     return None
+
+
+def explain(violation: Violation) -> str:
+    """The error message a refused request gets: the real API's wording, then the rule id and how to skip it.
+
+    ```python
+    from wirescript.strict import check_request, explain
+
+    violation = check_request("openai_chat", {"model": "gpt-test", "messages": []})
+    assert violation is not None
+    assert explain(violation) == (
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array "
+        'instead. (wirescript strict rule openai_chat.messages-empty; turn it off with '
+        'strict_skip=["openai_chat.messages-empty"]: docs/strict-requests.md)'
+    )
+    ```
+    """
+    rule = violation.rule.id
+    return f'{violation.message} (wirescript strict rule {rule}; turn it off with strict_skip=["{rule}"]: {DOCS_PAGE})'
+
+
+def skip_ids(value: object, name: str = "strict_skip") -> frozenset[str]:
+    """Validate a list of rule ids to skip (`strict_skip`), at construction.
+
+    Args:
+        value: The ids: a list, tuple or set of strings, each a key of `RULES`.
+        name: The option's name, for the message.
+
+    Returns:
+        The ids.
+
+    Raises:
+        ScriptError: `value` is a lone string or not a collection of strings, or names an unknown
+            rule; the message names the closest rule id.
+
+    """
+    if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
+        hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
+        raise ScriptError(f"{name}: expected a list of strict rule ids, got {type(value).__name__} {value!r}{hint}")
+    ids = list(value)
+    for item in ids:
+        if not isinstance(item, str):
+            raise ScriptError(f"{name}: expected strict rule ids (strings), got {type(item).__name__} {item!r}")
+        if item not in RULES:
+            raise ScriptError(
+                f"{name}: unknown strict rule {item!r}{did_you_mean(item, RULES)} (every rule id is listed in "
+                f"{DOCS_PAGE}; wirescript.strict.RULES holds them)"
+            )
+    return frozenset(ids)

@@ -17,17 +17,28 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _http
-from ._answer import Answer, answer, refuse, respond
+from ._answer import Answer, answer, refuse, refuse_strictly, respond
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
 from ._record import Vocabulary, read_request
-from ._report import LISTED, abandoned, allowed_kinds, check_message, failed, held_too_long, retried, short_of
+from ._report import (
+    LISTED,
+    abandoned,
+    allowed_kinds,
+    check_message,
+    failed,
+    held_too_long,
+    refused_strictly,
+    retried,
+    short_of,
+)
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
 from .errors import ScriptError, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
+from .strict import skip_ids
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
@@ -97,9 +108,14 @@ class ScriptTransport(_TransportBase):
             (`request_count`, `overflow`), `problems` and the requests they name are kept whatever
             the bound, so a long-running server stays loud without growing. A record costs about
             6 KB for a small SDK body and about 6 times the body for a long conversation.
+        strict: Refuse what the real API would refuse (on by default): a request that breaks one of
+            the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
+            provider's own error, consumes no turn and is a `strict` problem. False turns every rule off.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`).
 
     Raises:
-        ScriptError: The script is malformed; the message names the turn and the field.
+        ScriptError: The script is malformed (the message names the turn and the field), `strict`
+            is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
 
     Use it as the transport of any httpx or httpx2 client::
 
@@ -118,7 +134,13 @@ class ScriptTransport(_TransportBase):
         side: SideScript | Mapping[str, Any] | None = None,
         routes: Mapping[str, RouteHandler] | None = None,
         max_records: int | None = None,
+        strict: bool = True,
+        strict_skip: Iterable[str] = (),
     ) -> None:
+        if not isinstance(strict, bool):
+            raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        self._strict_skip = skip_ids(strict_skip)
+        self._strict = strict
         route_wire = RouteWire(routes)
         self._wires = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
         self._cursor = Cursor(script, fallback, self._wires)
@@ -143,6 +165,16 @@ class ScriptTransport(_TransportBase):
         for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
             watcher(self)
 
+    @property
+    def strict(self) -> bool:
+        """Whether requests are checked against the strict rules (`strict=`)."""
+        return self._strict
+
+    @property
+    def strict_skip(self) -> frozenset[str]:
+        """The strict rule ids not checked (`strict_skip=`)."""
+        return self._strict_skip
+
     # ------------------------------------------------------------------ evidence
 
     @property
@@ -162,8 +194,9 @@ class ScriptTransport(_TransportBase):
         """Every request the stub could not answer as scripted, as a `Problem`. A passing test has none.
 
         Requests past the end of the script, to an endpoint no wire knows, with a body that cannot be
-        read, that a script function failed to answer, held and never released, abandoned by their
-        client while held, or whose fault could not take effect: each is a `Problem` of its own kind.
+        read, that the real API would refuse (a strict rule), that a script function failed to answer,
+        held and never released, abandoned by their client while held, or whose fault could not take
+        effect: each is a `Problem` of its own kind.
         """
         with self._lock:
             return list(self._problems)
@@ -385,14 +418,17 @@ class ScriptTransport(_TransportBase):
         """Record the request and decide its turn, atomically, in arrival order."""
         reading = read_request(request, self._vocabulary)
         record, wire = reading.record, reading.wire
+        refusal = reading.refusal
+        if refusal is None and wire is not None and self._strict:
+            refusal = self._check(wire, record)
         decision: Turn | Ask | Refusal | Turnless
         with self._lock:
             record.index = self._count
             self._count += 1
             if wire is not None:
                 wire.resolve(record)
-            if reading.refusal is not None:
-                decision = reading.refusal
+            if refusal is not None:
+                decision = refusal
             else:  # a turnless wire (side endpoint, route) consumes no turn
                 decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
             if isinstance(decision, Refusal):
@@ -429,6 +465,8 @@ class ScriptTransport(_TransportBase):
                     return reply._replace(body=self._guarded(record, reply.body))
                 turn = self._problem(record, Refusal("fault", reply))
         assert isinstance(turn, Refusal)
+        if turn.violation is not None and wire is not None:
+            return refuse_strictly(wire, record, turn.violation)
         not_found = turn.kind == "unknown_endpoint"
         return refuse(wire, record, f"wirescript: {record.problem}", not_found=not_found)
 
@@ -442,6 +480,14 @@ class ScriptTransport(_TransportBase):
             self._problem(record, failed("building the response", exc))
             loud = refuse(wire, record, f"wirescript: {record.problem}")
             return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
+
+    def _check(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
+        """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
+        try:
+            violation = wire.check(record, skip=self._strict_skip)
+        except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
+            return failed("checking the request against the strict rules", exc)
+        return refused_strictly(violation) if violation is not None else None
 
     def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         """The body, with a failure while it is rendered recorded and sent as a dropped connection."""

@@ -35,6 +35,9 @@ requests: list[RecordedRequest] = stub.requests
 
 builder_stub: ScriptTransport = ScriptBuilder().says("Hi").calls("f", {"x": 1}).fails(429).build()
 loaded = ScriptTransport(load_script("turns.json"))
+lenient = ScriptTransport(["x"], strict=False, strict_skip=["anthropic.cache-control-limit"])
+skipped: frozenset[str] = lenient.strict_skip
+checked: bool = lenient.strict
 
 
 def test_with_the_fixture(wirescript: StubFactory) -> None:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .._strict_base import Violation
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, ToolCall, Turn
@@ -32,6 +33,7 @@ __all__ = [
     "openai_error",
     "openai_error_type",
     "request_id",
+    "strict_error",
     "system_text",
     "token_counts",
 ]
@@ -89,16 +91,24 @@ def request_id(record: RecordedRequest) -> dict[str, str]:
     return {"x-request-id": f"req_{record.index:04d}"}
 
 
-def openai_error(spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+def openai_error(spec: ErrorSpec, record: RecordedRequest, *, param: str | None = None) -> Rendered:
     """`{"error": {"message", "type", "param", "code"}}` with the status, `x-request-id` and retry headers."""
     error = {
         "message": error_message(spec),
         "type": spec.type or openai_error_type(spec.status),
-        "param": None,
+        "param": param,
         "code": spec.code,
     }
     headers = {**JSON_HEADERS, **request_id(record), **retry_headers(spec, RETRYABLE)}
     return Rendered(spec.status, headers, json_dumps({"error": error}).encode())
+
+
+def strict_error(violation: Violation, message: str, record: RecordedRequest) -> Rendered:
+    """OpenAI's error for a request a strict rule refuses: its `param` and (where observed) its `code`, not retried."""
+    spec = ErrorSpec(status=violation.rule.status, message=message, code=violation.rule.code)
+    rendered = openai_error(spec, record, param=violation.param)
+    rendered.headers["x-should-retry"] = "false"
+    return rendered
 
 
 def call_id(call: ToolCall, index: int, k: int) -> str:

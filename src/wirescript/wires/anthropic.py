@@ -7,9 +7,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import PIECE, encode_deltas, encode_event, json_dumps
+from ..strict import check_request
 from . import _messages
 from .base import Frame, Parsed, Rendered, Wire, error_message, retry_headers
 
@@ -69,6 +71,8 @@ class AnthropicWire(Wire):
 
     def __init__(self) -> None:
         self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}
+        self._served_without_thinking: set[str] = set()
+        """The `tool_use` ids this wire sent in turns without thinking (for `anthropic.thinking-not-first`)."""
         self._threads_lock = threading.Lock()
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
@@ -111,12 +115,34 @@ class AnthropicWire(Wire):
         if "system" not in record.body:
             record.system = system
 
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """The Anthropic strict rules; a continued thread is checked with the conversation the wire holds for it.
+
+        `anthropic.thinking-not-first` lets through a tool loop whose `tool_use` this wire served in a
+        turn without thinking: the script left the block out, not the app.
+        """
+        body = record.body
+        if not isinstance(body, dict):
+            return None
+        history = None
+        thread = body.get("thread")
+        if isinstance(thread, dict) and thread.get("type") == "continue":
+            with self._threads_lock:
+                known = self._threads.get(str(thread.get("previous_message_id")))
+            history = known[0] if known is not None else None
+        # The live set: the rule only tests membership, which is safe while render adds to it.
+        served = self._served_without_thinking
+        return check_request("anthropic", body, history=history, served_without_thinking=served, skip=skip)
+
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
         """A Message as JSON, or the documented SSE event sequence when the request streams."""
         msg_id = f"msg_{record.index:04d}"
         message, arguments = _messages.message(turn, record.index, record.model or "claude-wirescript", msg_id)
+        if turn.thinking is None and turn.tool_calls:
+            with self._threads_lock:
+                self._served_without_thinking.update(b["id"] for b in message["content"] if b["type"] == "tool_use")
         if isinstance(record.body, dict) and "thread" in record.body:
             with self._threads_lock:
                 self._threads[msg_id] = (

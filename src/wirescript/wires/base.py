@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
@@ -208,6 +209,31 @@ class Wire(ABC):
     def unscripted(self, message: str, record: RecordedRequest, *, status: int = 400) -> Rendered:
         """The loud answer to a request with no scripted turn: a non-retryable error carrying `message`."""
         rendered = self.error(ErrorSpec(status=status, message=message, code="wirescript_unscripted"), record)
+        rendered.headers["x-should-retry"] = "false"
+        return rendered
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """The strict rule the request breaks, as the real API would refuse it, or None (the default: no rules).
+
+        Called for every request the wire parsed, before a turn is chosen, outside the stub's lock:
+        a wire that reads its own state here (threads, stored responses) guards it with its own lock.
+        The default wires call `wirescript.strict.check_request` with the context only they hold;
+        a refused request consumes no turn and is answered with `strict_error`.
+
+        Args:
+            record: The request (not yet numbered or resolved).
+            skip: The rule ids not to check (`strict_skip`).
+
+        """
+        return None
+
+    def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
+        """The answer to a request a strict rule refuses: the provider's own error, never retried.
+
+        The rule's status in the wire's error envelope (`error`), carrying `message` (the real API's
+        wording, the rule id and the docs page) and `x-should-retry: false`.
+        """
+        rendered = self.error(ErrorSpec(status=violation.rule.status, message=message), record)
         rendered.headers["x-should-retry"] = "false"
         return rendered
 

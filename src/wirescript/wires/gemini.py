@@ -12,10 +12,12 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._strict_base import Violation
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import encode_event, json_dumps
+from ..strict import check_request
 from .base import (
     Frame,
     Parsed,
@@ -188,6 +190,10 @@ class GeminiWire(Wire):
             max_tokens=as_int(config.get("maxOutputTokens")),
             temperature=as_float(config.get("temperature")),
         )
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """The Gemini strict rules (snake_case and camelCase fields alike, as the API reads them)."""
+        return check_request("gemini", record.body, skip=skip) if isinstance(record.body, dict) else None
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False

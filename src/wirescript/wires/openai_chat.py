@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from .._strict_base import Violation
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import PIECE, encode_deltas, encode_event, json_dumps
+from ..strict import check_request
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
@@ -30,6 +32,7 @@ from ._openai import (
     join_system,
     openai_error,
     request_id,
+    strict_error,
     system_text,
     token_counts,
 )
@@ -113,6 +116,14 @@ class OpenAIChatWire(Wire):
             max_tokens=max_tokens if max_tokens is not None else as_int(body.get("max_tokens")),
             temperature=as_float(body.get("temperature")),
         )
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """The Chat Completions strict rules (the request alone decides them)."""
+        return check_request("openai_chat", record.body, skip=skip) if isinstance(record.body, dict) else None
+
+    def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
+        """OpenAI's envelope, with the offending `param`."""
+        return strict_error(violation, message, record)
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False

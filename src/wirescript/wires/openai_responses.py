@@ -19,10 +19,13 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._strict_base import Violation
+from .._strict_openai import PREVIOUS_RESPONSE_NOT_FOUND
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from ..strict import check_request, previous_response_not_found
 from ._openai import (
     CREATED,
     DEFAULT_MODEL,
@@ -35,6 +38,7 @@ from ._openai import (
     join_system,
     openai_error,
     request_id,
+    strict_error,
     system_text,
     token_counts,
 )
@@ -149,6 +153,29 @@ class OpenAIResponsesWire(Wire):
             known = self._stored.get(previous)
         if known is not None:
             record.conversation = [*known, *record.messages]
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """The Responses strict rules, with the stored conversation of the `previous_response_id`.
+
+        An id this wire never stored (or stored with `store: false`) is OpenAI's 404.
+        """
+        body = record.body
+        if not isinstance(body, dict):
+            return None
+        previous = body.get("previous_response_id")
+        items = None
+        if isinstance(previous, str):
+            with self._stored_lock:
+                items = self._stored.get(previous)
+        violation = check_request("openai_responses", body, previous_items=items, skip=skip)
+        unknown = isinstance(previous, str) and items is None
+        if violation is None and unknown and PREVIOUS_RESPONSE_NOT_FOUND.id not in skip:
+            return previous_response_not_found(str(previous))
+        return violation
+
+    def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
+        """OpenAI's envelope, with the offending `param` and, for an unknown previous response, its `code`."""
+        return strict_error(violation, message, record)
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
