@@ -300,24 +300,28 @@ def test_concurrent_entries_one_wins_and_everything_is_restored() -> None:
     stubs = [ScriptTransport([]) for _ in range(8)]
     barrier = threading.Barrier(len(stubs))
     outcomes: list[str] = []
-    everyone_tried = threading.Event()
+    reported = threading.Condition()
+
+    def report(outcome: str) -> None:
+        with reported:
+            outcomes.append(outcome)
+            reported.notify_all()
 
     def contend(stub: ScriptTransport) -> None:
         barrier.wait()
         try:
             with stub.intercept():
-                outcomes.append("entered")
-                everyone_tried.wait(5)  # hold it until the others were refused
+                report("entered")
+                with reported:  # hold it until every other thread was refused, however slow they are
+                    reported.wait_for(lambda: len(outcomes) == len(stubs), 30)
         except UsageError:
-            outcomes.append("refused")
-        if len(outcomes) == len(stubs) - 1 and "entered" in outcomes:
-            everyone_tried.set()
+            report("refused")
 
     threads = [threading.Thread(target=contend, args=(stub,)) for stub in stubs]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(40)
     assert sorted(outcomes) == ["entered"] + ["refused"] * (len(stubs) - 1)
     assert all(a is b for a, b in zip(patched_functions(), ORIGINALS, strict=True))
 

@@ -130,6 +130,8 @@ class AnthropicWire(Wire):
             with self._threads_lock:
                 known = self._threads.get(str(thread.get("previous_message_id")))
             history = known[0] if known is not None else None
+        if "model" not in body and _vertex_model(record.path) is not None:
+            body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
         # The live set: the rule only tests membership, which is safe while render adds to it.
         served = self._served_without_thinking
         return check_request("anthropic", body, history=history, served_without_thinking=served, skip=skip)
