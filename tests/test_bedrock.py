@@ -582,3 +582,43 @@ def test_async_anthropic_bedrock_streams_and_creates() -> None:
     assert streamed.content[1].input == {"city": "Quito"}
     assert created.content[0].text == "Plain."
     assert [r.stream for r in stub.requests] == [True, False]
+
+
+# ---------------------------------------------------------------------------- strict Converse
+
+
+def test_converse_strict_rules_refuse_what_bedrock_refuses_and_consume_no_turn() -> None:
+    stub = ScriptTransport(["Sunny."])
+    bedrock = stub.attach(no_retries())
+    same_role_twice = [*HI, {"role": "user", "content": [{"text": "And tomorrow?"}]}]
+    with pytest.raises(botocore.exceptions.ClientError) as info:
+        bedrock.converse(modelId=MODEL, messages=same_role_twice)
+    error = info.value.response["Error"]
+    assert error["Code"] == "ValidationException"
+    assert error["Message"].startswith("A conversation must alternate between user and assistant roles.")
+    assert "bedrock.roles-must-alternate" in error["Message"]
+    unanswered = [
+        *HI,
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_1", "name": "weather", "input": {}}}]},
+        {"role": "user", "content": [{"text": "Never mind."}]},
+    ]
+    with pytest.raises(botocore.exceptions.ClientError, match=r"Expected toolResult blocks at messages\.2\.content"):
+        bedrock.converse(modelId=MODEL, messages=unanswered, toolConfig=TOOLS)
+    with pytest.raises(botocore.exceptions.ClientError, match="The toolConfig field must be defined"):
+        bedrock.converse(modelId=MODEL, messages=[*unanswered[:2], _result("tooluse_1")])
+    assert [p.kind for p in stub.problems] == ["strict", "strict", "strict"]
+    # Nothing was consumed: a conversation Bedrock accepts still gets turn 0.
+    answered = [*unanswered[:2], _result("tooluse_1")]
+    reply = bedrock.converse(modelId=MODEL, messages=answered, toolConfig=TOOLS)
+    assert reply["output"]["message"]["content"][0]["text"] == "Sunny."
+
+
+def test_converse_strict_rules_can_be_skipped() -> None:
+    stub = ScriptTransport(["Fine."], strict_skip=["bedrock.roles-must-alternate"])
+    twice = [*HI, {"role": "user", "content": [{"text": "And tomorrow?"}]}]
+    assert stub.attach(no_retries()).converse(modelId=MODEL, messages=twice)["stopReason"] == "end_turn"
+    assert stub.problems == []
+
+
+def _result(tool_id: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"toolResult": {"toolUseId": tool_id, "content": [{"text": "21 °C"}]}}]}

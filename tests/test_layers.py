@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
         "_strict_anthropic",
         "_strict_openai",
         "_strict_gemini",
+        "_strict_bedrock",
     },
     # 3: the sans-IO core, the HTTP adapter and the validators
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_http", "_botocore", "validate", "catalog"}

@@ -609,6 +609,46 @@ CASES: list[Case] = [
 ]
 
 
+B_USER = {"role": "user", "content": [{"text": "Weather?"}]}
+B_USE = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_1", "name": "w", "input": {}}}]}
+B_RESULT = {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "21"}]}}]}
+B_TOOLS = {"tools": [{"toolSpec": {"name": "w", "inputSchema": {"json": {"type": "object"}}}}]}
+CASES += [
+    Case(
+        "bedrock.roles-must-alternate",
+        "bedrock",
+        {"messages": [B_USER, B_USER]},
+        {"messages": [B_USER]},
+        "A conversation must alternate between user and assistant roles.",
+        "messages.1.role",
+    ),
+    Case(
+        "bedrock.tool-use-without-result",
+        "bedrock",
+        {"messages": [B_USER, B_USE, B_USER], "toolConfig": B_TOOLS},
+        {"messages": [B_USER, B_USE, B_RESULT], "toolConfig": B_TOOLS},
+        "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_1",
+        "messages.2.content",
+    ),
+    Case(
+        "bedrock.tool-result-without-use",
+        "bedrock",
+        {"messages": [B_RESULT], "toolConfig": B_TOOLS},
+        {"messages": [B_USER], "toolConfig": B_TOOLS},
+        "The number of toolResult blocks at messages.0.content exceeds the number of toolUse blocks",
+        "messages.0.content",
+    ),
+    Case(
+        "bedrock.tool-config-missing",
+        "bedrock",
+        {"messages": [B_USER, B_USE, B_RESULT]},
+        {"messages": [B_USER, B_USE, B_RESULT], "toolConfig": B_TOOLS},
+        "The toolConfig field must be defined when using toolUse and toolResult content blocks.",
+        "toolConfig",
+    ),
+]
+
+
 def run(
     wire: str, body: dict[str, Any], context: dict[str, Any], skip: frozenset[str] = frozenset()
 ) -> Violation | None:
@@ -636,7 +676,7 @@ def test_every_rule_has_a_case_a_source_and_a_summary() -> None:
     for rule_id, rule in RULES.items():
         assert rule.id == rule_id
         assert rule.provider == rule_id.split(".")[0]
-        assert rule.provider in (*WIRES, "any")
+        assert rule.provider in (*WIRES, "bedrock", "any")
         assert rule.summary
         assert rule.source
         assert rule.status in (400, 404)

@@ -24,9 +24,10 @@ import json
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from wirescript import _strict_anthropic, _strict_gemini, _strict_openai
+from wirescript import _strict_anthropic, _strict_bedrock, _strict_gemini, _strict_openai
 from wirescript._strict_anthropic import check_anthropic
 from wirescript._strict_base import Rule, Violation, first_violation, is_int, is_number, json_type
+from wirescript._strict_bedrock import check_converse
 from wirescript._strict_gemini import check_gemini
 from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
 from wirescript._text import did_you_mean
@@ -93,6 +94,7 @@ RULES: dict[str, Rule] = {
         *_strict_openai.CHAT_RULES,
         *_strict_openai.RESPONSES_RULES,
         *_strict_gemini.RULES,
+        *_strict_bedrock.RULES,
     )
 }
 """Every rule, by id."""
@@ -323,6 +325,8 @@ def check_request(
         return check_openai_responses(body, previous_items=previous_items, skip=skip)
     if wire == "gemini":
         return check_gemini(body, skip=skip)
+    if wire == "bedrock":  # Converse (the Bedrock wire checks no InvokeModel body: it is the model's own)
+        return check_converse(body, skip=skip)
     return None
 
 

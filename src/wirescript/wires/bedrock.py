@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import _converse, eventstream
+from .._strict_base import Violation
+from .._strict_bedrock import check_converse
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import json_dumps
@@ -190,6 +192,16 @@ class BedrockWire(Wire):
         return Rendered(
             200, {"content-type": _EVENTSTREAM, **headers}, frames=_chunks(msg, arguments, malformed_tool_json)
         )
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        """Converse's observed refusals (roles alternate, each `toolUse` answered, a `toolConfig`).
+
+        An InvokeModel body is the model's own, not Bedrock's, and is not checked.
+        """
+        found = operation(record.path)
+        if found is None or found[1] not in ("converse", "converse-stream") or not isinstance(record.body, dict):
+            return None
+        return check_converse(record.body, skip=skip)
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"message": …}` with `x-amzn-errortype` naming the exception (`type`, else the status's)."""
