@@ -252,7 +252,12 @@ def _tees(hx: ModuleType) -> tuple[type, type]:
 
         def close(self) -> None:
             try:
+                if self._finished is not None and self._response.status_code >= 400:
+                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
+                    self._chunks.extend(self._response.stream)
                 self._response.close()
+            except Exception:  # the app is done with it: what arrived is kept
+                pass
             finally:
                 self._end(hx)
 
@@ -269,7 +274,12 @@ def _tees(hx: ModuleType) -> tuple[type, type]:
 
         async def aclose(self) -> None:
             try:
+                if self._finished is not None and self._response.status_code >= 400:
+                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
+                    self._chunks.extend([chunk async for chunk in self._response.stream])
                 await self._response.aclose()
+            except Exception:  # the app is done with it: what arrived is kept
+                pass
             finally:
                 self._end(hx)
 

@@ -264,7 +264,7 @@ def json_body(body: bytes | str) -> Any:
 
 def sse_json(body: bytes) -> list[Any]:
     """The JSON data of each event of an SSE body, in order; events whose data is not JSON (`[DONE]`) left out."""
-    events, _ = parse_sse(body)
+    events, _ = parse_sse(body.decode("utf-8", "replace"))
     return [data for event in events if (data := json_body(event.data)) is not None]
 
 
