@@ -20,6 +20,10 @@ def test_partial_script(wirescript): ...
 
 @pytest.mark.wirescript(allowed_hosts=["search.internal"])   # or allow_network=True: no guard
 def test_with_a_real_service(wirescript): ...
+
+def test_recorded(wirescript):
+    stub = wirescript.recorded()   # scripts/<module>/<test>.yaml; --wirescript-record=once records it
+    ...
 ```
 """
 
@@ -37,11 +41,19 @@ if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .guard import NetworkGuard
     from .intercept import Interception
+    from .recording import RecordingTransport
     from .script import ScriptLike
     from .server import ScriptServer
     from .transport import ScriptTransport
 
-__all__ = ["StubFactory", "pytest_configure", "pytest_make_parametrize_id", "wirescript", "wirescript_server"]
+__all__ = [
+    "StubFactory",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_make_parametrize_id",
+    "wirescript",
+    "wirescript_server",
+]
 
 MARKER = "wirescript"
 _MARKER_HELP = (
@@ -64,16 +76,36 @@ class StubFactory:
     API error) and each scripted turn no request consumed.
     """
 
-    __slots__ = ("_check_overflow", "_check_unused", "_guard", "_interceptions", "_stubs")
+    __slots__ = (
+        "_check_overflow",
+        "_check_unused",
+        "_closers",
+        "_guard",
+        "_interceptions",
+        "_record_mode",
+        "_recorders",
+        "_stubs",
+        "_test",
+    )
 
     def __init__(
-        self, *, check_overflow: bool = True, check_unused: bool = True, guard: NetworkGuard | None = None
+        self,
+        *,
+        check_overflow: bool = True,
+        check_unused: bool = True,
+        guard: NetworkGuard | None = None,
+        record_mode: str = "none",
+        test: pytest.Item | None = None,
     ) -> None:
         self._check_overflow = check_overflow
         self._check_unused = check_unused
         self._guard = guard
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
+        self._record_mode = record_mode
+        self._test = test
+        self._recorders: list[RecordingTransport] = []
+        self._closers: list[Any] = []
 
     def __call__(
         self, script: ScriptLike | ScriptBuilder, *, intercept: bool | str | Iterable[str] = False, **kwargs: Any
@@ -94,6 +126,70 @@ class StubFactory:
         self._stubs.append(stub)
         return stub
 
+    def recorded(
+        self,
+        name: str | None = None,
+        *,
+        path: str | Path | None = None,
+        upstream: Any = None,
+        **kwargs: Any,
+    ) -> ScriptTransport | RecordingTransport:
+        """The test's recorded script, as a transport: replayed, or recorded as `--wirescript-record` says.
+
+        Args:
+            name: The file's name without suffix, for a test with several recordings; default the
+                test's name (its parameters included).
+            path: The script file; default `<test dir>/scripts/<test module>/<name>.yaml`.
+            upstream: Where a recording forwards to: default the real provider (the network guard
+                then lets the known provider hosts through, and only them); a transport standing
+                in for the provider, to test record mode itself.
+            kwargs: Passed to the replaying `ScriptTransport` (`hold_timeout`, `fallback`, `wires`).
+
+        Returns:
+            `none` (the default): a checked stub replaying the file; a missing file fails the test
+            with the command that records it. `once`: the same, or a `RecordingTransport` when the
+            file is missing. `new_episodes`: a recorder that replays the file and records what runs
+            past its end. `all`: a recorder, recording afresh. A recorder saves the file at teardown.
+
+        """
+        from .errors import UsageError
+        from .files import load_script
+
+        __tracebackhide__ = True
+        if self._test is None:
+            raise UsageError("wirescript.recorded(): only the pytest fixture knows its test")
+        file = Path(path) if path is not None else _recorded_path(self._test, name)
+        mode = self._record_mode
+        exists = file.exists()
+        if mode == "none" or (mode == "once" and exists):
+            if not exists:
+                pytest.fail(
+                    f"wirescript: no recorded script at {file} for {self._test.nodeid}.\n"
+                    f"Record it (once, against the real provider, with its API key set):\n"
+                    f"    pytest '{self._test.nodeid}' --wirescript-record=once",
+                    pytrace=False,
+                )
+            return self(load_script(file), **kwargs)
+        from .recording import Episodes, RecordingTransport
+        from .transport import ScriptTransport
+
+        if kwargs:
+            raise UsageError(
+                f"wirescript.recorded(): options ({', '.join(kwargs)}) configure a replay; "
+                f"--wirescript-record={mode} records"
+            )
+        if upstream is None and self._guard is not None:
+            from .intercept import KNOWN_HOSTS
+
+            self._guard.allow(sorted(KNOWN_HOSTS))
+        forward = upstream
+        if mode == "new_episodes" and exists:
+            forward = Episodes(ScriptTransport(load_script(file)), upstream)
+            self._closers.append(forward)
+        recorder = RecordingTransport(file, upstream=forward)
+        self._recorders.append(recorder)
+        return recorder
+
     @property
     def guard(self) -> NetworkGuard | None:
         """The network guard of the test, or None with `@pytest.mark.wirescript(allow_network=True)`."""
@@ -103,6 +199,10 @@ class StubFactory:
         """End the interceptions and the network guard (the fixture calls it at teardown)."""
         while self._interceptions:
             self._interceptions.pop().__exit__(None, None, None)
+        for recorder in self._recorders:
+            recorder.save()
+        for closer in self._closers:
+            closer.close()
         if self._guard is not None:
             self._guard.__exit__(None, None, None)
 
@@ -173,7 +273,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
 
         guard = NetworkGuard(allowed_hosts=options.pop("allowed_hosts", ())).__enter__()
     options.pop("allowed_hosts", None)
-    factory = StubFactory(**options, guard=guard)
+    record_mode = request.config.getoption(RECORD_OPTION, default="none")
+    factory = StubFactory(**options, guard=guard, record_mode=record_mode, test=request.node)
     try:
         yield factory
     finally:
@@ -217,6 +318,38 @@ def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptS
     yield serve
     for server in servers:
         server.stop()
+
+
+RECORD_OPTION = "wirescript_record"
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+"""`--wirescript-record`, in pytest-recording's vocabulary: never record, record what is missing,
+replay and record what runs past the end, record everything afresh."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add `--wirescript-record`, in its own option group."""
+    group = parser.getgroup("wirescript", "wirescript record mode")
+    group.addoption(
+        "--wirescript-record",
+        dest=RECORD_OPTION,
+        choices=RECORD_MODES,
+        default="none",
+        help=(
+            "How wirescript.recorded() gets each test's script: none (default: replay, never touch the network), "
+            "once (record a missing script), new_episodes (replay, and record what runs past the end), "
+            "all (record every script afresh). Recording reaches the real providers."
+        ),
+    )
+
+
+def _recorded_path(node: pytest.Item, name: str | None) -> Path:
+    """`<test dir>/scripts/<test module>/<name>.yaml`, `name` defaulting to the test's (parameters included)."""
+    import re
+
+    path = Path(node.path)
+    stem = name if name is not None else node.name
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_.") or "script"
+    return path.parent / "scripts" / path.stem / f"{safe}.yaml"
 
 
 def _marker_options(node: pytest.Item) -> dict[str, Any]:

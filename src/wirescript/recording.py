@@ -32,7 +32,7 @@ from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, Turn, parse_turn
 from .wires import Wire, merge_wires
 
-__all__ = ["RecordingTransport"]
+__all__ = ["Episodes", "RecordingTransport"]
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=rec)` type-check
     import httpx
@@ -384,3 +384,65 @@ def _dumper() -> Any:
 
     Dumper.add_representer(str, text)
     return Dumper
+
+
+class Episodes(_TransportBase):
+    """Replay a script, and forward what runs past its end (pytest-recording's `new_episodes`).
+
+    Each request goes to `stub` first; one the stub cannot answer as scripted (its script ran
+    out, no queue serves its model) is forwarded to `upstream` instead (by default the real
+    network, as `RecordingTransport`'s). Give it to a `RecordingTransport` as its upstream to
+    record both.
+    """
+
+    def __init__(self, stub: Any, upstream: Any = None) -> None:
+        self.stub = stub
+        self._upstream = upstream
+        self._network: dict[tuple[str, bool], Any] = {}
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: Any) -> Any:
+        """Answer from the script, or forward a sync request past its end."""
+        before = len(self.stub.problems)
+        response = self.stub.handle_request(request)
+        if len(self.stub.problems) == before:
+            return response
+        response.close()
+        return self._forward_to(request, is_async=False).handle_request(request)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Answer from the script, or forward an async request past its end."""
+        before = len(self.stub.problems)
+        response = await self.stub.handle_async_request(request)
+        if len(self.stub.problems) == before:
+            return response
+        await response.aclose()
+        return await self._forward_to(request, is_async=True).handle_async_request(request)
+
+    def _forward_to(self, request: Any, *, is_async: bool) -> Any:
+        if self._upstream is not None:
+            return self._upstream
+        key = (_http.http_module(request).__name__, is_async)
+        with self._lock:
+            transport = self._network.get(key)
+            if transport is None:
+                transport = self._network[key] = _http.network_transport(request, is_async=is_async)
+        return transport
+
+    def close(self) -> None:
+        """Close the network transports built here."""
+        with self._lock:
+            network, self._network = list(self._network.values()), {}
+        for transport in network:
+            if callable(getattr(transport, "close", None)):
+                transport.close()
+
+    async def aclose(self) -> None:
+        """Close the network transports built here."""
+        with self._lock:
+            network, self._network = list(self._network.values()), {}
+        for transport in network:
+            if callable(getattr(transport, "aclose", None)):
+                await transport.aclose()
+            elif callable(getattr(transport, "close", None)):
+                transport.close()
