@@ -261,7 +261,7 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_typo _*",
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, match_recorded)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -271,12 +271,12 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_positional _*",
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
-                "check_unused=..., allow_network=..., allowed_hosts=...), got positional False"
+                "check_unused=..., allow_network=..., allowed_hosts=..., match_recorded=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, match_recorded)"
             ),
             "*= short test summary info =*",
         ],
@@ -400,8 +400,10 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
         [
             (
                 "@pytest.mark.wirescript(*, check_overflow=True, check_unused=True, allow_network=False, "
-                "allowed_hosts=()): turn off the wirescript fixture's teardown check of requests the script did "
-                "not answer, or of scripted turns never requested; let the test reach the network, or some hosts."
+                "allowed_hosts=(), match_recorded=False): turn off the wirescript fixture's teardown check of "
+                "requests the script did not answer, or of scripted turns never requested; let the test reach the "
+                "network, or some hosts; fail when a request replayed from wirescript.recorded() asks something "
+                "else than the one recorded for its turn."
             )
         ]
     )

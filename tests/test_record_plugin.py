@@ -23,26 +23,29 @@ assert wirescript.recording
 SCRIPT = "scripts/test_app/test_app.yaml"
 
 
-def make_tests(pytester: pytest.Pytester, live: list[str], asks: int = 1) -> None:
+def make_tests(
+    pytester: pytest.Pytester, live: list[str], asks: int = 1, prompt: str = "question", marker: str = ""
+) -> None:
     """A test asking `asks` questions of `wirescript.recorded()`, whose stand-in provider would say `live`."""
     pytester.makepyfile(
         test_app=textwrap.dedent(
             f"""
             import anthropic
+            import pytest
 
             from wirescript import ScriptTransport
 
             hx = __import__("httpx2" if int(anthropic.__version__.split(".")[0]) >= 1 else "httpx")
             LIVE = ScriptTransport({live!r})
 
-
+            {marker}
             def test_app(wirescript):
                 stub = wirescript.recorded(upstream=LIVE)
                 client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
                 said = []
                 for n in range({asks}):
                     message = client.messages.create(
-                        model="claude-test", max_tokens=64, messages=[{{"role": "user", "content": f"question {{n}}"}}]
+                        model="claude-test", max_tokens=64, messages=[{{"role": "user", "content": f"{prompt} {{n}}"}}]
                     )
                     said.append(message.content[0].text)
                 print("SAID", said, "LIVE", len(LIVE.requests))
@@ -169,7 +172,10 @@ def test_recorded_names_and_paths(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--wirescript-record=all")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["*PATH scripts/test_recording_names/test_city_Paris.yaml", "*PATH scripts/test_recording_names/test_city_S_xe3o_Paulo.yaml"]
+        [
+            "*PATH scripts/test_recording_names/test_city_Paris.yaml",
+            "*PATH scripts/test_recording_names/test_city_S_xe3o_Paulo.yaml",
+        ]
     )
 
 
@@ -178,3 +184,25 @@ def test_a_bad_mode_is_refused_naming_the_choices(pytester: pytest.Pytester) -> 
     result = run(pytester, "--wirescript-record=sometimes")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--wirescript-record: invalid choice: 'sometimes'*"])
+
+
+def test_match_recorded_fails_a_replay_whose_app_now_asks_something_else(pytester: pytest.Pytester) -> None:
+    marker = "@pytest.mark.wirescript(match_recorded=True)"
+    make_tests(pytester, ["One", "Two"], asks=2, marker=marker)
+    run(pytester, "--wirescript-record=once").assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=1)  # the same questions: no drift
+
+    make_tests(pytester, ["One", "Two"], asks=2, prompt="changed question", marker=marker)
+    result = run(pytester)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*wirescript: the app asks something else than it did when the script was recorded:",
+            "*  - requests?0? POST /v1/messages asks something else than the request its turn was recorded for:",
+            "*    recorded: POST /v1/messages model='claude-test' last=user:'question 0'",
+            "*    now:      POST /v1/messages model='claude-test' last=user:'changed question 0'",
+            "*  - requests?1? POST /v1/messages asks something else*",
+        ]
+    )
+    make_tests(pytester, ["One", "Two"], asks=2, prompt="changed question")
+    run(pytester).assert_outcomes(passed=1)  # without the option, drift is not looked for

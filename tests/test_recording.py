@@ -472,3 +472,53 @@ def test_a_comment_cannot_be_broken_out_of(tmp_path: Path) -> None:
     path = rec.save()
     assert [t.text for t in load_script(path)] == ["Fine"]  # type: ignore[union-attr]
     assert all(line.startswith(("#", "-", " ")) for line in path.read_text(encoding="utf-8").splitlines())
+
+
+# ---------------------------------------------------------------------- drift
+
+
+def test_drift_compares_each_replayed_request_with_the_summary_recorded_for_its_turn(tmp_path: Path) -> None:
+    from wirescript.recording import drift, recorded_summaries
+
+    def ask(transport: Any, model: str, prompt: str) -> None:
+        anthropic_client(transport).messages.create(
+            model=model, max_tokens=10, messages=[{"role": "user", "content": prompt}], tools=TOOLS
+        )
+
+    rec, _ = _record(tmp_path, {"claude-a": ["A1", {"text": "A2\nsecond line"}], "claude-b": ["B1"]})
+    for model, prompt in [("claude-a", "one"), ("claude-b", "two"), ("claude-a", "three")]:
+        ask(rec, model, prompt)
+    text = rec.save().read_text(encoding="utf-8")
+    summaries = recorded_summaries(text)
+    assert sorted(summaries) == [("claude-a", 0), ("claude-a", 1), ("claude-b", 0)]
+    assert "last=user:'three'" in summaries[("claude-a", 1)]
+
+    same = ScriptTransport(load_script(rec.path))
+    for model, prompt in [
+        ("claude-b", "two"),
+        ("claude-a", "one"),
+        ("claude-a", "three"),
+    ]:  # order across queues may change
+        ask(same, model, prompt)
+    assert drift(same.requests, summaries) == []
+
+    changed = ScriptTransport(load_script(rec.path))
+    for model, prompt in [("claude-a", "one"), ("claude-b", "two"), ("claude-a", "THREE")]:
+        ask(changed, model, prompt)
+    [found] = drift(changed.requests, summaries)
+    assert "requests[2] POST /v1/messages asks something else" in found
+    assert "recorded: POST /v1/messages model='claude-a' last=user:'three' tools=[weather]" in found
+    assert "now:      POST /v1/messages model='claude-a' last=user:'THREE' tools=[weather]" in found
+
+
+def test_a_plain_list_script_has_its_summaries_read_too() -> None:
+    from wirescript.recording import recorded_summaries
+
+    text = (
+        "# Recorded by wirescript\n# requests[0] POST /v1/messages model='m'\n- Hi\n- tools:\n  - name: x\n"
+        "# requests[2] POST /v1/messages model='m'\n- text: |\n    a\n    - b\n"
+    )
+    assert recorded_summaries(text) == {
+        ("*", 0): "requests[0] POST /v1/messages model='m'",
+        ("*", 2): "requests[2] POST /v1/messages model='m'",
+    }

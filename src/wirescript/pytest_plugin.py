@@ -57,11 +57,12 @@ __all__ = [
 
 MARKER = "wirescript"
 _MARKER_HELP = (
-    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=()): turn off "
-    "the wirescript fixture's teardown check of requests the script did not answer, or of scripted turns "
-    "never requested; let the test reach the network, or some hosts."
+    "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), "
+    "match_recorded=False): turn off the wirescript fixture's teardown check of requests the script did not "
+    "answer, or of scripted turns never requested; let the test reach the network, or some hosts; fail when a "
+    "request replayed from wirescript.recorded() asks something else than the one recorded for its turn."
 )
-_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts")
+_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts", "match_recorded")
 
 
 class StubFactory:
@@ -80,8 +81,10 @@ class StubFactory:
         "_check_overflow",
         "_check_unused",
         "_closers",
+        "_drift",
         "_guard",
         "_interceptions",
+        "_match_recorded",
         "_record_mode",
         "_recorders",
         "_stubs",
@@ -96,6 +99,7 @@ class StubFactory:
         guard: NetworkGuard | None = None,
         record_mode: str = "none",
         test: pytest.Item | None = None,
+        match_recorded: bool = False,
     ) -> None:
         self._check_overflow = check_overflow
         self._check_unused = check_unused
@@ -106,6 +110,8 @@ class StubFactory:
         self._test = test
         self._recorders: list[RecordingTransport] = []
         self._closers: list[Any] = []
+        self._match_recorded = match_recorded
+        self._drift: list[tuple[ScriptTransport, dict[tuple[str, int], str]]] = []
 
     def __call__(
         self, script: ScriptLike | ScriptBuilder, *, intercept: bool | str | Iterable[str] = False, **kwargs: Any
@@ -169,7 +175,12 @@ class StubFactory:
                     f"    pytest '{self._test.nodeid}' --wirescript-record=once",
                     pytrace=False,
                 )
-            return self(load_script(file), **kwargs)
+            stub = self(load_script(file), **kwargs)
+            if self._match_recorded:
+                from .recording import recorded_summaries
+
+                self._drift.append((stub, recorded_summaries(file.read_text(encoding="utf-8"))))
+            return stub
         from .recording import Episodes, RecordingTransport
         from .transport import ScriptTransport
 
@@ -247,6 +258,17 @@ class StubFactory:
                             "http_client=httpx2.Client(transport=stub), or wirescript(script, intercept=True).)"
                         )
                     sections.append(f"{exc}\n{hint}")
+            for drifting, summaries in self._drift:
+                if drifting is stub:
+                    from .recording import drift
+
+                    changed = drift(stub.requests, summaries)
+                    if changed:
+                        sections.append(
+                            "wirescript: the app asks something else than it did when the script was recorded:\n"
+                            + "\n".join(f"  - {line}" for line in changed)
+                            + "\n(Record it again: --wirescript-record=all; or drop match_recorded=True.)"
+                        )
             if sections:
                 head = [f"wirescript stub {number} of {len(self._stubs)}:"] if len(self._stubs) > 1 else []
                 blocks.append("\n".join([*head, *sections]))
@@ -391,6 +413,9 @@ def _options_model() -> type[Any]:
         """Turn the network guard off: the test may connect anywhere."""
         allowed_hosts: list[str] | tuple[str, ...] = ()
         """Hosts (names, addresses, `*` patterns) the network guard lets through."""
+        match_recorded: bool = False
+        """Fail when a request replayed from `wirescript.recorded()` asks something else (model, last
+        message, tools) than the request its turn was recorded for."""
 
     return MarkerOptions
 

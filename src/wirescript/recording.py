@@ -32,7 +32,7 @@ from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, Turn, parse_turn
 from .wires import Wire, merge_wires
 
-__all__ = ["Episodes", "RecordingTransport"]
+__all__ = ["Episodes", "RecordingTransport", "drift", "recorded_summaries"]
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=rec)` type-check
     import httpx
@@ -321,6 +321,62 @@ def _summary(record: RecordedRequest) -> str:
     """The request a turn answered, in one comment line: number, path, model, last message, tools offered."""
     tools = f" tools=[{', '.join(clip(name, 40) for name in record.tool_names)}]" if record.tool_names else ""
     return _NOT_IN_COMMENT.sub("?", f"{record.summary()}{tools}")
+
+
+_HEAD = re.compile(r"^requests\[\d+\] ")
+_COMMENT = re.compile(r"^(?P<indent> *)# (?P<summary>requests\[\d+\] .*)$")
+_QUEUE = re.compile(r'^(?P<key>"(?:[^"\\]|\\.)*"):\s*$')
+
+
+def recorded_summaries(text: str) -> dict[tuple[str, int], str]:
+    """The summary comment written above each turn of a recorded YAML script, by (queue, turn index).
+
+    The default queue (a plain list) is `"*"`. A turn without a summary comment (added by hand) has
+    no entry. Only what `RecordingTransport.save()` writes is read: one comment line right above
+    each turn, queue keys as JSON strings.
+    """
+    lines = text.splitlines()
+    queued = any(_QUEUE.match(line) for line in lines)
+    item = "  - " if queued else "- "
+    found: dict[tuple[str, int], str] = {}
+    queue, index, pending = DEFAULT_QUEUE, -1, None
+    for line in lines:
+        key = _QUEUE.match(line)
+        if key is not None:
+            queue, index, pending = json.loads(key["key"]), -1, None
+            continue
+        comment = _COMMENT.match(line)
+        if comment is not None and len(comment["indent"]) == len(item) - 2:
+            pending = comment["summary"]
+            continue
+        if line.startswith(item) or (line == item.rstrip()):
+            index += 1
+            if pending is not None:
+                found[(queue, index)] = pending
+            pending = None
+    return found
+
+
+def drift(records: Sequence[RecordedRequest], summaries: Mapping[tuple[str, int], str]) -> list[str]:
+    """Each request that asks something else than the one its turn was recorded for, in words.
+
+    Compared: the model, the last message and the tools offered, as the summary comment says them.
+    A request answered by a turn with no summary (or by no turn) is not compared.
+    """
+    found = []
+    for record in records:
+        if record.turn_index is None:
+            continue
+        recorded = summaries.get((record.queue or DEFAULT_QUEUE, record.turn_index))
+        if recorded is None:
+            continue
+        now = _summary(record)
+        if _HEAD.sub("", now) != _HEAD.sub("", recorded):
+            found.append(
+                f"{record.summary().split(' model=')[0]} asks something else than the request its turn was "
+                f"recorded for:\n    recorded: {_HEAD.sub('', recorded)}\n    now:      {_HEAD.sub('', now)}"
+            )
+    return found
 
 
 def _queues(entries: list[_Entry]) -> dict[str, list[_Entry]] | None:
