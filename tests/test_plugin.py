@@ -261,7 +261,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_typo _*",
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, match_recorded)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
+                "match_recorded)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -276,7 +277,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
-                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, match_recorded)"
+                "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
+                "match_recorded)"
             ),
             "*= short test summary info =*",
         ],
