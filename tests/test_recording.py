@@ -522,3 +522,70 @@ def test_a_plain_list_script_has_its_summaries_read_too() -> None:
         ("*", 0): "requests[0] POST /v1/messages model='m'",
         ("*", 2): "requests[2] POST /v1/messages model='m'",
     }
+
+
+# ---------------------------------------------------------------------- the recording server
+
+
+def test_the_record_command_records_an_app_in_another_process(tmp_path: Path) -> None:
+    """`python -m wirescript record --out FILE`, forwarding to a stand-in provider on loopback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pytest.importorskip("uvicorn")
+    provider = ScriptTransport([SAMPLE_TURNS["tool"], "Done."])
+    out = tmp_path / "server.yaml"
+    with provider.serve() as provider_url:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wirescript", "record", "--out", str(out), "--upstream", provider_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().strip()
+            assert base_url.startswith("http://127.0.0.1:")
+            client = anthropic.Anthropic(api_key=FAKE_KEY, base_url=base_url, max_retries=0)
+            first = client.messages.create(
+                model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Card?"}], tools=TOOLS
+            )
+            with client.messages.stream(
+                model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Again"}]
+            ) as stream:
+                second = stream.get_final_message()
+        finally:
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 0, stderr
+    assert [b.type for b in first.content] == ["text", "tool_use"]
+    assert second.content[0].text == "Done."
+    assert provider.requests[0].api_key is not None  # the app's key went on to the provider...
+    assert FAKE_KEY.encode() not in out.read_bytes()  # ...and not into the file
+    script = load_script(out)
+    assert isinstance(script, list)
+    assert [t.describe() for t in script] == ["text 'Filing a card.', tool create_card", "text 'Done.'"]
+    assert "wrote 2 turn(s) of 2 request(s)" in stderr
+
+
+def test_the_recording_server_sends_each_request_to_its_providers_host() -> None:
+    from wirescript.recording import Rehost
+
+    seen = ScriptTransport(lambda r: {"text": r.headers["host"]})
+    hx = ANTHROPIC_HX
+    with hx.Client(transport=Rehost(seen)) as client:
+        for path, host in [
+            ("/v1/messages", "api.anthropic.com"),
+            ("/v1/chat/completions", "api.openai.com"),
+            ("/v1/responses", "api.openai.com"),
+            ("/v1beta/models/gemini-x:generateContent", "generativelanguage.googleapis.com"),
+        ]:
+            response = client.post(f"http://127.0.0.1:9/{path.lstrip('/')}", json={"model": "m", "messages": []})
+            assert response.status_code == 200, path
+            assert host in response.text, path
+        assert client.get("http://127.0.0.1:9/elsewhere").status_code == 404  # no provider: not forwarded
+    assert [r.path for r in seen.requests][-1] == "/v1beta/models/gemini-x:generateContent"
+    assert len(seen.requests) == 4

@@ -32,7 +32,7 @@ from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, Turn, parse_turn
 from .wires import Wire, merge_wires
 
-__all__ = ["Episodes", "RecordingTransport", "drift", "recorded_summaries"]
+__all__ = ["Episodes", "RecordingTransport", "Rehost", "drift", "record_command", "recorded_summaries"]
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=rec)` type-check
     import httpx
@@ -502,3 +502,152 @@ class Episodes(_TransportBase):
                 await transport.aclose()
             elif callable(getattr(transport, "close", None)):
                 transport.close()
+
+
+class Rehost(_TransportBase):
+    """Send each request to its provider's host instead of the loopback address it arrived at.
+
+    For the recording server: a request for `127.0.0.1:8123/v1/messages` goes to
+    `https://api.anthropic.com/v1/messages`, the first host of the wire that serves it (or to
+    `base_url` when given: a stand-in provider). The path and query are kept.
+    """
+
+    def __init__(
+        self, upstream: Any = None, *, base_url: str | None = None, wires: Sequence[Wire] | None = None
+    ) -> None:
+        self._wires = merge_wires(wires)
+        self._base = base_url.rstrip("/") if base_url else None
+        self._upstream = upstream
+        self._network: dict[tuple[str, bool], Any] = {}
+        self._lock = threading.Lock()
+
+    def _moved(self, request: Any) -> Any:
+        url = request.url
+        if self._base is not None:
+            target = type(url)(self._base)
+        else:
+            wire = next((w for w in self._wires if w.matches(request.method, url.path, host=url.host)), None)
+            hosts = [h for h in (wire.hosts if wire is not None else ()) if not h.startswith((".", "-"))]
+            if not hosts:
+                return None
+            target = type(url)(f"https://{hosts[0]}")
+        request.url = url.copy_with(scheme=target.scheme, host=target.host, port=target.port)
+        request.headers["host"] = target.netloc.decode("ascii")
+        return request
+
+    def _transport(self, request: Any, *, is_async: bool) -> Any:
+        if self._upstream is not None:
+            return self._upstream
+        key = (_http.http_module(request).__name__, is_async)
+        with self._lock:
+            transport = self._network.get(key)
+            if transport is None:
+                transport = self._network[key] = _http.network_transport(request, is_async=is_async)
+        return transport
+
+    def handle_request(self, request: Any) -> Any:
+        """Forward a sync request to its provider (a request no wire serves gets a 404)."""
+        moved = self._moved(request)
+        if moved is None:
+            return _not_found(request)
+        return self._transport(request, is_async=False).handle_request(moved)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Forward an async request to its provider (a request no wire serves gets a 404)."""
+        moved = self._moved(request)
+        if moved is None:
+            return _not_found(request)
+        return await self._transport(request, is_async=True).handle_async_request(moved)
+
+    def close(self) -> None:
+        """Close the sync network transports built here."""
+        with self._lock:
+            network = [t for (_, is_async), t in self._network.items() if not is_async]
+        for transport in network:
+            transport.close()
+
+    async def aclose(self) -> None:
+        """Close the async network transports built here."""
+        with self._lock:
+            network = [t for (_, is_async), t in self._network.items() if is_async]
+        for transport in network:
+            await transport.aclose()
+
+    def __enter__(self) -> Rehost:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Rehost:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _not_found(request: Any) -> Any:
+    hx = _http.http_module(request)
+    body = json.dumps(
+        {"error": {"type": "not_found_error", "message": "wirescript record: no provider serves this path"}}
+    )
+    return hx.Response(404, headers={"content-type": "application/json"}, content=body.encode(), request=request)
+
+
+def record_command(
+    out_path: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    upstream: str | None = None,
+    out: Any = None,
+    err: Any = None,
+) -> int:
+    """`wirescript record --out FILE`: a loopback server recording what it forwards, until SIGINT or SIGTERM.
+
+    The base URL is printed alone on one line of `out` (stdout) once the server accepts connections:
+    point the app's SDK at it (`ANTHROPIC_BASE_URL`; `OPENAI_BASE_URL` is it plus `/v1`). Each request
+    goes on to its provider (`upstream`: a base URL standing in for every provider), and stopping
+    writes the script. Bad arguments are reported on stderr with exit status 2.
+    """
+    import signal
+    import sys
+
+    from .server import ScriptServer
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            forward = Rehost(base_url=upstream)
+            rec = RecordingTransport(out_path, upstream=forward)
+            server = ScriptServer(rec, host=host, port=port)  # type: ignore[arg-type]  # it only forwards requests
+            server.start()
+        except UsageError as exc:
+            print(f"wirescript record: {exc}", file=err, flush=True)
+            return 2
+        try:
+            print(server.base_url, file=out, flush=True)
+            print(
+                f"wirescript record: recording to {os.fspath(out_path)} at {server.base_url}, forwarding to "
+                f"{upstream or 'the providers'}; stop with Ctrl-C to write the script",
+                file=err,
+                flush=True,
+            )
+            while not stop.wait(0.2):
+                pass
+        finally:
+            server.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    rec.save()  # the network connections belonged to the server's event loop, which has ended with it
+    print(
+        f"wirescript record: wrote {len(rec.turns)} turn(s) of {len(rec.requests)} request(s) to {rec.path}", file=err
+    )
+    for note in rec.notes:
+        print(f"  - {note}", file=err)
+    err.flush()
+    return 0
