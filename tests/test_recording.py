@@ -589,3 +589,326 @@ def test_the_recording_server_sends_each_request_to_its_providers_host() -> None
         assert client.get("http://127.0.0.1:9/elsewhere").status_code == 404  # no provider: not forwarded
     assert [r.path for r in seen.requests][-1] == "/v1beta/models/gemini-x:generateContent"
     assert len(seen.requests) == 4
+
+
+# ---------------------------------------------------------------------- answers as the real APIs send them
+
+
+def _sse(*events: tuple[str | None, dict[str, Any] | str]) -> bytes:
+    out = []
+    for name, data in events:
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {data if isinstance(data, str) else json.dumps(data)}\n\n")
+    return "".join(out).encode()
+
+
+SSE = {"content-type": "text/event-stream; charset=utf-8"}
+
+
+def test_an_anthropic_stream_as_the_api_sends_it() -> None:
+    """The event shapes of Anthropic's streaming documentation: nested `cache_creation`, a signature
+    delta, a `redacted_thinking` block, input tokens repeated in `message_delta`, a `ping`."""
+    body = _sse(
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 472,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 100,
+                        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                        "output_tokens": 2,
+                        "service_tier": "standard",
+                    },
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            },
+        ),
+        ("ping", {"type": "ping"}),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me "}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "look."}},
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "redacted_thinking", "data": "EmwKAhgBEgy3"},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 2,
+                "content_block": {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {}},
+            },
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": ""}},
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "input_json_delta", "partial_json": '{"location": "San Fra'},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "input_json_delta", "partial_json": 'ncisco, CA"}'},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 2}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {
+                    "input_tokens": 472,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 100,
+                    "output_tokens": 89,
+                },
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    )
+    assert AnthropicWire().decode(200, SSE, body) == {
+        "thinking": "Let me look.",
+        "tool": {"id": "toolu_01", "name": "get_weather", "input": {"location": "San Francisco, CA"}},
+        "usage": {"input_tokens": 472, "output_tokens": 89, "cache_read_input_tokens": 100},
+    }
+
+
+def test_an_openai_chat_stream_as_the_api_sends_it() -> None:
+    """`stream_options.include_usage`: every chunk has `usage: null`, the last has no choices and the usage."""
+    head = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-x",
+        "system_fingerprint": "fp",
+        "usage": None,
+    }
+    body = _sse(
+        (
+            None,
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "call_a",
+                                    "type": "function",
+                                    "function": {"name": "get_weather", "arguments": ""},
+                                }
+                            ],
+                        },
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ],
+            },
+        ),
+        (
+            None,
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]},
+                        "finish_reason": None,
+                    }
+                ],
+            },
+        ),
+        (
+            None,
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 1,
+                                    "id": "call_b",
+                                    "type": "function",
+                                    "function": {"name": "get_weather", "arguments": '{"ci'},
+                                }
+                            ]
+                        },
+                        "finish_reason": None,
+                    }
+                ],
+            },
+        ),
+        (
+            None,
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"tool_calls": [{"index": 1, "function": {"arguments": 'ty": "Rome"}'}}]},
+                        "finish_reason": None,
+                    }
+                ],
+            },
+        ),
+        (None, {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        (
+            None,
+            {
+                **head,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": 80,
+                    "completion_tokens": 40,
+                    "total_tokens": 120,
+                    "prompt_tokens_details": {"cached_tokens": 64, "audio_tokens": 0},
+                    "completion_tokens_details": {"reasoning_tokens": 0},
+                },
+            },
+        ),
+        (None, "[DONE]"),
+    )
+    assert OpenAIChatWire().decode(200, SSE, body) == {
+        "tools": [
+            {"id": "call_a", "name": "get_weather", "input": {"city": "Paris"}},
+            {"id": "call_b", "name": "get_weather", "input": {"city": "Rome"}},
+        ],
+        "usage": {"input_tokens": 80, "output_tokens": 40, "cache_read_input_tokens": 64},
+    }
+
+
+def test_a_gemini_stream_and_a_responses_answer_as_the_apis_send_them() -> None:
+    """Gemini: thought parts with a `thoughtSignature`, calls without ids, `STOP` with calls, and
+    `thoughtsTokenCount`. Responses: a reasoning item with only encrypted content, an output message."""
+    chunk = {"modelVersion": "gemini-x", "responseId": "r1"}
+    body = _sse(
+        (
+            None,
+            {
+                **chunk,
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [{"text": "Thinking it over.", "thought": True}]},
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {"promptTokenCount": 12, "totalTokenCount": 12},
+            },
+        ),
+        (
+            None,
+            {
+                **chunk,
+                "candidates": [
+                    {
+                        "content": {
+                            "role": "model",
+                            "parts": [
+                                {
+                                    "functionCall": {"name": "get_weather", "args": {"city": "Oslo"}},
+                                    "thoughtSignature": "CiQB",
+                                }
+                            ],
+                        },
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": 12,
+                    "candidatesTokenCount": 7,
+                    "thoughtsTokenCount": 30,
+                    "totalTokenCount": 49,
+                },
+            },
+        ),
+    )
+    assert GeminiWire().decode(200, SSE, body) == {
+        "thinking": "Thinking it over.",
+        "tool": {"name": "get_weather", "input": {"city": "Oslo"}},
+        "usage": {"input_tokens": 12, "output_tokens": 7},
+    }
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "model": "gpt-x",
+        "incomplete_details": None,
+        "output": [
+            {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA"},
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Hi there.", "annotations": []}],
+            },
+        ],
+        "usage": {
+            "input_tokens": 9,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 4,
+            "output_tokens_details": {"reasoning_tokens": 64},
+            "total_tokens": 13,
+        },
+    }
+    wire = OpenAIResponsesWire()
+    assert wire.decode(200, {"content-type": "application/json"}, json.dumps(response).encode()) == {
+        "text": "Hi there.",
+        "usage": {"input_tokens": 9, "output_tokens": 4},
+    }
+    cut = {**response, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    assert wire.decode(200, {"content-type": "application/json"}, json.dumps(cut).encode())["stop_reason"] == (
+        "max_tokens"
+    )
