@@ -6,6 +6,7 @@ reaches the network; which text it says tells a recording from a replay.
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 
 import anthropic
@@ -27,6 +28,8 @@ def make_tests(
     pytester: pytest.Pytester, live: list[str], asks: int = 1, prompt: str = "question", marker: str = ""
 ) -> None:
     """A test asking `asks` questions of `wirescript.recorded()`, whose stand-in provider would say `live`."""
+    # A module rewritten within the same second at the same size would be imported from its stale bytecode.
+    shutil.rmtree(pytester.path / "__pycache__", ignore_errors=True)
     pytester.makepyfile(
         test_app=textwrap.dedent(
             f"""
