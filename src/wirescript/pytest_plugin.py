@@ -74,7 +74,8 @@ class StubFactory:
     `"*"` chooses the hosts; see `ScriptTransport.intercept`). At teardown the test fails, listing
     each connection the network guard refused, each request the stub could not answer as scripted
     (past the end of the script, an endpoint no wire knows, ... — even when the app swallowed the
-    API error) and each scripted turn no request consumed.
+    API error) and each scripted turn no request consumed. `wirescript.recorded()` gives the test
+    its recorded script, replayed or recorded as `--wirescript-record` says.
     """
 
     __slots__ = (
@@ -286,7 +287,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     During the test a network guard refuses any connection that is not to loopback, and any DNS
     lookup of a known provider host, at once (and fails the test at teardown, even when the app
     swallowed the error): `allowed_hosts=[...]` lets some hosts through, `allow_network=True`
-    turns the guard off.
+    turns the guard off. Recording (`wirescript.recorded()` under `--wirescript-record=once`,
+    `new_episodes` or `all`) lets the known provider hosts through, and only them.
     """
     options = _marker_options(request.node)
     guard = None
