@@ -39,7 +39,8 @@ def test_an_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     status, out, err = run(capsys, "serv")
     assert (status, out) == (2, "")
     assert err.splitlines()[-1] == (
-        "wirescript: error: argument COMMAND: invalid choice: 'serv' (choose from 'schema', 'check', 'audit', 'serve')"
+        "wirescript: error: argument COMMAND: invalid choice: 'serv' "
+        "(choose from 'schema', 'check', 'audit', 'serve', 'record')"
     )
 
 

@@ -46,7 +46,7 @@ LAYERS: list[set[str]] = [
     # 4: the transport shell
     {"transport"},
     # 5: conveniences on top
-    {"builder", "files", "audit", "server", "pytest_plugin", "cli", "__main__", "__init__"},
+    {"builder", "files", "audit", "server", "recording", "pytest_plugin", "cli", "__main__", "__init__"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
 

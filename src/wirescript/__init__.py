@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .intercept import KNOWN_HOSTS, Interception
     from .pytest_plugin import StubFactory
     from .recorded import Problem, RecordedRequest, Secret
+    from .recording import RecordingTransport
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
@@ -48,6 +49,7 @@ __all__ = [
     "PendingTurn",
     "Problem",
     "RecordedRequest",
+    "RecordingTransport",
     "ScriptBuilder",
     "ScriptError",
     "ScriptServer",
@@ -83,6 +85,7 @@ _EXPORTS = {
     "PendingTurn": "transport",
     "Problem": "recorded",
     "RecordedRequest": "recorded",
+    "RecordingTransport": "recording",
     "ScriptBuilder": "builder",
     "ScriptError": "errors",
     "ScriptServer": "server",

@@ -5,6 +5,7 @@ wirescript schema                 print the JSON Schema of script files
 wirescript check FILE...          validate JSON/YAML script files
 wirescript audit PATH...          find real keys, key reads and unscripted clients in a test tree
 wirescript serve FILE             serve a script over loopback HTTP until stopped (prints the base URL)
+wirescript record --out FILE      record real traffic through a loopback server into a script
 ```
 
 Exit status: 0 on success, 1 when `check` or `audit` found a problem, 2 for a usage error.
@@ -222,5 +223,32 @@ def _run_serve(args: argparse.Namespace) -> int:
     )
 
 
-_COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve)
+def _record(commands: _Commands) -> None:
+    parser = commands.add_parser(
+        "record",
+        help="record real traffic through a loopback server into a script",
+        description=(
+            "Serve a loopback port that forwards each request to its provider (api.anthropic.com, api.openai.com, "
+            "generativelanguage.googleapis.com) and records each answer as a turn. Prints the base URL alone on "
+            "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1); SIGINT or SIGTERM "
+            "writes the script and exits 0. The app sends its own API key; the script holds none. "
+            "Needs wirescript[server]."
+        ),
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="the script to write: .yaml, .yml or .json")
+    parser.add_argument("--host", default="127.0.0.1", help="a loopback address (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="the TCP port (default: 0, a free port)")
+    parser.add_argument(
+        "--upstream", metavar="URL", default=None, help="forward to this base URL instead of the providers"
+    )
+    parser.set_defaults(handler=_run_record)
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    from .recording import record_command
+
+    return record_command(args.out, host=args.host, port=args.port, upstream=args.upstream)
+
+
+_COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve, _record)
 """The commands, in the order `--help` lists them."""

@@ -99,6 +99,20 @@ class NetworkGuard:
         self._saved: list[_hooks.Saved] = []
         self._active = False
 
+    def allow(self, hosts: Iterable[str]) -> None:
+        """Let `hosts` through from now on too (record mode lets the provider hosts through).
+
+        Raises:
+            UsageError: A host is not a host name.
+
+        """
+        added = tuple(host for host in hosts if host not in self.allowed_hosts)
+        if added:
+            matcher = host_matcher((*self.allowed_hosts, *added))
+            with self._lock:
+                self.allowed_hosts = (*self.allowed_hosts, *added)
+                self._allows = matcher
+
     @property
     def active(self) -> bool:
         """Whether the guard is on."""

@@ -23,6 +23,10 @@ def test_with_a_real_service(wirescript): ...
 
 @pytest.mark.wirescript(strict_skip=["anthropic.cache-control-limit"])   # or strict=False: no strict rules
 def test_lenient(wirescript): ...
+
+def test_recorded(wirescript):
+    stub = wirescript.recorded()   # scripts/<module>/<test>.yaml; --wirescript-record=once records it
+    ...
 ```
 """
 
@@ -42,11 +46,19 @@ if TYPE_CHECKING:
     from .guard import NetworkGuard
     from .intercept import Interception
     from .recorded import ProblemKind
+    from .recording import RecordingTransport
     from .script import ScriptLike
     from .server import ScriptServer
     from .transport import ScriptTransport
 
-__all__ = ["StubFactory", "pytest_configure", "pytest_make_parametrize_id", "wirescript", "wirescript_server"]
+__all__ = [
+    "StubFactory",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_make_parametrize_id",
+    "wirescript",
+    "wirescript_server",
+]
 
 MARKER = "wirescript"
 
@@ -60,11 +72,22 @@ _LOUD_HELP = (
 _OVERFLOW_ALIAS = ("unscripted", "unknown_endpoint", "unreadable", "script_error")  # OVERFLOW_KINDS, unimported
 _MARKER_HELP = (
     "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
-    "strict_skip=()): turn off the wirescript fixture's teardown check of requests the script did not answer, "
-    "or of scripted turns never requested; let the test reach the network, or some hosts; turn the strict "
-    "request rules off for the stubs the fixture makes, or some of them (docs/strict-requests.md)." + _LOUD_HELP
+    "strict_skip=(), match_recorded=False): turn off the wirescript fixture's teardown check of requests the "
+    "script did not answer, or of scripted turns never requested; let the test reach the network, or some "
+    "hosts; turn the strict request rules off for the stubs the fixture makes, or some of them "
+    "(docs/strict-requests.md); fail when a request replayed from wirescript.recorded() asks something else "
+    "than the one recorded for its turn." + _LOUD_HELP
 )
-_OPTIONS = ("check_overflow", "check_unused", "allow_network", "allowed_hosts", "strict", "strict_skip", *_LOUD_OPTIONS)
+_OPTIONS = (
+    "check_overflow",
+    "check_unused",
+    "allow_network",
+    "allowed_hosts",
+    "strict",
+    "strict_skip",
+    "match_recorded",
+    *_LOUD_OPTIONS,
+)
 _STUB_OPTIONS = ("strict", "strict_skip")
 """Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
@@ -78,17 +101,24 @@ class StubFactory:
     `"*"` chooses the hosts; see `ScriptTransport.intercept`). At teardown the test fails, listing
     each connection the network guard refused, each request the stub could not answer as scripted
     (past the end of the script, an endpoint no wire knows, ... — even when the app swallowed the
-    API error) and each scripted turn no request consumed.
+    API error) and each scripted turn no request consumed. `wirescript.recorded()` gives the test
+    its recorded script, replayed or recorded as `--wirescript-record` says.
     """
 
     __slots__ = (
         "_allow",
         "_check_overflow",
         "_check_unused",
+        "_closers",
         "_defaults",
+        "_drift",
         "_guard",
         "_interceptions",
+        "_match_recorded",
+        "_record_mode",
+        "_recorders",
         "_stubs",
+        "_test",
         "_watching",
     )
 
@@ -102,6 +132,9 @@ class StubFactory:
         check_hand_built: bool = True,
         strict: bool | None = None,
         strict_skip: Iterable[str] | None = None,
+        record_mode: str = "none",
+        test: pytest.Item | None = None,
+        match_recorded: bool = False,
     ) -> None:
         self._allow = frozenset(allow) | (frozenset() if check_overflow else frozenset(_OVERFLOW_ALIAS))
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
@@ -111,6 +144,12 @@ class StubFactory:
         self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
+        self._record_mode = record_mode
+        self._test = test
+        self._recorders: list[RecordingTransport] = []
+        self._closers: list[Any] = []
+        self._match_recorded = match_recorded
+        self._drift: list[tuple[ScriptTransport, dict[tuple[str, int], str]]] = []
         self._watching = False
         if check_hand_built:
             from . import transport
@@ -149,6 +188,78 @@ class StubFactory:
         self._adopt(stub)
         return stub
 
+    def recorded(
+        self,
+        name: str | None = None,
+        *,
+        path: str | Path | None = None,
+        upstream: Any = None,
+        **kwargs: Any,
+    ) -> ScriptTransport | RecordingTransport:
+        """The test's recorded script, as a transport: replayed, or recorded as `--wirescript-record` says.
+
+        Args:
+            name: The file's name without suffix, for a test with several recordings; default the
+                test's name (its parameters included).
+            path: The script file; default `<test dir>/scripts/<test module>/<name>.yaml`.
+            upstream: Where a recording forwards to: default the real provider (the network guard
+                then lets the known provider hosts through, and only them); a transport standing
+                in for the provider, to test record mode itself.
+            kwargs: Passed to the replaying `ScriptTransport` (`hold_timeout`, `fallback`, `wires`).
+
+        Returns:
+            `none` (the default): a checked stub replaying the file; a missing file fails the test
+            with the command that records it. `once`: the same, or a `RecordingTransport` when the
+            file is missing. `new_episodes`: a recorder that replays the file and records what runs
+            past its end. `all`: a recorder, recording afresh. A recorder saves the file at teardown.
+
+        """
+        from .errors import UsageError
+        from .files import load_script
+
+        __tracebackhide__ = True
+        if self._test is None:
+            raise UsageError("wirescript.recorded(): only the pytest fixture knows its test")
+        file = Path(path) if path is not None else _recorded_path(self._test, name)
+        mode = self._record_mode
+        exists = file.exists()
+        if mode == "none" or (mode == "once" and exists):
+            if not exists:
+                pytest.fail(
+                    f"wirescript: no recorded script at {file} for {self._test.nodeid}.\n"
+                    f"Record it (once, against the real provider, with its API key set):\n"
+                    f"    pytest '{self._test.nodeid}' --wirescript-record=once",
+                    pytrace=False,
+                )
+            stub = self(load_script(file), **kwargs)
+            if self._match_recorded:
+                from .recording import recorded_summaries
+
+                self._drift.append((stub, recorded_summaries(file.read_text(encoding="utf-8"))))
+            return stub
+        from .recording import Episodes, RecordingTransport
+        from .transport import ScriptTransport
+
+        if kwargs:
+            raise UsageError(
+                f"wirescript.recorded(): options ({', '.join(kwargs)}) configure a replay; "
+                f"--wirescript-record={mode} records"
+            )
+        if upstream is None and self._guard is not None:
+            from .intercept import KNOWN_HOSTS
+
+            self._guard.allow(sorted(KNOWN_HOSTS))
+        forward = upstream
+        if mode == "new_episodes" and exists:
+            replay = ScriptTransport(load_script(file))
+            # Not checked at teardown: past its end is where the new episodes begin, forwarded by design.
+            self._stubs[:] = [known for known in self._stubs if known is not replay]
+            forward = Episodes(replay, upstream)
+            self._closers.append(forward)
+        recorder = RecordingTransport(file, upstream=forward)
+        self._recorders.append(recorder)
+        return recorder
+
     @property
     def guard(self) -> NetworkGuard | None:
         """The network guard of the test, or None with `@pytest.mark.wirescript(allow_network=True)`."""
@@ -164,6 +275,10 @@ class StubFactory:
             self._watching = False
         while self._interceptions:
             self._interceptions.pop().__exit__(None, None, None)
+        for recorder in self._recorders:
+            recorder.save()
+        for closer in self._closers:
+            closer.close()
         if self._guard is not None:
             self._guard.__exit__(None, None, None)
 
@@ -221,6 +336,17 @@ class StubFactory:
                             "http_client=httpx2.Client(transport=stub), or wirescript(script, intercept=True).)"
                         )
                     sections.append(f"{exc}\n{hint}")
+            for drifting, summaries in self._drift:
+                if drifting is stub:
+                    from .recording import drift
+
+                    changed = drift(stub.requests, summaries)
+                    if changed:
+                        sections.append(
+                            "wirescript: the app asks something else than it did when the script was recorded:\n"
+                            + "\n".join(f"  - {line}" for line in changed)
+                            + "\n(Record it again: --wirescript-record=all; or drop match_recorded=True.)"
+                        )
             if sections:
                 head = [f"wirescript stub {number} of {len(self._stubs)}:"] if len(self._stubs) > 1 else []
                 blocks.append("\n".join([*head, *sections]))
@@ -240,7 +366,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     During the test a network guard refuses any connection that is not to loopback, and any DNS
     lookup of a known provider host, at once (and fails the test at teardown, even when the app
     swallowed the error): `allowed_hosts=[...]` lets some hosts through, `allow_network=True`
-    turns the guard off.
+    turns the guard off. Recording (`wirescript.recorded()` under `--wirescript-record=once`,
+    `new_episodes` or `all`) lets the known provider hosts through, and only them.
     """
     options = _marker_options(request.node)
     guard = None
@@ -249,7 +376,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
 
         guard = NetworkGuard(allowed_hosts=options.pop("allowed_hosts", ())).__enter__()
     options.pop("allowed_hosts", None)
-    factory = StubFactory(**options, guard=guard)
+    record_mode = request.config.getoption(RECORD_OPTION, default="none")
+    factory = StubFactory(**options, guard=guard, record_mode=record_mode, test=request.node)
     try:
         yield factory
     finally:
@@ -296,6 +424,38 @@ def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptS
     yield serve
     for server in servers:
         server.stop()
+
+
+RECORD_OPTION = "wirescript_record"
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+"""`--wirescript-record`, in pytest-recording's vocabulary: never record, record what is missing,
+replay and record what runs past the end, record everything afresh."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add `--wirescript-record`, in its own option group."""
+    group = parser.getgroup("wirescript", "wirescript record mode")
+    group.addoption(
+        "--wirescript-record",
+        dest=RECORD_OPTION,
+        choices=RECORD_MODES,
+        default="none",
+        help=(
+            "How wirescript.recorded() gets each test's script: none (default: replay, never touch the network), "
+            "once (record a missing script), new_episodes (replay, and record what runs past the end), "
+            "all (record every script afresh). Recording reaches the real providers."
+        ),
+    )
+
+
+def _recorded_path(node: pytest.Item, name: str | None) -> Path:
+    """`<test dir>/scripts/<test module>/<name>.yaml`, `name` defaulting to the test's (parameters included)."""
+    import re
+
+    path = Path(node.path)
+    stem = name if name is not None else node.name
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_.") or "script"
+    return path.parent / "scripts" / path.stem / f"{safe}.yaml"
 
 
 def _marker_options(node: pytest.Item) -> dict[str, Any]:
@@ -348,6 +508,9 @@ def _options_model() -> type[Any]:
         """Check requests against the strict rules (the stubs' `strict=` default)."""
         strict_skip: list[str] | tuple[str, ...] = ()
         """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
+        match_recorded: bool = False
+        """Fail when a request replayed from `wirescript.recorded()` asks something else (model, last
+        message, tools) than the request its turn was recorded for."""
 
     return MarkerOptions
 

@@ -9,6 +9,7 @@ from wirescript import (
     Interception,
     NetworkBlockedError,
     RecordedRequest,
+    RecordingTransport,
     ScriptBuilder,
     ScriptTransport,
     StubFactory,
@@ -59,3 +60,10 @@ hosts: frozenset[str] = KNOWN_HOSTS
 with NetworkGuard(allowed_hosts=["search.internal"]) as network:
     blocked_hosts: list[str] = [attempt.host for attempt in network.blocked]
 failure: ConnectionError = NetworkBlockedError("refused", host="h", port=443)
+
+# Record mode: one RecordingTransport in every client of both stacks, as a stub.
+recorder = RecordingTransport("recorded.yaml", upstream=stub)
+recording_client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=recorder))
+recording_aclient = httpx2.AsyncClient(transport=recorder)
+recording_legacy = httpx.Client(transport=recorder)
+recorded_turns: list[Turn] = recorder.turns

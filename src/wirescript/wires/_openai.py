@@ -15,7 +15,17 @@ from .._text import text_of
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, ToolCall, Turn
 from ..sse import json_dumps
-from .base import RETRYABLE, Rendered, break_json, default_usage, error_message, retry_headers
+from .base import (
+    RETRYABLE,
+    Rendered,
+    as_int,
+    break_json,
+    decoded_error,
+    default_usage,
+    error_message,
+    json_body,
+    retry_headers,
+)
 
 __all__ = [
     "CREATED",
@@ -29,13 +39,16 @@ __all__ = [
     "TokenCounts",
     "arguments",
     "call_id",
+    "decoded_openai_error",
     "join_system",
     "openai_error",
     "openai_error_type",
+    "openai_usage",
     "request_id",
     "strict_error",
     "system_text",
     "token_counts",
+    "tool_input",
 ]
 
 OPENAI_ERROR_TYPES = {
@@ -171,3 +184,33 @@ def join_system(parts: list[str | None]) -> str | None:
     """System prompt pieces (instructions, system and developer messages) joined by newlines, or None."""
     present = [p for p in parts if p]
     return "\n".join(present) if present else None
+
+
+def decoded_openai_error(status: int, body: bytes) -> dict[str, Any]:
+    """`{"error": {"message", "type", "code"}}` as an `error` turn."""
+    data = json_body(body)
+    error = data.get("error") if isinstance(data, dict) else None
+    error = error if isinstance(error, dict) else {}
+    return decoded_error(status, error.get("type"), error.get("message"), error.get("code"))
+
+
+def tool_input(arguments: Any) -> dict[str, Any] | None:
+    """A function call's `arguments` string as a tool input object, or None when it is not a JSON object."""
+    if arguments in (None, ""):
+        return {}
+    value = json_body(arguments) if isinstance(arguments, str) else None
+    return value if isinstance(value, dict) else None
+
+
+def openai_usage(usage: Any, input_name: str, output_name: str, details_name: str) -> dict[str, Any]:
+    """The token counts of an OpenAI `usage` object, by the names its API uses, as `decoded_usage` arguments."""
+    if not isinstance(usage, dict):
+        return {}
+    details = usage.get(details_name)
+    details = details if isinstance(details, dict) else {}
+    return {
+        "input_tokens": as_int(usage.get(input_name)),
+        "output_tokens": as_int(usage.get(output_name)),
+        "cache_read_input_tokens": as_int(details.get("cached_tokens")) or None,
+        "cache_creation_input_tokens": as_int(details.get("cache_write_tokens")) or None,
+    }

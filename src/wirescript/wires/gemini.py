@@ -23,14 +23,21 @@ from .base import (
     Parsed,
     Rendered,
     Wire,
+    as_dict,
     as_float,
     as_int,
     as_list,
     canonical_stop,
     chunks,
+    decoded_error,
+    decoded_turn,
+    decoded_usage,
     default_usage,
     error_message,
+    is_event_stream,
+    json_body,
     retry_headers,
+    sse_json,
 )
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -252,6 +259,66 @@ class GeminiWire(Wire):
         pieces.extend(function_parts)
         _sign(pieces, signature)
         return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope))
+
+    def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
+        """A `GenerateContentResponse` (JSON, or the parts of its chunks together) or an error as a turn.
+
+        The first candidate is the answer: thought parts are its thinking (a turn has no field for
+        the `thoughtSignature`, which a replay sends afresh), text parts its text, `functionCall`
+        parts its tool calls. `STOP` is the default stop reason, with tool calls or without.
+        """
+        if status >= 400:
+            data = json_body(body)
+            error = data.get("error") if isinstance(data, dict) else None
+            error = error if isinstance(error, dict) else {}
+            return decoded_error(status, error.get("status"), error.get("message"))
+        chunks_ = sse_json(body) if is_event_stream(headers) else [json_body(body)]
+        responses = [c for c in chunks_ if isinstance(c, dict)]
+        if not responses:
+            return None
+        failure: dict[str, Any] | None = None
+        parts: list[dict[str, Any]] = []
+        finish: Any = None
+        usage: Any = None
+        for response in responses:
+            if isinstance(response.get("error"), dict):
+                error = response["error"]
+                failure = {"type": error.get("status") or "INTERNAL", "message": str(error.get("message", ""))}
+                continue
+            usage = response.get("usageMetadata", usage)
+            candidates = as_list(response.get("candidates"))
+            candidate = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
+            finish = candidate.get("finishReason") or finish
+            content = as_dict(candidate.get("content"))
+            parts.extend(p for p in as_list(content.get("parts")) if isinstance(p, dict))
+        calls = []
+        for part in parts:
+            call = part.get("functionCall")
+            if not isinstance(call, dict):
+                continue
+            if not isinstance(call.get("name"), str) or not call["name"]:
+                return None
+            entry = {"name": call["name"], "input": as_dict(call.get("args"))}
+            if isinstance(call.get("id"), str) and call["id"]:
+                entry = {"id": call["id"], **entry}
+            calls.append(entry)
+        counts = usage if isinstance(usage, dict) else {}
+        turn = decoded_turn(
+            self,
+            thinking=[p["text"] for p in parts if p.get("thought") is True and isinstance(p.get("text"), str)],
+            text=[p["text"] for p in parts if not p.get("thought") and isinstance(p.get("text"), str)],
+            calls=calls,
+            stop=None if finish == "STOP" else finish,
+            usage=decoded_usage(
+                input_tokens=counts.get("promptTokenCount"),
+                output_tokens=counts.get("candidatesTokenCount"),
+                cache_read_input_tokens=counts.get("cachedContentTokenCount") or None,
+            ),
+        )
+        if failure is not None:
+            turn.pop("stop_reason", None)
+            turn["fault"] = {"stream_error": failure}
+        return turn
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"error": {"code", "message", "status"}}`, with an `ErrorInfo` detail carrying `spec.code`."""

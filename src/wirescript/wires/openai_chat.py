@@ -29,23 +29,32 @@ from ._openai import (
     TokenCounts,
     arguments,
     call_id,
+    decoded_openai_error,
     join_system,
     openai_error,
+    openai_usage,
     request_id,
     strict_error,
     system_text,
     token_counts,
+    tool_input,
 )
 from .base import (
     Frame,
     Parsed,
     Rendered,
     Wire,
+    as_dict,
     as_float,
     as_int,
     as_list,
     canonical_stop,
     chunks,
+    decoded_turn,
+    decoded_usage,
+    is_event_stream,
+    json_body,
+    sse_json,
 )
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
@@ -169,6 +178,108 @@ class OpenAIChatWire(Wire):
             {**SSE_HEADERS, **headers},
             frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined),
         )
+
+    def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
+        """A chat completion (JSON, or its chunks put back together) or an error as a turn.
+
+        The first choice is the answer; its `reasoning_content` (the field OpenAI-compatible servers
+        send thinking in) is the turn's thinking. An error chunk inside a stream becomes the turn's
+        `fault.stream_error`.
+        """
+        if status >= 400:
+            return decoded_openai_error(status, body)
+        if not is_event_stream(headers):
+            completion = json_body(body)
+            choices = as_list(completion.get("choices")) if isinstance(completion, dict) else []
+            if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+                return None
+            message = choices[0]["message"]
+            calls = [
+                (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+                for c in as_list(message.get("tool_calls"))
+                if isinstance(c, dict)
+            ]
+            return self._turn(
+                message.get("reasoning_content"),
+                message.get("content"),
+                calls,
+                choices[0].get("finish_reason"),
+                completion.get("usage"),
+                None,
+            )
+        return self._decode_stream(body)
+
+    def _decode_stream(self, body: bytes) -> dict[str, Any] | None:
+        reasoning: list[str] = []
+        content: list[str] = []
+        calls: dict[int, list[Any]] = {}
+        finish: Any = None
+        usage: Any = None
+        failure: dict[str, Any] | None = None
+        seen = False
+        for chunk in sse_json(body):
+            if not isinstance(chunk, dict):
+                continue
+            if isinstance(chunk.get("error"), dict):
+                error = chunk["error"]
+                failure = {"type": error.get("type") or "api_error", "message": str(error.get("message", ""))}
+                continue
+            seen = True
+            if isinstance(chunk.get("usage"), dict):
+                usage = chunk["usage"]
+            choices = [c for c in as_list(chunk.get("choices")) if isinstance(c, dict) and c.get("index", 0) == 0]
+            for choice in choices:
+                finish = choice.get("finish_reason") or finish
+                delta = as_dict(choice.get("delta"))
+                if isinstance(delta.get("reasoning_content"), str):
+                    reasoning.append(delta["reasoning_content"])
+                if isinstance(delta.get("content"), str):
+                    content.append(delta["content"])
+                for call in as_list(delta.get("tool_calls")):
+                    if not isinstance(call, dict):
+                        continue
+                    entry = calls.setdefault(as_int(call.get("index")) or 0, [None, None, ""])
+                    function = as_dict(call.get("function"))
+                    entry[0] = call.get("id") or entry[0]
+                    entry[1] = function.get("name") or entry[1]
+                    if isinstance(function.get("arguments"), str):
+                        entry[2] += function["arguments"]
+        if not seen:
+            return None
+        ordered = [tuple(calls[i]) for i in sorted(calls)]
+        return self._turn(
+            "".join(reasoning) or None, "".join(content) if content else None, ordered, finish, usage, failure
+        )
+
+    def _turn(
+        self,
+        reasoning: Any,
+        content: Any,
+        calls: Sequence[tuple[Any, ...]],
+        finish: Any,
+        usage: Any,
+        failure: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        tool_calls = []
+        for call_id_, name, args in calls:
+            arguments_ = tool_input(args)
+            if not isinstance(name, str) or not name or arguments_ is None:
+                return None  # a call without a name, or arguments that are not a JSON object, is no tool call
+            tool_calls.append(
+                {"id": call_id_, "name": name, "input": arguments_} if call_id_ else {"name": name, "input": arguments_}
+            )
+        turn = decoded_turn(
+            self,
+            thinking=[reasoning] if isinstance(reasoning, str) and reasoning else [],
+            text=[content] if isinstance(content, str) and content else [],
+            calls=tool_calls,
+            stop=finish,
+            usage=decoded_usage(**openai_usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")),
+        )
+        if failure is not None:
+            turn.pop("stop_reason", None)
+            turn["fault"] = {"stream_error": failure}
+        return turn
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"error": {"message", "type", "param", "code"}}` with the status and an `x-request-id`."""

@@ -35,12 +35,15 @@ from ._openai import (
     TokenCounts,
     arguments,
     call_id,
+    decoded_openai_error,
     join_system,
     openai_error,
+    openai_usage,
     request_id,
     strict_error,
     system_text,
     token_counts,
+    tool_input,
 )
 from .base import (
     Frame,
@@ -52,6 +55,11 @@ from .base import (
     as_list,
     canonical_stop,
     chunks,
+    decoded_turn,
+    decoded_usage,
+    is_event_stream,
+    json_body,
+    sse_json,
 )
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
@@ -62,6 +70,9 @@ INCOMPLETE_REASONS = {
     "refusal": "content_filter",
 }
 """Stop reasons (canonical) that make a response `incomplete`, with their `incomplete_details.reason`."""
+
+_INCOMPLETE_STOPS = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
+"""An `incomplete` response's `incomplete_details.reason` as the canonical stop reason it stands for."""
 
 # A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
@@ -200,6 +211,81 @@ class OpenAIResponsesWire(Wire):
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response))
+
+    def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
+        """A Response (JSON, or the one its stream ends with) or an error as a turn.
+
+        Reasoning items give their summary text as the thinking (not their encrypted content);
+        `message` items their `output_text`; `function_call` items the tool calls. An `incomplete`
+        response's reason is the stop reason (`max_output_tokens` is `max_tokens`). An `error`
+        event, or a `response.failed` one, becomes the turn's `fault.stream_error`.
+        """
+        if status >= 400:
+            return decoded_openai_error(status, body)
+        if not is_event_stream(headers):
+            response = json_body(body)
+            return self._turn(response) if isinstance(response, dict) and "output" in response else None
+        final: dict[str, Any] | None = None
+        failure: dict[str, Any] | None = None
+        for event in sse_json(body):
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type")
+            if kind in ("response.completed", "response.incomplete", "response.failed"):
+                final = event.get("response") if isinstance(event.get("response"), dict) else None
+                error = final.get("error") if final is not None else None
+                if kind == "response.failed" and isinstance(error, dict):
+                    failure = {"type": error.get("code") or "server_error", "message": str(error.get("message", ""))}
+            elif kind == "error":
+                failure = {"type": event.get("code") or "server_error", "message": str(event.get("message", ""))}
+        if final is None and failure is None:
+            return None
+        turn = self._turn(final) if final is not None else {}
+        if turn is not None and failure is not None:
+            turn.pop("stop_reason", None)
+            turn["fault"] = {"stream_error": failure}
+        return turn
+
+    def _turn(self, response: dict[str, Any]) -> dict[str, Any] | None:
+        items = [item for item in as_list(response.get("output")) if isinstance(item, dict)]
+        thinking = [
+            part["text"]
+            for item in items
+            if item.get("type") == "reasoning"
+            for part in as_list(item.get("summary"))
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        text = [
+            part["text"]
+            for item in items
+            if item.get("type") == "message"
+            for part in as_list(item.get("content"))
+            if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+        ]
+        calls = []
+        for item in items:
+            if item.get("type") != "function_call":
+                continue
+            arguments_ = tool_input(item.get("arguments"))
+            name = item.get("name")
+            if not isinstance(name, str) or not name or arguments_ is None:
+                return None  # a call without a name, or arguments that are not a JSON object, is no tool call
+            call = {"name": name, "input": arguments_}
+            if isinstance(item.get("call_id"), str) and item["call_id"]:
+                call = {"id": item["call_id"], **call}
+            calls.append(call)
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if response.get("status") == "incomplete" and isinstance(details, dict) else None
+        return decoded_turn(
+            self,
+            thinking=thinking,
+            text=text,
+            calls=calls,
+            stop=_INCOMPLETE_STOPS.get(reason, reason) if isinstance(reason, str) else None,
+            usage=decoded_usage(
+                **openai_usage(response.get("usage"), "input_tokens", "output_tokens", "input_tokens_details")
+            ),
+        )
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"error": {"message", "type", "param", "code"}}` with the status and an `x-request-id`."""
