@@ -15,6 +15,7 @@ with another message, and so fails here.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -22,23 +23,28 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
 
 import wirescript.server
+from _support import ANTHROPIC_HX, STACKS
 from wirescript import ScriptTransport, transport
 
 pytest_plugins = ["pytester"]
 
 # pytester restores `sys.modules` after each run: what the temporary tests import stays loaded.
 assert anthropic
-assert httpx2
+assert ANTHROPIC_HX
 assert wirescript.server
 
-PRELUDE = """
+# `hx` is the HTTP library the installed anthropic runs on: httpx2 for anthropic >= 1, httpx for 0.x.
+# Only the first part is an f-string: the rest holds literal braces.
+PRELUDE = (
+    f"""
 import asyncio, contextlib, gzip, json, math, os, socket, threading, time
-import anthropic, httpx2, pytest
-from wirescript import ScriptTransport, ScriptError
+import anthropic, pytest
+import {ANTHROPIC_HX.__name__} as hx
+"""
+    """from wirescript import ScriptTransport, ScriptError
 
 P = dict(model="claude-test", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 URL = "https://api.anthropic.com/v1/messages"
@@ -46,12 +52,12 @@ URL = "https://api.anthropic.com/v1/messages"
 
 def client(stub, **kw):
     kw.setdefault("max_retries", 0)
-    return anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=stub), **kw)
+    return anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub), **kw)
 
 
 def aclient(stub, **kw):
     kw.setdefault("max_retries", 0)
-    return anthropic.AsyncAnthropic(api_key="test-key", http_client=httpx2.AsyncClient(transport=stub), **kw)
+    return anthropic.AsyncAnthropic(api_key="test-key", http_client=hx.AsyncClient(transport=stub), **kw)
 
 
 def in_thread(function, *args, **kwargs):
@@ -62,6 +68,7 @@ def in_thread(function, *args, **kwargs):
     thread.start()
     return thread
 """
+)
 
 
 @dataclass(frozen=True)
@@ -77,9 +84,15 @@ class Scenario:
     """`expect` for the run without the plugin, when it differs."""
     allow: tuple[str, ...] = ()
     marker: dict[str, Any] = field(default_factory=dict)
+    needs: tuple[str, ...] = ()
+    """Modules the scenario imports beyond the prelude's; without one it is skipped."""
 
     def wanted(self, plugin: bool) -> str | None:
         return self.expect if plugin or self.direct is None else self.direct
+
+    @property
+    def missing(self) -> list[str]:
+        return [name for name in self.needs if importlib.util.find_spec(name) is None]
 
 
 S = Scenario
@@ -168,8 +181,8 @@ SCENARIOS = [
         stub = make(["one"])
         with stub.serve() as base:
             stub.hold()
-            with pytest.raises(httpx2.ReadTimeout):
-                httpx2.post(base + "/v1/messages", json=P, timeout=0.5)
+            with pytest.raises(hx.ReadTimeout):
+                hx.post(base + "/v1/messages", json=P, timeout=0.5)
             for _ in range(50):  # recorded when the client goes, not only when the server stops
                 if stub.problems:
                     break
@@ -187,7 +200,7 @@ SCENARIOS = [
         answers = []
         with stub.serve() as base:
             stub.hold()
-            thread = in_thread(lambda: answers.append(httpx2.post(base + "/v1/messages", json=P, timeout=5)))
+            thread = in_thread(lambda: answers.append(hx.post(base + "/v1/messages", json=P, timeout=5)))
             stub.wait_for_requests(1)
         thread.join(5)
         assert answers[0].status_code == 503
@@ -203,7 +216,7 @@ SCENARIOS = [
         """
         stub = make(["one"])
         with stub.serve() as base:
-            with httpx2.Client(headers={"x-user": "José".encode()}) as http:
+            with hx.Client(headers={"x-user": "José".encode()}) as http:
                 sdk = anthropic.Anthropic(base_url=base, api_key="test-key", http_client=http)
                 reply = sdk.messages.create(**P)
         assert reply.content[0].text == "one"
@@ -304,7 +317,7 @@ SCENARIOS = [
         stub = make(lambda record: "ok", hold_timeout=5)
         async def main():
             stub.hold()
-            async with httpx2.AsyncClient(transport=stub) as http, trio.open_nursery() as nursery:
+            async with hx.AsyncClient(transport=stub) as http, trio.open_nursery() as nursery:
                 for _ in range(45):
                     nursery.start_soon(lambda: http.post(URL, json=P))
                 await stub.wait_for_requests_async(45, 3)
@@ -317,6 +330,7 @@ SCENARIOS = [
         assert time.monotonic() - started < 3
         """,
         r"requests\[45\] POST /v1/messages.*\n\s+was held and its client gave up waiting",
+        needs=("trio",),
     ),
     # 11 — timeout_after over the server is bounded
     S(
@@ -378,7 +392,7 @@ SCENARIOS = [
         """
         stub = make(["a", "b"])
         body = json.dumps(P).encode()
-        http = httpx2.Client(transport=stub)
+        http = hx.Client(transport=stub)
         assert http.post(URL, content=gzip.compress(body), headers={"content-encoding": "gzip"}).status_code == 200
         assert http.post(URL, content=b"\\x1b\\x00", headers={"content-encoding": "br"}).status_code == 400
         lone = body.replace(b'"hi"', b'"\\\\ud800"')   # a lone surrogate, as JSON allows
@@ -409,9 +423,9 @@ SCENARIOS = [
         """
         stub = make(["a"])
         with stub.serve() as base:
-            httpx2.post(base + "/v1/messages?Key=q-secret", json=P,
+            hx.post(base + "/v1/messages?Key=q-secret", json=P,
                         headers={"x-amz-security-token": "tok-secret", "ocp-apim-subscription-key": "sub-secret"})
-            listed = httpx2.get(base + "/_wirescript/requests").text
+            listed = hx.get(base + "/_wirescript/requests").text
         assert "secret" not in listed and "<redacted>" in listed
         """,
         None,
@@ -459,13 +473,17 @@ SCENARIOS = [
         stub = make([])
         with stub.serve() as base:
             for value in ("nan", "inf"):
-                answer = httpx2.get(f"{base}/_wirescript/requests?wait=1&timeout={value}")
+                answer = hx.get(f"{base}/_wirescript/requests?wait=1&timeout={value}")
                 assert answer.status_code == 400, answer.text
                 assert "positive number of seconds below 3600" in answer.text
         """,
         None,
     ),
 ]
+
+
+RUNNABLE = [s for s in SCENARIOS if not s.missing]
+"""The scenarios whose modules are installed (trio is not, in the legacy SDKs' run)."""
 
 
 def _body(scenario: Scenario) -> str:
@@ -492,6 +510,8 @@ def _run_direct(scenario: Scenario, tmp_path: Path) -> str | None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
 def test_without_the_plugin(scenario: Scenario, tmp_path: Path) -> None:
+    if scenario.missing:
+        pytest.skip(f"{', '.join(scenario.missing)} is not installed")
     message = _run_direct(scenario, tmp_path)
     wanted = scenario.wanted(plugin=False)
     if wanted is None:
@@ -503,7 +523,7 @@ def test_without_the_plugin(scenario: Scenario, tmp_path: Path) -> None:
 
 def _plugin_module() -> str:
     tests = []
-    for scenario in SCENARIOS:
+    for scenario in RUNNABLE:
         marker = f"@pytest.mark.wirescript(allow={list(scenario.allow)!r})\n" if scenario.allow else ""
         name = scenario.id.replace("-", "_")
         tests.append(
@@ -525,7 +545,7 @@ def test_under_the_plugin(pytester: pytest.Pytester) -> None:
             name = report.nodeid.split("::test_")[-1]
             failures[name] = failures.get(name, "") + str(report.longrepr)
     wrong = []
-    for scenario in SCENARIOS:
+    for scenario in RUNNABLE:
         name = scenario.id.replace("-", "_")
         wanted = scenario.wanted(plugin=True)
         got = failures.get(name)
@@ -596,7 +616,7 @@ def test_a_failure_inside_the_server_is_a_non_retried_400_not_a_bare_500(monkeyp
     monkeypatch.setattr(wirescript.server.ScriptApp, "_request", broken)
     stub = ScriptTransport(["unused"])
     with stub.serve() as base:
-        answer = httpx2.post(f"{base}/v1/messages", json={"model": "m"})
+        answer = STACKS[0].post(f"{base}/v1/messages", json={"model": "m"})
     assert answer.status_code == 400
     assert answer.headers["x-should-retry"] == "false"
     assert answer.json()["error"]["message"] == (
@@ -660,7 +680,7 @@ def test_error_case_turns_follow_the_installed_sdks_default_retries(monkeypatch:
     monkeypatch.setattr(anthropic, "DEFAULT_MAX_RETRIES", 5)  # a future SDK that retries more
     assert len(overloaded.turns()) == 6
     stub = ScriptTransport([*overloaded.turns(max_retries=2), "Recovered."])
-    sdk = anthropic.Anthropic(api_key="test-key", max_retries=2, http_client=httpx2.Client(transport=stub))
+    sdk = anthropic.Anthropic(api_key="test-key", max_retries=2, http_client=ANTHROPIC_HX.Client(transport=stub))
     with pytest.raises(overloaded.exception):
         sdk.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
     assert (stub.problems, len(stub.pending)) == ([], 1)  # every attempt met its turn

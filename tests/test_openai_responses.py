@@ -508,8 +508,18 @@ def test_a_response_stored_false_cannot_be_continued() -> None:
     stub = ScriptTransport(["a", "b"])
     client = strict_client(stub)
     first = client.responses.create(model="gpt-test", input="Hi", store=False)
-    with pytest.raises(openai.NotFoundError, match=f"Previous response with id '{first.id}' not found."):
+    with pytest.raises(openai.NotFoundError) as caught:
         client.responses.create(model="gpt-test", input="Again", previous_response_id=first.id)
+    # The structured error, not str(err): openai 2.x puts the repr of the whole body in the message.
+    err = caught.value
+    assert (err.status_code, err.code, err.param, err.type) == (
+        404,
+        "previous_response_not_found",
+        "previous_response_id",
+        "invalid_request_error",
+    )
+    assert isinstance(err.body, dict)
+    assert err.body["message"].startswith(f"Previous response with id '{first.id}' not found.")
     assert stub.requests[1].conversation == [{"role": "user", "content": "Again"}]
     assert [p.kind for p in stub.problems] == ["strict"]
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 import anthropic
 import openai
 import pytest
 
-from _support import anthropic_client, httpx2, openai_client
+from _support import STACKS, anthropic_client, openai_client
 from wirescript import RecordedRequest, ScriptTransport, UsageError
 
 FILE = {"id": "file-abc", "object": "file", "bytes": 3, "created_at": 0, "filename": "a.txt", "purpose": "assistants"}
@@ -37,18 +38,18 @@ def test_a_route_answers_through_the_real_sdk_with_its_placeholders() -> None:
     assert stub.problems == []
 
 
+@pytest.mark.parametrize("hx", STACKS, ids=lambda m: m.__name__)
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-def test_a_post_route_with_a_status(is_async: bool) -> None:
+def test_a_post_route_with_a_status(is_async: bool, hx: ModuleType) -> None:
     import asyncio
 
     stub = ScriptTransport([], routes={"POST /v1/decisions": lambda r: (201, {"decided": r.body["question"]})})
-    assert httpx2 is not None
 
     async def go() -> Any:
         if is_async:
-            async with httpx2.AsyncClient(transport=stub, base_url="https://api.example.com") as http:
+            async with hx.AsyncClient(transport=stub, base_url="https://api.example.com") as http:
                 return await http.post("/v1/decisions", json={"question": "ship it?"})
-        with httpx2.Client(transport=stub, base_url="https://api.example.com") as http:
+        with hx.Client(transport=stub, base_url="https://api.example.com") as http:
             return http.post("/v1/decisions", json={"question": "ship it?"})
 
     response = asyncio.run(go())

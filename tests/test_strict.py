@@ -12,7 +12,7 @@ import anthropic
 import openai
 import pytest
 
-from _support import anthropic_client, openai_client
+from _support import ANTHROPIC_HX, STACKS, anthropic_client, openai_client
 from wirescript import ScriptTransport
 from wirescript.errors import ScriptError
 from wirescript.recorded import OVERFLOW_KINDS
@@ -379,14 +379,16 @@ def test_strict_is_an_overflow_kind_and_every_rule_is_reachable_by_id() -> None:
 
 # --- the pytest plugin: the marker and the fixture's arguments ------------------------------------
 
-PLUGIN_TESTS = """
-import anthropic, httpx2, pytest
-from wirescript import ScriptTransport
+# `hx`: the HTTP library the installed anthropic runs on (httpx2 for anthropic >= 1, httpx for 0.x). One line, as
+# the test checks line numbers; only it is an f-string, the rest holds literal braces.
+PLUGIN_TESTS = (
+    f"import anthropic, pytest, {ANTHROPIC_HX.__name__} as hx\n"
+    """from wirescript import ScriptTransport
 
 BAD = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
 
 def call(stub):
-    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=stub))
+    client = anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub))
     try:
         return client.messages.create(model="claude-test", max_tokens=8, messages=BAD).content[0].text
     except anthropic.BadRequestError:
@@ -424,6 +426,7 @@ def test_typo(wirescript):
 def test_not_a_bool(wirescript):
     pass
 """
+)
 
 
 def test_the_marker_and_the_fixture_arguments_turn_strict_off(pytester: pytest.Pytester) -> None:
@@ -500,8 +503,6 @@ def test_the_serve_command_is_strict_unless_told_otherwise(tmp_path: Any, strict
     import subprocess
     import sys
 
-    import httpx2
-
     pytest.importorskip("uvicorn")
     script = tmp_path / "script.json"
     script.write_text('["Hello!"]', encoding="utf-8")
@@ -512,7 +513,7 @@ def test_the_serve_command_is_strict_unless_told_otherwise(tmp_path: Any, strict
         assert process.stdout is not None
         base_url = process.stdout.readline().strip()
         body = {"model": "m", "max_tokens": 8, "messages": []}
-        with httpx2.Client(base_url=base_url) as http:
+        with STACKS[0].Client(base_url=base_url) as http:
             response = http.post("/v1/messages", json=body)
     finally:
         process.terminate()

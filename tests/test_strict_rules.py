@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _support import ANTHROPIC_MAJOR, anthropic_client, odd_bodies, openai_client
+from test_docs import needs_current_sdks
 from wirescript import ScriptTransport
 from wirescript.recorded import RecordedRequest
 from wirescript.strict import (
@@ -1105,11 +1106,16 @@ def test_async_clients_send_the_same_accepted_bodies() -> None:
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "strict-requests.md"
 
 
-def test_the_docs_page_lists_every_rule_with_its_source_and_its_example_runs() -> None:
+def test_the_docs_page_lists_every_rule_with_its_source() -> None:
     text = DOCS.read_text(encoding="utf-8")
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
     assert set(RULES) <= set(rows)
     for rule_id, rule in RULES.items():
         assert rule.source.replace("|", "\\|") in rows[rule_id]
+
+
+@needs_current_sdks
+def test_the_docs_page_examples_run() -> None:
+    text = DOCS.read_text(encoding="utf-8")
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         exec(compile(block, str(DOCS), "exec"), {"__name__": "__main__"})
