@@ -19,7 +19,7 @@ from . import _http
 from ._answer import Answer, answer, refuse
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
-from ._record import Vocabulary, read_request
+from ._record import Attempts, Vocabulary, read_request
 from ._report import LISTED, abandoned, check_message, failed, held_too_long, short_of
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
@@ -92,6 +92,7 @@ class ScriptTransport(_TransportBase):
         self._wires = merge_wires(wires)
         self._cursor = Cursor(script, fallback, self._wires)
         self._vocabulary = Vocabulary(self._wires)
+        self._attempts = Attempts()
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self._records: list[RecordedRequest] = []
         self._problems: list[Problem] = []
@@ -294,6 +295,7 @@ class ScriptTransport(_TransportBase):
         decision: Turn | Ask | Refusal
         with self._lock:
             record.index = len(self._records)
+            attempt = self._attempts.arrive(request, record)
             if wire is not None:
                 wire.resolve(record)
             decision = reading.refusal if reading.refusal is not None else self._cursor.take(record)
@@ -309,6 +311,9 @@ class ScriptTransport(_TransportBase):
             decision = self._cursor.ask(decision, record)
             if isinstance(decision, Refusal):
                 self._problem(record, decision)
+        if attempt is not None:  # the retry can only come once this answer is sent
+            with self._lock:
+                self._attempts.answered(attempt, record, decision, wire)
         return record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate
 
     def _answer(self, request: Any, record: RecordedRequest, wire: Wire | None, turn: Turn | Refusal) -> Answer:
