@@ -190,7 +190,7 @@ def check_imports(doc: DocBlock, tree: ast.Module) -> None:
     problem = f"{doc.id} imports {', '.join(missing)}, which is not installed"
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{problem}, and {REQUIRE_ENV}=1 requires it (uv sync --all-groups)", pytrace=False)
-    pytest.skip(f"{problem} (the agent frameworks are the 'agents' dependency group)")
+    pytest.skip(f"{problem} (the frameworks are the 'agents' and 'frameworks' dependency groups)")
 
 
 def run_script_block(doc: DocBlock) -> None:
