@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx2
 import pytest
 
-from wirescript import ScriptTransport
-from wirescript.builder import tool_result_text
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x on httpx) has none
+
+from wirescript import ScriptTransport  # noqa: E402
+from wirescript.builder import tool_result_text  # noqa: E402
 
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import httpx2
 import pytest
 
 from _support import anthropic_client
 from wirescript import ScriptTransport
 
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x on httpx) has none
 genai = pytest.importorskip("google.genai")
 
 from google.genai import types  # noqa: E402
