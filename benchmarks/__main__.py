@@ -2,10 +2,10 @@
 
 ``--quick`` is the CI gate: few rounds, about a minute; it fails only on gross regressions
 (wirescript over 2x the floor, the set-up over 5x the SDK client alone, the loopback server over 2x its
-target, the memory of 10,000 records over 2x its target, or growth over 2x). Every gate is a
-ratio measured in the same run (or a count of bytes, which load does not move). Full mode takes
-a few minutes and reports every target; ``--strict`` makes a missed target fail too.
-``--markdown`` also prints the tables of docs/performance.md.
+target, an intercepted W1 request over 2x the explicitly injected one, the memory of 10,000 records
+over 2x its target, or growth over 2x). Every gate is a ratio measured in the same run (or a count
+of bytes, which load does not move). Full mode takes a few minutes and reports every target;
+``--strict`` makes a missed target fail too. ``--markdown`` also prints the tables of docs/performance.md.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from importlib.metadata import version
 
 from .contenders import CONTENDERS, capture
 from .providers import providers
+from .reach import INTERCEPT_TARGET, measure_reach
 from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
 from .scaling import (
     MEMORY_REQUESTS,
@@ -134,6 +135,29 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
         found.served.append(served)
         if progress:
             _say(f"  {provider.name} served: {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        reach = measure_reach(
+            provider, canned_by_key, expected_by_key[W1.key], rounds=plan.rounds["W1"], setup=plan.rounds["setup"]
+        )
+        cost, guard = reach.intercept, reach.guard
+        verdict = "ok" if reach.meets_target else "MISS"
+        found.notes.append(
+            f"intercept ({provider.name}, W1): {cost.ratio:.3f}x explicit injection "
+            f"(95% interval {cost.low:.3f}-{cost.high:.3f}, {cost.rounds} rounds; explicit {duration(reach.explicit)}"
+            f" a request), target ≤ {INTERCEPT_TARGET:.2f}x  {verdict}"
+        )
+        found.notes.append(
+            f"network guard ({provider.name}): a test's set-up {guard.ratio:.3f}x without it "
+            f"(95% interval {guard.low:.3f}-{guard.high:.3f}: {guard.verdict}; set-up {duration(reach.setup)})"
+        )
+        if not reach.meets_target:
+            found.misses.append(f"{provider.name} W1 intercepted: {cost.ratio:.3f}x explicit injection")
+        if cost.ratio > GROSS:
+            found.gross.append(
+                f"{provider.name} W1 intercepted: {cost.ratio:.2f}x explicit injection (gate {GROSS:.0f}x)"
+            )
+        if progress:
+            _say(f"  {provider.name} intercept and guard: {time.perf_counter() - started:.1f} s")
     for row in found.rows:
         where = f"{row.provider} {row.key} {row.title}"
         if not row.meets_target:

@@ -17,9 +17,10 @@ from urllib.parse import parse_qsl
 
 from ._cursor import Refusal
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
+from .script import Turn
 from .wires.base import Parsed, Wire
 
-__all__ = ["UNREADABLE", "Reading", "Vocabulary", "read_request"]
+__all__ = ["UNREADABLE", "Attempts", "Reading", "Vocabulary", "read_request"]
 
 UNREADABLE = "wirescript.unreadable"
 """A request extension: why the request reached the stub only in part (the loopback server could not
@@ -156,6 +157,58 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
 def _bodiless(wire: Wire, method: str, content: bytes) -> bool:
     """Whether `wire` serves a request whose body is not a JSON object: a route, or a side endpoint's GET."""
     return wire.turnless and (wire.any_body or (method == "GET" and not content))
+
+
+class Attempts:
+    """Derives `retry_count` for requests that carry no `x-stainless-retry-count` (google-genai, litellm, …).
+
+    A retry is what the stub can see: the next request to the same method and URL, with the same
+    body bytes, after one this stub answered with an error its wire calls retryable
+    (`Wire.retryable`, unless the scripted headers say `x-should-retry: false`) or with a
+    connection fault before the response (`disconnect_after: 0`, `timeout_after: 0`). It counts one
+    more than that request; any other request counts 0. So an identical request repeated after a
+    success, a refusal or a non-retryable error is never labelled a retry, and neither is one sent
+    after another request to the same endpoint came in between. What it cannot see: a retry that
+    changes the body (a new id or timestamp in it), a client's own retry after an error the wire
+    does not call retryable, a retry overtaken by another request to the same endpoint (all counted
+    0), and a read timeout from `delay` or `first_byte_delay` (the stub does not know the client's
+    timeout when it decides the turn). A request that carries the header keeps the header's count.
+    """
+
+    __slots__ = ("_failed",)
+
+    def __init__(self) -> None:
+        self._failed: dict[tuple[str, str], tuple[bytes, int]] = {}
+        """Per method and URL: the body and count of the last request, when it was answered with a retryable failure."""
+
+    def arrive(self, request: Any, record: RecordedRequest) -> tuple[str, str] | None:
+        """Set a header-less record's `retry_count` (under the stub's lock); the key to pass to `answered`."""
+        if record.retry_count is not None:
+            return None
+        key = (record.method, str(request.url))
+        failed = self._failed.pop(key, None)
+        record.retry_count = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
+        return key
+
+    def answered(self, key: tuple[str, str], record: RecordedRequest, decision: object, wire: Wire | None) -> None:
+        """Remember `record` when `decision` (its turn, or a refusal) answers it with a retryable failure."""
+        if wire is None or not isinstance(decision, Turn) or not _retryable(decision, wire):
+            return
+        if len(self._failed) >= _FAILED_MOST:  # never retried: forget the oldest
+            del self._failed[next(iter(self._failed))]
+        self._failed[key] = (record.content, record.retry_count or 0)
+
+
+_FAILED_MOST = 1024
+"""How many retryable failures a stub remembers while it waits for their retries."""
+
+
+def _retryable(turn: Turn, wire: Wire) -> bool:
+    if turn.error is not None:
+        should = {k.lower(): v for k, v in (turn.error.headers or {}).items()}.get("x-should-retry")
+        return should == "true" or (should != "false" and turn.error.status in wire.retryable)
+    fault = turn.fault
+    return fault is not None and 0 in (fault.disconnect_after, fault.timeout_after)
 
 
 def _fields(parsed: Parsed | None) -> dict[str, Any]:

@@ -202,7 +202,10 @@ class RecordedRequest(BaseModel):
     api_key: Secret | None = None
     """The credential (`x-api-key`, `Authorization: Bearer`, `x-goog-api-key`, `?key=`); never displayed."""
     retry_count: int | None = None
-    """The SDK's retry attempt (`x-stainless-retry-count`): 0 for a first attempt."""
+    """The attempt number: 0 for a first attempt. The SDK's `x-stainless-retry-count` when sent; for
+    clients that send none (google-genai, litellm's own handlers), derived by the stub: one more
+    than an identical earlier request (method, URL, body bytes) it answered with a retryable error
+    or a connection fault before the response, else 0 (see `docs/requests.md`)."""
     turn_index: int | None = None
     """Which turn of its queue answered it (None for a function script or an unanswered request)."""
     queue: str | None = None

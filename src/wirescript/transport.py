@@ -20,7 +20,7 @@ from . import _http
 from ._answer import Answer, answer, refuse, refuse_strictly, respond
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._http import PER_EVENT
-from ._record import Vocabulary, read_request
+from ._record import Attempts, Vocabulary, read_request
 from ._report import (
     LISTED,
     abandoned,
@@ -146,6 +146,7 @@ class ScriptTransport(_TransportBase):
         self._cursor = Cursor(script, fallback, self._wires)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._vocabulary = Vocabulary(self._wires)
+        self._attempts = Attempts()
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         if max_records is not None and (
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
@@ -425,6 +426,7 @@ class ScriptTransport(_TransportBase):
         with self._lock:
             record.index = self._count
             self._count += 1
+            attempt = self._attempts.arrive(request, record)
             if wire is not None:
                 wire.resolve(record)
             if refusal is not None:
@@ -443,6 +445,9 @@ class ScriptTransport(_TransportBase):
             decision = self._cursor.ask(decision, record)
             if isinstance(decision, Refusal):
                 self._problem(record, decision)
+        if attempt is not None:  # the retry can only come once this answer is sent
+            with self._lock:
+                self._attempts.answered(attempt, record, decision, wire)
         return record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate
 
     def _answer(

@@ -104,6 +104,18 @@ _SSE_HEADERS = {"content-type": "text/event-stream"}
 _METHODS = (":generateContent", ":streamGenerateContent")
 
 
+def _field(message: Mapping[str, Any], camel: str, snake: str) -> Any:
+    """A field of a JSON message by either of its names: lowerCamelCase first, then the proto field name.
+
+    The proto3 JSON mapping has parsers accept both (https://protobuf.dev/programming-guides/json/:
+    "Parsers accept both the lowerCamelCase name (or the one specified by the `json_name` option) and
+    the original proto field name"), and the Gemini API does: litellm's `gemini/` route sends
+    `system_instruction`, `function_declarations`, `function_response`, `generation_config`.
+    """
+    value = message.get(camel)
+    return message.get(snake) if value is None else value
+
+
 def _error_status(status: int) -> str:
     return GEMINI_ERROR_STATUSES.get(status, "UNKNOWN")
 
@@ -157,7 +169,7 @@ class GeminiWire(Wire):
 
         Its `output` (or `error`) string when that is all its `response` holds, else the `response` as compact JSON.
         """
-        function_response = result.get("functionResponse")
+        function_response = _field(result, "functionResponse", "function_response")
         if not isinstance(function_response, Mapping):
             return None
         response = function_response.get("response")
@@ -171,8 +183,9 @@ class GeminiWire(Wire):
         """Model and stream flag from the path; contents, system instruction, tools and results from the body."""
         contents = as_list(body.get("contents"))
         tools = as_list(body.get("tools"))
-        system = body.get("systemInstruction")
-        config = body.get("generationConfig")
+        # Each field by either of its JSON names (`_field`): the API accepts snake_case bodies too.
+        system = _field(body, "systemInstruction", "system_instruction")
+        config = _field(body, "generationConfig", "generation_config")
         config = config if isinstance(config, dict) else {}
         return Parsed(
             model=_model_of(path),
@@ -183,7 +196,7 @@ class GeminiWire(Wire):
                 declaration["name"]
                 for tool in tools
                 if isinstance(tool, dict)
-                for declaration in as_list(tool.get("functionDeclarations"))
+                for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
             ],
             tool_results=[
@@ -191,10 +204,10 @@ class GeminiWire(Wire):
                 for content in contents
                 if isinstance(content, dict)
                 for part in as_list(content.get("parts"))
-                if isinstance(part, dict) and "functionResponse" in part
+                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
             ],
             stream=path.endswith(":streamGenerateContent"),
-            max_tokens=as_int(config.get("maxOutputTokens")),
+            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")),
             temperature=as_float(config.get("temperature")),
         )
 
