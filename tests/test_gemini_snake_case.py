@@ -82,8 +82,12 @@ def test_the_camel_case_name_wins_when_a_body_sends_both() -> None:
 
 
 def test_a_snake_case_tool_result_that_is_not_one_string_is_read_as_compact_json() -> None:
-    body = {
-        "contents": [{"role": "user", "parts": [{"function_response": {"name": "f", "response": {"t": 21, "u": "C"}}}]}]
+    body = {  # a conversation the API accepts: the function response answers the call before it
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather?"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"function_response": {"name": "f", "response": {"t": 21, "u": "C"}}}]},
+        ]
     }
     [result] = send(body).requests[0].tool_results
     assert tool_result_text(result) == '{"t":21,"u":"C"}'
