@@ -102,3 +102,22 @@ def odd_bodies(vocabulary: Sequence[str], fields: Sequence[str]) -> st.SearchStr
         max_leaves=20,
     )
     return st.dictionaries(st.sampled_from([*vocabulary, *fields]), json_values)
+
+
+def no_aws_environment(monkeypatch: Any, tmp_path: Any) -> None:
+    """No real AWS credentials, config or instance metadata, and no network: botocore finds only what a test gives."""
+    import os
+    import socket
+
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"a test touched the network: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from _support import no_aws_environment
 from wirescript import ScriptTransport, eventstream
 from wirescript.builder import tool_result_text as builder_tool_result_text
 from wirescript.errors import ScriptError, UsageError
@@ -40,19 +40,7 @@ SOCKET_CONNECT, CREATE_CONNECTION = socket.socket.connect, socket.create_connect
 
 @pytest.fixture(autouse=True)
 def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    # No real credentials, config or instance metadata, and no network: a test sees only what it gives.
-    for name in list(os.environ):
-        if name.startswith("AWS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError(f"a test touched the network: {args}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    no_aws_environment(monkeypatch, tmp_path)
 
 
 def client(*, token: str | None = None, **config: Any) -> Any:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import socket
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from _support import no_aws_environment
 from wirescript import ScriptTransport
 
 boto3 = pytest.importorskip("boto3")
@@ -36,18 +36,7 @@ MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
 @pytest.fixture(autouse=True)
 def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in list(os.environ):
-        if name.startswith("AWS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError(f"a test touched the network: {args}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    no_aws_environment(monkeypatch, tmp_path)
 
 
 def city_weather(city: str) -> str:

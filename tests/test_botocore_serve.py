@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from _support import no_aws_environment
 from wirescript import _botocore
 from wirescript import eventstream as es
 from wirescript.errors import UsageError
@@ -25,21 +25,7 @@ Answer = tuple[int, Mapping[str, str], Iterable[bytes]]
 
 @pytest.fixture(autouse=True)
 def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    # No real credentials, config or instance metadata: botocore must find nothing but what a test gives.
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("AWS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError(f"a test touched the network: {args}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    no_aws_environment(monkeypatch, tmp_path)
 
 
 @dataclass
