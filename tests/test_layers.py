@@ -41,7 +41,8 @@ LAYERS: list[set[str]] = [
         "_strict_bedrock",
     },
     # 3: the sans-IO core, the HTTP adapter and the validators
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_http", "_botocore", "validate", "catalog"}
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
+    | {"validate", "catalog"}
     | {"_hooks", "intercept", "guard"},
     # 4: the transport shell
     {"transport"},

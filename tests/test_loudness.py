@@ -169,7 +169,7 @@ SCENARIOS = [
             with contextlib.suppress(asyncio.CancelledError):
                 await waiter
         asyncio.run(main())
-        assert not stub._signal.waiting   # 12: no cancelled waiter keeps its closed loop alive
+        assert not stub._ledger.signal.waiting   # 12: no cancelled waiter keeps its closed loop alive
         stub.release()
         """,
         HELD_AND_GAVE_UP,

@@ -73,6 +73,11 @@ def read_timeout(request: Any) -> float | None:
     return None
 
 
+def options(request: Any) -> tuple[bool, float | None]:
+    """How to answer `request`: event by event (the loopback server's requests), and the client's read timeout."""
+    return bool(getattr(request, "extensions", {}).get(PER_EVENT)), read_timeout(request)
+
+
 def make_response(request: Any, status: int, headers: dict[str, str], steps: Iterator[Step], *, is_async: bool) -> Any:
     """A response of the request's own library whose body runs `steps`, for a sync or an async client.
 

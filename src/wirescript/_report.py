@@ -41,14 +41,18 @@ def check_message(
     *,
     problems: bool,
     unused_turns: bool,
+    unused_side: Sequence[str] = (),
 ) -> str | None:
-    """What `check()` raises: each problem, each request still held, each unused turn (those asked for)."""
+    """What `check()` raises: each problem, each held request, each unused turn and side answer (those asked for)."""
     lines = unanswered_lines(records) if problems else []
     if problems and held:
         lines.append(f"wirescript: {len(held)} request(s) are still held, waiting for release():")
         lines.extend(f"  - {record.summary()}" for record in held[:LISTED])
     if unused_turns:
         lines.extend(unused_lines(pending, total))
+    if unused_turns and unused_side:
+        lines.append(f"wirescript: {len(unused_side)} side script answer(s) were never requested:")
+        lines.extend(f"  - {line}" for line in unused_side)
     return "\n".join(lines) if lines else None
 
 

@@ -10,36 +10,23 @@ do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client` and
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _http
-from ._answer import Answer, answer, refuse, refuse_strictly, respond
-from ._cursor import Ask, Cursor, PendingTurn, Refusal
+from ._answer import Answer
+from ._cursor import Cursor, PendingTurn
 from ._http import PER_EVENT
-from ._record import Attempts, Vocabulary, read_request
-from ._report import (
-    LISTED,
-    abandoned,
-    allowed_kinds,
-    check_message,
-    failed,
-    held_too_long,
-    refused_strictly,
-    retried,
-    short_of,
-)
-from ._signal import Signal, seconds
-from ._steps import Disconnect, Step
+from ._ledger import Arrival, Ledger
+from ._report import abandoned, failed, held_too_long, short_of
+from ._signal import seconds
 from .errors import ScriptError, WaitTimeoutError
-from .recorded import OVERFLOW_KINDS, Problem, ProblemKind, RecordedRequest
-from .script import ScriptLike, Turn, TurnLike
+from .recorded import Problem, ProblemKind, RecordedRequest
+from .script import ScriptLike, TurnLike
 from .side import SideScript, parse_side
 from .strict import skip_ids
-from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires import RouteWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
@@ -63,25 +50,8 @@ else:
     _TransportBase = object
 
 
-class Turnless:
-    """The decision for a request a turnless wire answers: no turn is consumed."""
-
-    __slots__ = ()
-
-
-TURNLESS = Turnless()
-
 _WATCHERS: list[Callable[[ScriptTransport], None]] = []
 """Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
-
-
-class _Gate:
-    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
-
-    __slots__ = ("open",)
-
-    def __init__(self) -> None:
-        self.open = False
 
 
 class ScriptTransport(_TransportBase):
@@ -139,29 +109,19 @@ class ScriptTransport(_TransportBase):
     ) -> None:
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
-        self._strict_skip = skip_ids(strict_skip)
-        self._strict = strict
-        route_wire = RouteWire(routes)
-        self._wires = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
-        self._cursor = Cursor(script, fallback, self._wires)
-        self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
-        self._vocabulary = Vocabulary(self._wires)
-        self._attempts = Attempts()
-        self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         if max_records is not None and (
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
-        self.max_records = max_records
-        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
-        self._count = 0
-        self._troubled: dict[int, RecordedRequest] = {}
-        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
-        self._problems: list[Problem] = []
-        self._held: dict[int, RecordedRequest] = {}
-        self._lock = threading.Lock()
-        self._signal = Signal(self._lock)
-        self._gate: _Gate | None = None
+        self._strict, self._strict_skip, self.max_records = strict, skip_ids(strict_skip), max_records
+        route_wire = RouteWire(routes)
+        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        cursor = Cursor(script, fallback, wired)
+        side_script = cursor.side_script(parse_side(side) if side is not None else None)
+        self._ledger = Ledger(
+            cursor, wired, side_script, strict=strict, strict_skip=self._strict_skip, max_records=max_records
+        )
+        self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
         for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
             watcher(self)
@@ -181,14 +141,12 @@ class ScriptTransport(_TransportBase):
     @property
     def requests(self) -> list[RecordedRequest]:
         """Every request received so far, in arrival order (a snapshot list)."""
-        with self._lock:
-            return list(self._records)
+        return self._ledger.records()
 
     @property
     def request_count(self) -> int:
         """How many requests arrived, including those `max_records` no longer keeps."""
-        with self._lock:
-            return self._count
+        return self._ledger.count
 
     @property
     def problems(self) -> list[Problem]:
@@ -199,20 +157,17 @@ class ScriptTransport(_TransportBase):
         held and never released, abandoned by their client while held, or whose fault could not take
         effect: each is a `Problem` of its own kind.
         """
-        with self._lock:
-            return list(self._problems)
+        return self._ledger.problems()
 
     @property
     def overflow(self) -> int:
         """How many requests got no scripted turn (problems of the kinds in `OVERFLOW_KINDS`). A passing test has 0."""
-        with self._lock:
-            return sum(1 for p in self._problems if p.kind in OVERFLOW_KINDS)
+        return self._ledger.overflow()
 
     @property
     def pending(self) -> list[PendingTurn]:
         """The scripted turns no request has consumed yet, queue by queue."""
-        with self._lock:
-            return self._cursor.pending()
+        return self._ledger.pending()
 
     def check(
         self,
@@ -235,20 +190,8 @@ class ScriptTransport(_TransportBase):
             UsageError: `allow` names a kind that is not a `ProblemKind`.
 
         """
-        allowed = allowed_kinds(allow)
-        with self._lock:
-            records = sorted(self._troubled.values(), key=lambda r: r.index)
-            held = list(self._held.values())
-            pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         problems = problems if unanswered is None else unanswered
-        records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        if "hold_timeout" in allowed:
-            held = []
-        message = check_message(records, held, pending, total, problems=problems, unused_turns=unused_turns)
-        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
-        if unused_turns and side:
-            listed = [f"wirescript: {len(side)} side script answer(s) were never requested:"]
-            message = "\n".join([*([message] if message else []), *listed, *(f"  - {line}" for line in side)])
+        message = self._ledger.check(problems=problems, unused_turns=unused_turns, allow=allow)
         if message is not None:
             raise AssertionError(message)
 
@@ -256,17 +199,11 @@ class ScriptTransport(_TransportBase):
 
     def hold(self) -> None:
         """Hold every response from now on: requests are recorded, then wait for `release()`."""
-        with self._lock:
-            if self._gate is None:
-                self._gate = _Gate()
+        self._ledger.hold()
 
     def release(self) -> None:
         """Answer every held request. `release(); hold()` frees exactly the requests held so far."""
-        with self._lock:
-            gate, self._gate = self._gate, None
-            if gate is not None:
-                gate.open = True
-                self._signal.notify_all()
+        self._ledger.release()
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[ScriptTransport]:
@@ -287,7 +224,7 @@ class ScriptTransport(_TransportBase):
     @property
     def held(self) -> bool:
         """Whether responses are being held."""
-        return self._gate is not None
+        return self._ledger.gate is not None
 
     def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """Block until at least `n` requests have been recorded; return them.
@@ -296,14 +233,16 @@ class ScriptTransport(_TransportBase):
             WaitTimeoutError: Fewer than `n` arrived within `timeout` seconds.
 
         """
-        if not self._signal.wait(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=True))
+        ledger = self._ledger
+        if not ledger.signal.wait(lambda: ledger.count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, ledger.count, timeout, sync=True))
         return self.requests
 
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """The async twin of `wait_for_requests`: awaits without blocking the event loop (asyncio or trio)."""
-        if not await self._signal.wait_async(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=False))
+        ledger = self._ledger
+        if not await ledger.signal.wait_async(lambda: ledger.count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, ledger.count, timeout, sync=False))
         return self.requests
 
     # ------------------------------------------------------------------ other ways in
@@ -361,31 +300,46 @@ class ScriptTransport(_TransportBase):
     def handle_request(self, request: Any) -> Any:
         """Serve one request of a sync httpx/httpx2 client."""
         request.read()
-        record, wire, turn, gate = self._arrive(request)
-        if gate is not None and not self._signal.wait(lambda: gate.open, self.hold_timeout):
-            turn = self._problem(record, held_too_long(self.hold_timeout))
-        self._unhold(record, gate)
-        reply = self._answer(request, record, wire, turn)
+        ledger = self._ledger
+        arrival = ledger.arrive(request)
+        gate = arrival.gate
+        if gate is not None and not ledger.signal.wait(lambda: gate.open, self.hold_timeout):
+            arrival = arrival._replace(decision=ledger.problem(arrival.record, held_too_long(self.hold_timeout)))
+        ledger.unhold(arrival)
+        per_event, read_timeout = _http.options(request)
+        reply = ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
         if reply.lead:
             _http.sync_lead(request, reply.lead)
-        return self._response(request, record, wire, reply, is_async=False)
+        return self._response(request, arrival, reply, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
         await request.aread()
-        record, wire, turn, gate = self._arrive(request)
+        ledger = self._ledger
+        arrival = ledger.arrive(request)
+        gate = arrival.gate
         try:
-            if gate is not None and not await self._signal.wait_async(lambda: gate.open, self.hold_timeout):
-                turn = self._problem(record, held_too_long(self.hold_timeout))
+            if gate is not None and not await ledger.signal.wait_async(lambda: gate.open, self.hold_timeout):
+                arrival = arrival._replace(decision=ledger.problem(arrival.record, held_too_long(self.hold_timeout)))
         except BaseException:  # cancelled while held: the turn it took is never delivered
-            self._problem(record, abandoned())
+            ledger.problem(arrival.record, abandoned())
             raise
         finally:
-            self._unhold(record, gate)
-        reply = self._answer(request, record, wire, turn)
+            ledger.unhold(arrival)
+        per_event, read_timeout = _http.options(request)
+        reply = ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
         if reply.lead:
             await _http.async_lead(request, reply.lead)
-        return self._response(request, record, wire, reply, is_async=True)
+        return self._response(request, arrival, reply, is_async=True)
+
+    def _response(self, request: Any, arrival: Arrival, reply: Answer, *, is_async: bool) -> Any:
+        """The HTTP response for `reply`; one that cannot be built is a problem and the loud refusal."""
+        try:
+            return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
+        except Exception as exc:  # raised out of the transport, the SDK would retry it as a connection error
+            refusal = self._ledger.problem(arrival.record, failed("building the response", exc))
+            loud = self._ledger.refusal(arrival.record, arrival.wire, refusal)
+            return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -409,115 +363,6 @@ class ScriptTransport(_TransportBase):
 
     def __repr__(self) -> str:
         return (
-            f"<ScriptTransport requests={self._count} pending={self._cursor.pending_count()} "
+            f"<ScriptTransport requests={self._ledger.count} pending={self._ledger.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
-
-    # ------------------------------------------------------------------ serving
-
-    def _arrive(self, request: Any) -> tuple[RecordedRequest, Wire | None, Turn | Refusal | Turnless, _Gate | None]:
-        """Record the request and decide its turn, atomically, in arrival order."""
-        reading = read_request(request, self._vocabulary)
-        record, wire = reading.record, reading.wire
-        refusal = reading.refusal
-        if refusal is None and wire is not None and self._strict:
-            refusal = self._check(wire, record)
-        decision: Turn | Ask | Refusal | Turnless
-        with self._lock:
-            record.index = self._count
-            self._count += 1
-            attempt = self._attempts.arrive(request, record)
-            if wire is not None:
-                wire.resolve(record)
-            if refusal is not None:
-                decision = refusal
-            else:  # a turnless wire (side endpoint, route) consumes no turn
-                decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
-            if isinstance(decision, Refusal):
-                self._add_problem(record, decision)
-            self._records.append(record)
-            gate = self._gate
-            if gate is not None:
-                self._held[record.index] = record
-            if self._signal.waiting:
-                self._signal.notify_all()
-        if isinstance(decision, Ask):
-            decision = self._cursor.ask(decision, record)
-            if isinstance(decision, Refusal):
-                self._problem(record, decision)
-        if attempt is not None:  # the retry can only come once this answer is sent
-            with self._lock:
-                self._attempts.answered(attempt, record, decision, wire)
-        return record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate
-
-    def _answer(
-        self, request: Any, record: RecordedRequest, wire: Wire | None, turn: Turn | Refusal | Turnless
-    ) -> Answer:
-        """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
-        if isinstance(turn, Turnless) and wire is not None:
-            side = respond(wire, record, self._side)
-            if isinstance(side, Answer):
-                return side._replace(body=self._guarded(record, side.body))
-            turn = self._problem(record, side)
-        if isinstance(turn, Turn) and wire is not None:
-            per_event = bool(getattr(request, "extensions", {}).get(PER_EVENT))
-            try:
-                reply = answer(wire, record, turn, per_event=per_event, read_timeout=_http.read_timeout(request))
-            except Exception as exc:  # a wirescript bug must be loud, never a retried "Connection error."
-                turn = self._problem(record, failed("rendering the answer", exc))
-            else:
-                if not isinstance(reply, str):
-                    return reply._replace(body=self._guarded(record, reply.body))
-                turn = self._problem(record, Refusal("fault", reply))
-        assert isinstance(turn, Refusal)
-        if turn.violation is not None and wire is not None:
-            return refuse_strictly(wire, record, turn.violation)
-        not_found = turn.kind == "unknown_endpoint"
-        return refuse(wire, record, f"wirescript: {record.problem}", not_found=not_found)
-
-    def _response(
-        self, request: Any, record: RecordedRequest, wire: Wire | None, reply: Answer, *, is_async: bool
-    ) -> Any:
-        """The HTTP response for `reply`; one that cannot be built is a problem and the loud refusal."""
-        try:
-            return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
-        except Exception as exc:  # raised out of the transport, the SDK would retry it as a connection error
-            self._problem(record, failed("building the response", exc))
-            loud = refuse(wire, record, f"wirescript: {record.problem}")
-            return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
-
-    def _check(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
-        """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
-        try:
-            violation = wire.check(record, skip=self._strict_skip)
-        except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
-            return failed("checking the request against the strict rules", exc)
-        return refused_strictly(violation) if violation is not None else None
-
-    def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
-        """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
-        try:
-            yield from body
-        except Exception as exc:
-            self._problem(record, failed("streaming the answer", exc))
-            yield Disconnect(f"wirescript: {record.problem}")
-
-    def _unhold(self, record: RecordedRequest, gate: _Gate | None) -> None:
-        if gate is not None:
-            with self._lock:
-                self._held.pop(record.index, None)
-
-    def _problem(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
-        with self._lock:
-            self._add_problem(record, refusal)
-        return refusal
-
-    def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
-        """Record why `record` was not answered as scripted (under the lock)."""
-        reason = refusal.reason
-        if refusal.kind == "unscripted" and record.retry_count:
-            reason += retried(record, self._records)
-        problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
-        record.problem = problem
-        self._troubled[record.index] = record
-        self._problems.append(problem)

@@ -1,0 +1,265 @@
+"""The ledger: a stub's state under one lock, and the order of arrival. Sans-IO: no HTTP library.
+
+It numbers each request, records it, decides its turn with the cursor (or a turnless answer, or a
+refusal), keeps every problem and the hold gate, and renders the answer through `_answer`, turning
+any failure on the way into a problem instead of an exception. It never reads a body nor builds a
+response: `ScriptTransport` does that, and only that, around it.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+from ._answer import Answer, answer, refuse, refuse_strictly, respond
+from ._cursor import Ask, Cursor, PendingTurn, Refusal
+from ._record import Attempts, Vocabulary, read_request
+from ._report import LISTED, allowed_kinds, check_message, failed, refused_strictly, retried
+from ._signal import Signal
+from ._steps import Disconnect, Step
+from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
+from .script import Turn
+from .side import SideScript
+from .wires import TurnlessWire, Wire
+
+__all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless"]
+
+
+class Turnless:
+    """The decision for a request a turnless wire answers: no turn is consumed."""
+
+    __slots__ = ()
+
+
+TURNLESS = Turnless()
+
+
+class Gate:
+    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
+
+
+class Arrival(NamedTuple):
+    """A request as the ledger decided it: its record, who answers it and how, and the gate it waits at."""
+
+    record: RecordedRequest
+    wire: Wire | None
+    """The wire that answers it: the serving wire, or for a refusal the wire whose envelope it is sent in."""
+    decision: Turn | Refusal | Turnless
+    gate: Gate | None
+    """The hold period it arrived in, or None: not held."""
+
+
+class Ledger:
+    """The records, the problems and the hold gate of one stub, behind one lock."""
+
+    __slots__ = (
+        "_attempts",
+        "_count",
+        "_cursor",
+        "_held",
+        "_problems",
+        "_records",
+        "_side",
+        "_strict",
+        "_strict_skip",
+        "_troubled",
+        "_vocabulary",
+        "_wires",
+        "gate",
+        "lock",
+        "signal",
+    )
+
+    def __init__(
+        self,
+        cursor: Cursor,
+        wires: Sequence[Wire],
+        side: SideScript,
+        *,
+        strict: bool,
+        strict_skip: frozenset[str],
+        max_records: int | None,
+    ) -> None:
+        self._cursor = cursor
+        self._wires = wires
+        self._side = side
+        self._strict = strict
+        self._strict_skip = strict_skip
+        self._vocabulary = Vocabulary(wires)
+        self._attempts = Attempts()
+        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._count = 0
+        self._troubled: dict[int, RecordedRequest] = {}
+        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
+        self._problems: list[Problem] = []
+        self._held: dict[int, RecordedRequest] = {}
+        self.lock = threading.Lock()
+        self.signal = Signal(self.lock)
+        self.gate: Gate | None = None
+
+    # ------------------------------------------------------------------ snapshots
+
+    @property
+    def count(self) -> int:
+        """How many requests arrived (read without the lock: an int is read whole)."""
+        return self._count
+
+    def records(self) -> list[RecordedRequest]:
+        """The records kept, in arrival order."""
+        with self.lock:
+            return list(self._records)
+
+    def problems(self) -> list[Problem]:
+        """Every problem so far, in the order they were found."""
+        with self.lock:
+            return list(self._problems)
+
+    def overflow(self) -> int:
+        """How many requests got no scripted turn."""
+        with self.lock:
+            return sum(1 for p in self._problems if p.kind in OVERFLOW_KINDS)
+
+    def pending_count(self) -> int:
+        """How many scripted turns are not consumed yet."""
+        with self.lock:
+            return self._cursor.pending_count()
+
+    def pending(self) -> list[PendingTurn]:
+        """The scripted turns not consumed yet."""
+        with self.lock:
+            return self._cursor.pending()
+
+    def check(self, *, problems: bool, unused_turns: bool, allow: Iterable[str]) -> str | None:
+        """What `ScriptTransport.check()` raises: every problem, held request and unused turn; None: nothing."""
+        allowed = allowed_kinds(allow)
+        with self.lock:
+            records = sorted(self._troubled.values(), key=lambda r: r.index)
+            held = [] if "hold_timeout" in allowed else list(self._held.values())
+            pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
+        records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
+        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
+        return check_message(
+            records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
+        )
+
+    # ------------------------------------------------------------------ the hold gate
+
+    def hold(self) -> None:
+        """Open a hold period, unless one is open."""
+        with self.lock:
+            if self.gate is None:
+                self.gate = Gate()
+
+    def release(self) -> None:
+        """End the hold period: every request that arrived in it may be answered."""
+        with self.lock:
+            gate, self.gate = self.gate, None
+            if gate is not None:
+                gate.open = True
+                self.signal.notify_all()
+
+    def unhold(self, arrival: Arrival) -> None:
+        """`arrival` is no longer waiting at its gate."""
+        if arrival.gate is not None:
+            with self.lock:
+                self._held.pop(arrival.record.index, None)
+
+    # ------------------------------------------------------------------ serving
+
+    def arrive(self, request: Any) -> Arrival:
+        """Record the request and decide its turn, atomically, in arrival order."""
+        reading = read_request(request, self._vocabulary)
+        record, wire, refusal = reading.record, reading.wire, reading.refusal
+        if refusal is None and wire is not None and self._strict:
+            refusal = self._checked(wire, record)
+        decision: Turn | Ask | Refusal | Turnless
+        with self.lock:
+            record.index = self._count
+            self._count += 1
+            attempt = self._attempts.arrive(request, record)
+            if wire is not None:
+                wire.resolve(record)
+            if refusal is not None:
+                decision = refusal
+            else:  # a turnless wire (side endpoint, route) consumes no turn
+                decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
+            if isinstance(decision, Refusal):
+                self._add_problem(record, decision)
+            self._records.append(record)
+            gate = self.gate
+            if gate is not None:
+                self._held[record.index] = record
+            if self.signal.waiting:
+                self.signal.notify_all()
+        if isinstance(decision, Ask):  # the script function runs outside the lock
+            decision = self._cursor.ask(decision, record)
+            if isinstance(decision, Refusal):
+                self.problem(record, decision)
+        if attempt is not None:  # the retry can only come once this answer is sent
+            with self.lock:
+                self._attempts.answered(attempt, record, decision, wire)
+        return Arrival(record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate)
+
+    def answer(self, arrival: Arrival, *, per_event: bool, read_timeout: float | None) -> Answer:
+        """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        record, wire, decision = arrival.record, arrival.wire, arrival.decision
+        if isinstance(decision, Turnless) and wire is not None:
+            side = respond(wire, record, self._side)
+            if isinstance(side, Answer):
+                return side._replace(body=self._guarded(record, side.body))
+            decision = self.problem(record, side)
+        if isinstance(decision, Turn) and wire is not None:
+            try:
+                reply = answer(wire, record, decision, per_event=per_event, read_timeout=read_timeout)
+            except Exception as exc:  # a wirescript bug must be loud, never a retried "Connection error."
+                decision = self.problem(record, failed("rendering the answer", exc))
+            else:
+                if not isinstance(reply, str):
+                    return reply._replace(body=self._guarded(record, reply.body))
+                decision = self.problem(record, Refusal("fault", reply))
+        assert isinstance(decision, Refusal)
+        return self.refusal(record, wire, decision)
+
+    def refusal(self, record: RecordedRequest, wire: Wire | None, refusal: Refusal) -> Answer:
+        """The loud answer to a request the stub refused: the wire's own error (the strict one for a rule)."""
+        if refusal.violation is not None and wire is not None:
+            return refuse_strictly(wire, record, refusal.violation)
+        return refuse(wire, record, f"wirescript: {record.problem}", not_found=refusal.kind == "unknown_endpoint")
+
+    def problem(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
+        """Record why `record` was not answered as scripted; return the refusal."""
+        with self.lock:
+            self._add_problem(record, refusal)
+        return refusal
+
+    def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
+        reason = refusal.reason
+        if refusal.kind == "unscripted" and record.retry_count:
+            reason += retried(record, self._records)
+        problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
+        record.problem = problem
+        self._troubled[record.index] = record
+        self._problems.append(problem)
+
+    def _checked(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
+        """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
+        try:
+            violation = wire.check(record, skip=self._strict_skip)
+        except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
+            return failed("checking the request against the strict rules", exc)
+        return refused_strictly(violation) if violation is not None else None
+
+    def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
+        """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
+        try:
+            yield from body
+        except Exception as exc:
+            self.problem(record, failed("streaming the answer", exc))
+            yield Disconnect(f"wirescript: {record.problem}")
