@@ -66,7 +66,8 @@ def blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
     """The content blocks of a turn: thinking, text, then the tool calls."""
     out: list[dict[str, Any]] = []
     if turn.thinking is not None:
-        out.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig_{index:04d}"})
+        signature = turn.thinking_signature or f"sig_{index:04d}"
+        out.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
     if turn.text is not None:
         out.append({"type": "text", "text": turn.text})
     for k, call in enumerate(turn.tool_calls):

@@ -191,8 +191,9 @@ class AnthropicWire(Wire):
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A Message (JSON or its SSE events) or an error envelope as a turn.
 
-        Thinking blocks give their text (a turn has no field for the signature, which a replay
-        renders afresh); `redacted_thinking` and server tool blocks are left out. An `error` event
+        A thinking block gives its text and its signature (`thinking_signature`; of several blocks,
+        the texts joined and no signature, which signs one block); `redacted_thinking` and server
+        tool blocks are left out. An `error` event
         inside a stream becomes the turn's `fault.stream_error`, after what was streamed before it.
         """
         if status >= 400:
@@ -252,9 +253,12 @@ def _decoded(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dict[str, 
     """A Message's content blocks, stop reason and usage as a turn."""
     blocks = [b for b in blocks if isinstance(b, dict)]
     counts = usage if isinstance(usage, dict) else {}
+    thinking = [b for b in blocks if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)]
+    signature = thinking[0].get("signature") if len(thinking) == 1 else None
     return decoded_turn(
         wire,
-        thinking=[b["thinking"] for b in blocks if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)],
+        thinking=[b["thinking"] for b in thinking],
+        thinking_signature=signature if isinstance(signature, str) else None,
         text=[b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)],
         calls=[
             {"id": b["id"], "name": b["name"], "input": b["input"] if isinstance(b.get("input"), dict) else {}}
@@ -325,5 +329,7 @@ def _apply_delta(block: dict[str, Any], delta: dict[str, Any]) -> None:
         block["text"] = str(block.get("text", "")) + delta["text"]
     elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
         block["thinking"] = str(block.get("thinking", "")) + delta["thinking"]
+    elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+        block["signature"] = delta["signature"]  # as anthropic's accumulator: the delta replaces it
     elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
         block["partial"] = str(block.get("partial", "")) + delta["partial_json"]

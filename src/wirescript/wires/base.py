@@ -374,6 +374,7 @@ def decoded_turn(
     wire: Wire,
     *,
     thinking: Iterable[str] = (),
+    thinking_signature: str | None = None,
     text: Iterable[str] = (),
     calls: Iterable[Mapping[str, Any]] = (),
     stop: Any = None,
@@ -382,12 +383,15 @@ def decoded_turn(
     """A decoded answer as a turn dict: its thinking and text joined, its tool calls, stop reason and usage.
 
     Only what the answer had is set: no `thinking` key for an answer without reasoning, no
-    `text` for one without text, `tool` for one call and `tools` for several.
+    `text` for one without text, `tool` for one call and `tools` for several. The signature is
+    kept only with the one block of thinking it signs (`thinking_signature`).
     """
     turn: dict[str, Any] = {}
     thought = list(thinking)
     if thought:
         turn["thinking"] = "".join(thought)
+        if thinking_signature and len(thought) == 1:
+            turn["thinking_signature"] = thinking_signature
     said = list(text)
     if said:
         turn["text"] = "".join(said)
