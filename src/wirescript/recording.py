@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from . import __version__, _http
+from ._append import append_json, append_yaml, check_appendable
 from ._record import Vocabulary, read_request
 from ._text import clip
 from .errors import ScriptError, UsageError
@@ -58,12 +59,14 @@ _NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 class _Entry:
     """One recorded request: its record, and the turn its answer decoded to (None: not recorded)."""
 
-    __slots__ = ("record", "summary", "turn")
+    __slots__ = ("forwarded", "record", "summary", "turn")
 
     def __init__(self, record: RecordedRequest, summary: str) -> None:
         self.record = record
         self.summary = summary
         self.turn: Turn | None = None
+        self.forwarded = True
+        """False for a request an `Episodes` upstream answered from its script: its turn is in the file."""
 
 
 class RecordingTransport(_TransportBase):
@@ -83,11 +86,12 @@ class RecordingTransport(_TransportBase):
         UsageError: The path has another suffix, YAML is asked for without PyYAML, or `upstream`
             is not a transport.
 
-    The answer of every request a wire serves becomes a turn: its text, thinking (the text only:
-    a turn has no field for a signature, which a replay renders afresh), tool calls, usage and
-    stop reason, or an `error` turn (status, type, message) for an error status. A request no
-    wire serves, or an answer a wire cannot read, is passed through and listed in `notes`.
-    `save()` writes the file; closing the client (`close()`/`aclose()`) saves too::
+    The answer of every request a wire serves becomes a turn: its text, thinking (with its
+    signature, `thinking_signature`), tool calls, usage and stop reason, or an `error` turn
+    (status, type, message) for an error status. A request no wire serves, or an answer a wire
+    cannot read, is passed through and listed in `notes`. `save()` writes the file; closing the
+    client (`close()`/`aclose()`) saves too. With an `Episodes` upstream (`new_episodes`), `save()`
+    appends the turns it forwarded to the file it replays, whose own bytes stay as they are::
 
         rec = RecordingTransport("tests/scripts/weather.yaml")
         client = anthropic.Anthropic(http_client=httpx2.Client(transport=rec))
@@ -134,6 +138,12 @@ class RecordingTransport(_TransportBase):
         self._lock = threading.Lock()
         self._started = _now()
         self.closed = False
+        self._base: str | None = None
+        """With an `Episodes` upstream, the file it replays: new turns are appended to this text."""
+        if isinstance(upstream, Episodes) and self.path.exists():
+            self._base = self.path.read_text(encoding="utf-8")
+            if fmt == "YAML":
+                check_appendable(self._base, os.fspath(self.path))
 
     # ------------------------------------------------------------------ evidence
 
@@ -178,21 +188,39 @@ class RecordingTransport(_TransportBase):
             entries = [entry for entry in self._entries if entry.turn is not None]
             providers = {entry.record.provider for entry in entries}
             libraries = set(self._libraries)
-        text = (
-            _json_text(entries) if self._format == "JSON" else _yaml_text(entries, self._header(providers, libraries))
-        )
+        if self._base is not None:
+            text = self._appended([entry for entry in entries if entry.forwarded], providers, libraries)
+        elif self._format == "JSON":
+            text = _json_text(entries)
+        else:
+            text = _yaml_text(entries, self._header(providers, libraries))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f".{self.path.name}.partial")
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, self.path)
         return self.path
 
-    def _header(self, providers: set[str | None], libraries: set[str]) -> list[str]:
+    def _appended(self, entries: list[_Entry], providers: set[str | None], libraries: set[str]) -> str:
+        """The replayed file with the turns forwarded past its end appended: its own bytes unchanged."""
+        assert self._base is not None
+        where = os.fspath(self.path)
+        if self._format == "JSON":
+            return append_json(self._base, [(e.record.model, _turn_data(e.turn)) for e in entries if e.turn], where)
+        note = _NOT_IN_COMMENT.sub("?", f"Appended {self._when(providers, libraries)} (new_episodes)")
+        new = [(entry.record.model, _yaml_item(entry, "")) for entry in entries]
+        return append_yaml(self._base, new, note, where)
+
+    def _when(self, providers: set[str | None], libraries: set[str]) -> str:
+        """`by wirescript 0.1.0 from … to … with anthropic 2.14.0, httpx2 …`, for the file's comments."""
         names = sorted({_SDKS[p] for p in providers if p in _SDKS} | libraries)
         versions = [f"{name} {_version(name)}" for name in names]
+        return f"by wirescript {__version__} from {self._started} to {_now()}" + (
+            f" with {', '.join(versions)}" if versions else ""
+        )
+
+    def _header(self, providers: set[str | None], libraries: set[str]) -> list[str]:
         return [
-            f"Recorded by wirescript {__version__} from {self._started} to {_now()}"
-            + (f" with {', '.join(versions)}." if versions else "."),
+            f"Recorded {self._when(providers, libraries)}.",
             "Each turn is what the model answered; the comment above it, the request it answered.",
             "Edit freely: this is a wirescript script (load_script); it holds no header, key or cookie.",
         ]
@@ -203,14 +231,20 @@ class RecordingTransport(_TransportBase):
         """Forward one request of a sync httpx/httpx2 client and pass its answer through."""
         request.read()
         entry, wire = self._arrive(request)
-        response = self._upstream_for(request, is_async=False).handle_request(request)
+        try:
+            response = self._upstream_for(request, is_async=False).handle_request(request)
+        finally:
+            self._replayed(entry, request)
         return _http.teed_response(request, response, self._finisher(entry, wire), is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Forward one request of an async httpx/httpx2 client and pass its answer through."""
         await request.aread()
         entry, wire = self._arrive(request)
-        response = await self._upstream_for(request, is_async=True).handle_async_request(request)
+        try:
+            response = await self._upstream_for(request, is_async=True).handle_async_request(request)
+        finally:
+            self._replayed(entry, request)
         return _http.teed_response(request, response, self._finisher(entry, wire), is_async=True)
 
     def close(self) -> None:
@@ -265,6 +299,12 @@ class RecordingTransport(_TransportBase):
                     f"{record.summary()}: not recorded: {reading.refusal.reason if reading.refusal else ''}"
                 )
         return entry, reading.wire
+
+    def _replayed(self, entry: _Entry, request: Any) -> None:
+        """Mark a request an `Episodes` upstream answered from its script (its turn is in the file already)."""
+        if isinstance(self._upstream, Episodes) and not self._upstream.was_forwarded(request):
+            with self._lock:
+                entry.forwarded = False
 
     def _upstream_for(self, request: Any, *, is_async: bool) -> Any:
         if self._upstream is not None:
@@ -456,6 +496,18 @@ class Episodes(_TransportBase):
         self._upstream = upstream
         self._network: dict[tuple[str, bool], Any] = {}
         self._lock = threading.Lock()
+        self._forwarded: set[int] = set()
+
+    def was_forwarded(self, request: Any) -> bool:
+        """Whether `request` (answered already) went upstream rather than being answered from the script.
+
+        Asked once per request, by the `RecordingTransport` this is the upstream of.
+        """
+        with self._lock:
+            if id(request) in self._forwarded:
+                self._forwarded.discard(id(request))
+                return True
+            return False
 
     def handle_request(self, request: Any) -> Any:
         """Answer from the script, or forward a sync request past its end."""
@@ -464,6 +516,8 @@ class Episodes(_TransportBase):
         if len(self.stub.problems) == before:
             return response
         response.close()
+        with self._lock:
+            self._forwarded.add(id(request))
         return self._forward_to(request, is_async=False).handle_request(request)
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -473,6 +527,8 @@ class Episodes(_TransportBase):
         if len(self.stub.problems) == before:
             return response
         await response.aclose()
+        with self._lock:
+            self._forwarded.add(id(request))
         return await self._forward_to(request, is_async=True).handle_async_request(request)
 
     def _forward_to(self, request: Any, *, is_async: bool) -> Any:
