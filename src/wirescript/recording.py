@@ -31,6 +31,7 @@ from ._text import clip
 from .errors import ScriptError, UsageError
 from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, Turn, parse_turn
+from .side import SIDE_KEY, SideScript, parse_side
 from .wires import Wire, merge_wires
 
 __all__ = ["Episodes", "RecordingTransport", "Rehost", "drift", "record_command", "recorded_summaries"]
@@ -59,12 +60,14 @@ _NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 class _Entry:
     """One recorded request: its record, and the turn its answer decoded to (None: not recorded)."""
 
-    __slots__ = ("forwarded", "record", "summary", "turn")
+    __slots__ = ("forwarded", "record", "side", "summary", "turn")
 
     def __init__(self, record: RecordedRequest, summary: str) -> None:
         self.record = record
         self.summary = summary
         self.turn: Turn | None = None
+        self.side: dict[str, Any] | None = None
+        """What a side endpoint answered, as side-script data (`TurnlessWire.decode_side`)."""
         self.forwarded = True
         """False for a request an `Episodes` upstream answered from its script: its turn is in the file."""
 
@@ -165,6 +168,14 @@ class RecordingTransport(_TransportBase):
         with self._lock:
             return list(self._notes)
 
+    @property
+    def side(self) -> SideScript | None:
+        """What the side endpoints answered (token counts, embeddings, model listings), as the file's `"$side"`."""
+        with self._lock:
+            entries = list(self._entries)
+        data = _side_data(entries)
+        return parse_side(data) if data is not None else None
+
     def script(self) -> list[Turn] | dict[str, list[Turn]]:
         """The recorded turns as the script `save()` writes: one queue per model when several were called."""
         with self._lock:
@@ -185,20 +196,34 @@ class RecordingTransport(_TransportBase):
         field), so a JSON file holds the turns alone. Either loads with `load_script`.
         """
         with self._lock:
-            entries = [entry for entry in self._entries if entry.turn is not None]
+            every = list(self._entries)
+            entries = [entry for entry in every if entry.turn is not None]
             providers = {entry.record.provider for entry in entries}
             libraries = set(self._libraries)
+        side = _side_data(every)
         if self._base is not None:
             text = self._appended([entry for entry in entries if entry.forwarded], providers, libraries)
+            self._note_side([entry for entry in every if entry.forwarded and entry.side])
         elif self._format == "JSON":
-            text = _json_text(entries)
+            text = _json_text(entries, side)
         else:
-            text = _yaml_text(entries, self._header(providers, libraries))
+            text = _yaml_text(entries, self._header(providers, libraries), side)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f".{self.path.name}.partial")
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, self.path)
         return self.path
+
+    def _note_side(self, entries: list[_Entry]) -> None:
+        """Say which side answers an append left out: the file's `"$side"` is not rewritten."""
+        with self._lock:
+            for entry in entries:
+                note = (
+                    f"{entry.record.summary()}: not appended: new_episodes appends turns, and leaves the file's "
+                    "side answers ('$side') as they are; add it by hand or record afresh"
+                )
+                if note not in self._notes:
+                    self._notes.append(note)
 
     def _appended(self, entries: list[_Entry], providers: set[str | None], libraries: set[str]) -> str:
         """The replayed file with the turns forwarded past its end appended: its own bytes unchanged."""
@@ -224,6 +249,36 @@ class RecordingTransport(_TransportBase):
             "Each turn is what the model answered; the comment above it, the request it answered.",
             "Edit freely: this is a wirescript script (load_script); it holds no header, key or cookie.",
         ]
+
+    # ------------------------------------------------------------------ boto3
+
+    def attach(self, client: Any) -> Any:
+        """Record a boto3/botocore client (`bedrock-runtime`): its requests come here, not to botocore's sender.
+
+        botocore's own `before-send` hook hands each signed request to this transport, which forwards
+        it (to `upstream`, by default over the network to the URL botocore signed it for) and passes the
+        answer back to botocore's parsers. The recording is that of an httpx client: Converse,
+        ConverseStream and InvokeModel (and its stream) become turns. botocore's retry modes decide
+        for real. Undo with `detach(client)`; return the client.
+
+        Raises:
+            UsageError: `client` is not a botocore client, or is already attached.
+
+        """
+        from . import _botocore
+
+        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
+        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
+        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout), fast_retries=False)
+        with self._lock:
+            self._libraries.add("botocore")
+        return client
+
+    def detach(self, client: Any) -> None:
+        """Give a client `attach` recorded back to botocore's own sending."""
+        from . import _botocore
+
+        _botocore.detach(client)
 
     # ------------------------------------------------------------------ transport protocol
 
@@ -306,6 +361,30 @@ class RecordingTransport(_TransportBase):
             with self._lock:
                 entry.forwarded = False
 
+    def _keep_side(self, entry: _Entry, wire: Wire, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        """Keep a side endpoint's answer as side-script data; never raises."""
+        note: str | None = None
+        side: dict[str, Any] | None = None
+        decode = getattr(wire, "decode_side", None)
+        try:
+            side = decode(entry.record, status, headers, body) if callable(decode) else None
+            if side is not None:
+                parse_side(side, "the decoded answer")
+        except ScriptError as exc:
+            side, note = None, str(exc)
+        except Exception as exc:  # a wire's bug: the app must still get its answer
+            side, note = None, f"the {wire.name} wire failed decoding its answer ({type(exc).__name__}: {exc})"
+        if side is None and note is None:
+            note = (
+                f"not recorded: an error answer (status {status}); a side script has no error answers"
+                if status >= 400
+                else f"the {wire.name} wire could not read its answer (status {status})"
+            )
+        with self._lock:
+            entry.side = side
+            if note is not None:
+                self._notes.append(f"{entry.record.summary()}: {note}")
+
     def _upstream_for(self, request: Any, *, is_async: bool) -> Any:
         if self._upstream is not None:
             return self._upstream
@@ -327,6 +406,9 @@ class RecordingTransport(_TransportBase):
         """Decode an answer into its entry's turn; never raises (the app is reading its response)."""
         note: str | None = None
         turn: Turn | None = None
+        if wire.turnless:
+            self._keep_side(entry, wire, status, headers, body)
+            return
         try:
             decoded = wire.decode(status, headers, body)
             if decoded is None:
@@ -344,6 +426,26 @@ class RecordingTransport(_TransportBase):
 
 
 # ---------------------------------------------------------------------- writing
+
+
+def _side_data(entries: list[_Entry]) -> dict[str, Any] | None:
+    """The side answers of these entries as one side script: counts in arrival order, vectors by text, model ids."""
+    counts: list[int] = []
+    vectors: dict[str, list[float]] = {}
+    models: list[str] = []
+    for entry in entries:
+        side = entry.side or {}
+        counts.extend(side.get("count_tokens", ()))
+        vectors.update(side.get("embeddings", {}))
+        models.extend(m for m in side.get("models", ()) if m not in models)
+    data: dict[str, Any] = {}
+    if counts:
+        data["count_tokens"] = counts
+    if vectors:
+        data["embeddings"] = vectors
+    if models:
+        data["models"] = models
+    return data or None
 
 
 def _now() -> str:
@@ -433,19 +535,31 @@ def _turn_data(turn: Turn) -> Any:
     return data["text"] if list(data) == ["text"] else data
 
 
-def _json_text(entries: list[_Entry]) -> str:
+def _json_text(entries: list[_Entry], side: dict[str, Any] | None = None) -> str:
     queues = _queues(entries)
+    if side is not None and queues is None:  # a plain list has no room for "$side": the default queue
+        queues = {DEFAULT_QUEUE: entries} if entries else {}
     data: Any
     if queues is None:
         data = [_turn_data(e.turn) for e in entries if e.turn is not None]
     else:
         data = {model: [_turn_data(e.turn) for e in group if e.turn is not None] for model, group in queues.items()}
+        if side is not None:
+            data[SIDE_KEY] = side
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _yaml_text(entries: list[_Entry], header: list[str]) -> str:
+def _yaml_text(entries: list[_Entry], header: list[str], side: dict[str, Any] | None = None) -> str:
     lines = [f"# {_NOT_IN_COMMENT.sub('?', line)}" for line in header]
     queues = _queues(entries)
+    if side is not None:
+        if queues is None:  # a plain list has no room for "$side": the default queue serves every model
+            queues = {DEFAULT_QUEUE: entries} if entries else {}
+        for model, group in queues.items():
+            lines.append(f"{json.dumps(model, ensure_ascii=False)}:")
+            for entry in group:
+                lines.extend(_yaml_item(entry, "  "))
+        return "\n".join([*lines, *_yaml_side(side), ""])
     if not entries:
         return "\n".join([*lines, "[]", ""])
     if queues is None:
@@ -457,6 +571,18 @@ def _yaml_text(entries: list[_Entry], header: list[str]) -> str:
             for entry in group:
                 lines.extend(_yaml_item(entry, "  "))
     return "\n".join([*lines, ""])
+
+
+def _yaml_side(side: dict[str, Any]) -> list[str]:
+    import yaml
+
+    dumped = yaml.dump(side, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+    return [
+        "# What the side endpoints answered: token counts in arrival order, a vector per embedded text,",
+        "# the model ids listed.",
+        f"{json.dumps(SIDE_KEY)}:",
+        *(f"  {line}" for line in dumped.rstrip("\n").split("\n")),
+    ]
 
 
 def _yaml_item(entry: _Entry, indent: str) -> list[str]:
@@ -487,8 +613,9 @@ class Episodes(_TransportBase):
 
     Each request goes to `stub` first; one the stub cannot answer as scripted (its script ran
     out, no queue serves its model) is forwarded to `upstream` instead (by default the real
-    network, as `RecordingTransport`'s). Give it to a `RecordingTransport` as its upstream to
-    record both.
+    network, as `RecordingTransport`'s). Give it to a `RecordingTransport` of the file the stub
+    replays, as its upstream: `save()` then appends the forwarded turns to that file, whose own
+    bytes stay as they are.
     """
 
     def __init__(self, stub: Any, upstream: Any = None) -> None:

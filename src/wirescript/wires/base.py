@@ -310,6 +310,17 @@ class TurnlessWire(Wire):
         body = {"type": "error", "error": {"type": kind, "message": error_message(spec), "code": spec.code}}
         return Rendered(spec.status, {**rendered.headers, **retry_headers(spec, self.retryable)}, json_answer(body))
 
+    def decode_side(
+        self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
+    ) -> dict[str, Any] | None:
+        """A real answer of its endpoint as side-script data (`SideScript` fields), or None.
+
+        What record mode calls on each answer of a turnless wire: `{"count_tokens": [n]}`,
+        `{"embeddings": {text: vector}}`, `{"models": [ids]}`, or `{}` for an answer the replay
+        gives as it is. None: not recorded (an error, an answer it cannot read). The default reads nothing.
+        """
+        return None
+
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """Never sent: a turnless wire does not stream."""
         return Frame("error", json_answer({"error": {"message": spec.message}}))
