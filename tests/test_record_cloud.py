@@ -78,6 +78,14 @@ def test_the_side_endpoints_record_into_side_and_replay_what_they_answered(tmp_p
     assert rec.side.models == ["claude-recorded-1", "claude-sonnet-4-5"]  # the listing as the provider sent it
 
     path = rec.save()
+    header = path.read_text(encoding="utf-8").splitlines()[0]
+    genai = pytest.importorskip("google.genai")
+    for sdk, version in (
+        ("anthropic", anthropic.__version__),
+        ("openai", openai.__version__),
+        ("google-genai", genai.__version__),
+    ):
+        assert f"{sdk} {version}" in header  # each SDK that called a side endpoint, told by its User-Agent
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert list(data) == ["*", "$side"]  # a plain list has no room for "$side": the default queue
     pytest.importorskip("jsonschema").Draft202012Validator(script_json_schema()).validate(data)
@@ -188,6 +196,7 @@ def test_anthropic_on_vertex_and_bedrock_records_and_replays(tmp_path: Path, clo
     assert turn.thinking_signature == THOUGHT["thinking_signature"]
     assert [c.input for c in turn.tool_calls] == [{"city": "Paris"}, {"city": "Rome"}]
     raw = rec.save().read_bytes()
+    assert f"anthropic {anthropic.__version__}".encode() in raw.splitlines()[0]  # the header names the SDK
     assert b"fake-token" not in raw  # Vertex AI's access token
     assert b"AKIDTEST" not in raw  # Bedrock's access key id
     replay = ScriptTransport(load_script(rec.path))

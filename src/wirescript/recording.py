@@ -2,12 +2,15 @@
 
 An httpx/httpx2 transport that forwards each request to an upstream transport (by default the real
 network), passes the answer through to the app unchanged (a stream streams as it arrives), and
-decodes it into a provider-neutral turn with the same wires the stub serves with (`Wire.decode`).
-`save()` writes the turns as a script file that `load_script` reads and `ScriptTransport` replays,
-on any wire: what the model said, not the bytes it was said in.
+decodes it into a provider-neutral turn with the same wires the stub serves with (`Wire.decode`),
+or, for a side endpoint, into side-script data (`TurnlessWire.decode_side`). `save()` writes the
+turns (and the side answers, as `"$side"`) as a script file that `load_script` reads and
+`ScriptTransport` replays, on any wire: what the model said, not the bytes it was said in. A boto3
+client is recorded through botocore's `before-send` hook (`attach`); with an `Episodes` upstream,
+`save()` appends to the replayed file instead of writing it afresh (`_append`).
 
 Nothing of a header can reach the file: a turn has no field for one, and the file is written from
-turns and from the request summaries (model, last message, tools offered) alone.
+turns, side answers and the request summaries (model, last message, tools offered) alone.
 """
 
 from __future__ import annotations
@@ -52,6 +55,18 @@ _SUFFIXES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
 
 _SDKS = {"anthropic": "anthropic", "openai_chat": "openai", "openai_responses": "openai", "gemini": "google-genai"}
 """The SDK distribution that speaks each default wire, for the file's header."""
+
+_USER_AGENTS = {
+    re.compile(r"anthropic\w*/python", re.IGNORECASE): "anthropic",  # Anthropic/, AnthropicBedrock/, AnthropicVertex/
+    re.compile(r"openai\w*/python", re.IGNORECASE): "openai",  # OpenAI/, AzureOpenAI/
+    re.compile(r"google-genai-sdk/", re.IGNORECASE): "google-genai",
+}
+"""The SDK distribution a `User-Agent` names (the side endpoints and Bedrock serve several SDKs)."""
+
+
+def _sdks_of(user_agent: str) -> set[str]:
+    return {sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent)}
+
 
 # What ends a YAML comment: the line breaks of YAML 1.1 (which PyYAML reads), and control characters.
 _NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
@@ -349,6 +364,7 @@ class RecordingTransport(_TransportBase):
             entry = _Entry(record, _summary(record))
             self._entries.append(entry)
             self._libraries.add(_http.http_module(request).__name__)
+            self._libraries.update(_sdks_of(request.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
                     f"{record.summary()}: not recorded: {reading.refusal.reason if reading.refusal else ''}"
