@@ -181,3 +181,29 @@ def test_a_literal_block_at_the_end_of_a_queue_is_appended_after() -> None:
     assert yaml.safe_load(out) == {"m": [{"text": "one\ntwo\n"}, "M2"], "n": ["N1"]}
     crlf = text.replace("\n", "\r\n")
     assert append_yaml(crlf, [("n", ["- N2"])], "note", "f.yaml") == crlf + "  # note\r\n  - N2\r\n"
+
+
+def test_an_async_client_appends_too(tmp_path: Path) -> None:
+    import asyncio
+
+    path = tmp_path / "rec.yaml"
+    path.write_text(HAND_EDITED, encoding="utf-8")
+    live = ScriptTransport(["Async second"])
+    rec = RecordingTransport(path, upstream=Episodes(ScriptTransport(load_script(path)), live))
+
+    async def main() -> list[str]:
+        client = anthropic_client(rec, is_async=True, max_retries=0)
+        said = []
+        for _ in range(2):
+            message = await client.messages.create(
+                model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
+            )
+            said.append(message.content[0].text)
+        await client.close()
+        return said
+
+    assert asyncio.run(main()) == ["First, edited by hand", "Async second"]
+    assert len(live.requests) == 1
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(HAND_EDITED)
+    assert [t.text for t in load_script(path)] == ["First, edited by hand", "Async second"]  # type: ignore[union-attr]

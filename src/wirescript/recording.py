@@ -22,6 +22,7 @@ import os
 import pathlib
 import re
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -639,7 +640,7 @@ class Episodes(_TransportBase):
         self._upstream = upstream
         self._network: dict[tuple[str, bool], Any] = {}
         self._lock = threading.Lock()
-        self._forwarded: set[int] = set()
+        self._forwarded: weakref.WeakSet[Any] = weakref.WeakSet()  # the requests sent upstream, until asked
 
     def was_forwarded(self, request: Any) -> bool:
         """Whether `request` (answered already) went upstream rather than being answered from the script.
@@ -647,8 +648,8 @@ class Episodes(_TransportBase):
         Asked once per request, by the `RecordingTransport` this is the upstream of.
         """
         with self._lock:
-            if id(request) in self._forwarded:
-                self._forwarded.discard(id(request))
+            if request in self._forwarded:
+                self._forwarded.discard(request)
                 return True
             return False
 
@@ -660,7 +661,7 @@ class Episodes(_TransportBase):
             return response
         response.close()
         with self._lock:
-            self._forwarded.add(id(request))
+            self._forwarded.add(request)
         return self._forward_to(request, is_async=False).handle_request(request)
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -671,7 +672,7 @@ class Episodes(_TransportBase):
             return response
         await response.aclose()
         with self._lock:
-            self._forwarded.add(id(request))
+            self._forwarded.add(request)
         return await self._forward_to(request, is_async=True).handle_async_request(request)
 
     def _forward_to(self, request: Any, *, is_async: bool) -> Any:
