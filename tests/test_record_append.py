@@ -207,3 +207,29 @@ def test_an_async_client_appends_too(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.startswith(HAND_EDITED)
     assert [t.text for t in load_script(path)] == ["First, edited by hand", "Async second"]  # type: ignore[union-attr]
+
+
+def test_a_replayed_answer_is_not_forwarded_because_another_request_ran_past_the_end(tmp_path: Path) -> None:
+    """Two requests at once: while the first is replayed, the second adds its problem to the stub's list."""
+
+    class Concurrent:
+        """The replaying stub, with another request's problem arriving while this one is answered."""
+
+        def __init__(self, stub: ScriptTransport) -> None:
+            self.stub = stub
+            self.problems: list[str] = []
+
+        def handle_request(self, request: Any) -> Any:
+            response = self.stub.handle_request(request)
+            self.problems = [*self.stub.problems, "requests[1] POST /v1/messages: past the end (another request)"]
+            return response
+
+    path = tmp_path / "rec.yaml"
+    path.write_text(HAND_EDITED, encoding="utf-8")
+    live = ScriptTransport(["Forwarded"])
+    rec = RecordingTransport(path, upstream=Episodes(Concurrent(ScriptTransport(load_script(path))), live))
+    client = anthropic_client(rec, max_retries=0)
+    assert _ask(client) == "First, edited by hand"
+    assert live.requests == []  # the replayed answer was kept, not sent to the provider
+    client.close()
+    assert path.read_text(encoding="utf-8") == HAND_EDITED

@@ -653,11 +653,19 @@ class Episodes(_TransportBase):
                 return True
             return False
 
+    def _refused(self, before: int, response: Any) -> bool:
+        """Whether the stub refused this request: a problem was recorded, and its answer is the error that says so.
+
+        The status is looked at too, so that a replayed answer is not forwarded because another
+        request, at the same time, ran past the end.
+        """
+        return len(self.stub.problems) > before and response.status_code >= 400
+
     def handle_request(self, request: Any) -> Any:
         """Answer from the script, or forward a sync request past its end."""
         before = len(self.stub.problems)
         response = self.stub.handle_request(request)
-        if len(self.stub.problems) == before:
+        if not self._refused(before, response):
             return response
         response.close()
         with self._lock:
@@ -668,7 +676,7 @@ class Episodes(_TransportBase):
         """Answer from the script, or forward an async request past its end."""
         before = len(self.stub.problems)
         response = await self.stub.handle_async_request(request)
-        if len(self.stub.problems) == before:
+        if not self._refused(before, response):
             return response
         await response.aclose()
         with self._lock:
