@@ -233,3 +233,12 @@ def test_a_replayed_answer_is_not_forwarded_because_another_request_ran_past_the
     assert live.requests == []  # the replayed answer was kept, not sent to the provider
     client.close()
     assert path.read_text(encoding="utf-8") == HAND_EDITED
+
+
+def test_a_json_file_that_is_not_a_script_is_refused_when_the_recorder_is_made(tmp_path: Path) -> None:
+    path = tmp_path / "rec.json"
+    path.write_text("[]", encoding="utf-8")
+    stub = ScriptTransport(load_script(path))
+    path.write_text('"just a string"', encoding="utf-8")
+    with pytest.raises(UsageError, match="cannot append turns to it: it is not a list or object of turns"):
+        RecordingTransport(path, upstream=Episodes(stub))

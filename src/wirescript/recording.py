@@ -163,6 +163,8 @@ class RecordingTransport(_TransportBase):
             self._base = self.path.read_text(encoding="utf-8")
             if fmt == "YAML":
                 check_appendable(self._base, os.fspath(self.path))
+            else:
+                append_json(self._base, [], os.fspath(self.path))  # raises now for a file it cannot append to
 
     # ------------------------------------------------------------------ evidence
 
@@ -208,8 +210,14 @@ class RecordingTransport(_TransportBase):
 
         YAML: a header comment (when, and with which wirescript, SDK and HTTP library versions), then
         each turn after a comment summarising the request it answered (number, path, model, last
-        message, tools offered). JSON cannot hold comments (and the script schema allows no extra
-        field), so a JSON file holds the turns alone. Either loads with `load_script`.
+        message, tools offered), then the side answers as `"$side"` (the turns then go under the
+        default queue `"*"` when one model was called). JSON cannot hold comments (and the script
+        schema allows no extra field), so a JSON file holds the turns and side answers alone. Either
+        loads with `load_script`.
+
+        With an `Episodes` upstream and a file to append to, the file is the one read when this
+        transport was made, with the turns forwarded past its end appended to the queues that serve
+        them (`_append`); saving again writes the same, with a later end time.
         """
         with self._lock:
             every = list(self._entries)
