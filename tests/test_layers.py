@@ -42,7 +42,7 @@ LAYERS: list[set[str]] = [
     },
     # 3: the sans-IO core, the HTTP adapter and the validators
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
-    | {"validate", "catalog"}
+    | {"validate", "catalog", "_append"}
     | {"_hooks", "intercept", "guard"},
     # 4: the transport shell
     {"transport"},

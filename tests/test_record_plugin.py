@@ -120,6 +120,20 @@ def test_new_episodes_replays_and_records_what_runs_past_the_end(pytester: pytes
     run(pytester).assert_outcomes(passed=1)  # and now both replay
 
 
+def test_new_episodes_keeps_the_hand_edits_of_the_file_it_appends_to(pytester: pytest.Pytester) -> None:
+    make_tests(pytester, ["First"])
+    run(pytester, "--wirescript-record=once").assert_outcomes(passed=1)
+    path = pytester.path / SCRIPT
+    edited = path.read_text(encoding="utf-8").replace("- text: First\n", "# my note\n- text: First, by hand\n")
+    path.write_text(edited, encoding="utf-8")
+    make_tests(pytester, ["Second"], asks=2)
+    result = run(pytester, "--wirescript-record=new_episodes")
+    result.assert_outcomes(passed=1)
+    assert "SAID ['First, by hand', 'Second'] LIVE 1" in result.stdout.str()
+    assert path.read_text(encoding="utf-8").startswith(edited)
+    assert _texts(pytester) == ["First, by hand", "Second"]
+
+
 def test_all_records_afresh(pytester: pytest.Pytester) -> None:
     make_tests(pytester, ["Old"])
     run(pytester, "--wirescript-record=once").assert_outcomes(passed=1)

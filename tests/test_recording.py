@@ -714,6 +714,7 @@ def test_an_anthropic_stream_as_the_api_sends_it() -> None:
     )
     assert AnthropicWire().decode(200, SSE, body) == {
         "thinking": "Let me look.",
+        "thinking_signature": "EqQBCgIYAhIM",
         "tool": {"id": "toolu_01", "name": "get_weather", "input": {"location": "San Francisco, CA"}},
         "usage": {"input_tokens": 472, "output_tokens": 89, "cache_read_input_tokens": 100},
     }

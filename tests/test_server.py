@@ -731,7 +731,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         "",
         (
             f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, tool, tools, "
-            "thinking, usage, stop_reason, error, fault); did you mean 'text'?\n"
+            "thinking, thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?\n"
         ),
     )
 

@@ -104,7 +104,7 @@ def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if turn.thinking is not None:
         content.append(
-            {"reasoningContent": {"reasoningText": {"text": turn.thinking, "signature": f"sig_{index:04d}"}}}
+            {"reasoningContent": {"reasoningText": {"text": turn.thinking, "signature": _signature(turn, index)}}}
         )
     if turn.text is not None:
         content.append({"text": turn.text})
@@ -116,6 +116,11 @@ def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
         "usage": _usage(turn),
         "metrics": {"latencyMs": 1},
     }
+
+
+def _signature(turn: Turn, index: int) -> str:
+    """The reasoning block's signature: the turn's own, else a placeholder numbered by request."""
+    return turn.thinking_signature or f"sig_{index:04d}"
 
 
 def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = False) -> Iterator[tuple[str, bytes]]:
@@ -144,7 +149,7 @@ def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = F
             yield event(
                 "contentBlockDelta", {"contentBlockIndex": block, "delta": {"reasoningContent": {"text": piece}}}
             )
-        signature = {"reasoningContent": {"signature": f"sig_{index:04d}"}}
+        signature = {"reasoningContent": {"signature": _signature(turn, index)}}
         yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1

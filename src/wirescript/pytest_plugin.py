@@ -210,8 +210,8 @@ class StubFactory:
         Returns:
             `none` (the default): a checked stub replaying the file; a missing file fails the test
             with the command that records it. `once`: the same, or a `RecordingTransport` when the
-            file is missing. `new_episodes`: a recorder that replays the file and records what runs
-            past its end. `all`: a recorder, recording afresh. A recorder saves the file at teardown.
+            file is missing. `new_episodes`: a recorder that replays the file and appends to it what
+            runs past its end. `all`: a recorder, recording afresh. A recorder saves the file at teardown.
 
         """
         from .errors import UsageError

@@ -2,12 +2,15 @@
 
 An httpx/httpx2 transport that forwards each request to an upstream transport (by default the real
 network), passes the answer through to the app unchanged (a stream streams as it arrives), and
-decodes it into a provider-neutral turn with the same wires the stub serves with (`Wire.decode`).
-`save()` writes the turns as a script file that `load_script` reads and `ScriptTransport` replays,
-on any wire: what the model said, not the bytes it was said in.
+decodes it into a provider-neutral turn with the same wires the stub serves with (`Wire.decode`),
+or, for a side endpoint, into side-script data (`TurnlessWire.decode_side`). `save()` writes the
+turns (and the side answers, as `"$side"`) as a script file that `load_script` reads and
+`ScriptTransport` replays, on any wire: what the model said, not the bytes it was said in. A boto3
+client is recorded through botocore's `before-send` hook (`attach`); with an `Episodes` upstream,
+`save()` appends to the replayed file instead of writing it afresh (`_append`).
 
 Nothing of a header can reach the file: a turn has no field for one, and the file is written from
-turns and from the request summaries (model, last message, tools offered) alone.
+turns, side answers and the request summaries (model, last message, tools offered) alone.
 """
 
 from __future__ import annotations
@@ -19,17 +22,20 @@ import os
 import pathlib
 import re
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from . import __version__, _http
+from ._append import append_json, append_yaml, check_appendable
 from ._record import Vocabulary, read_request
 from ._text import clip
 from .errors import ScriptError, UsageError
 from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, Turn, parse_turn
+from .side import SIDE_KEY, SideScript, parse_side
 from .wires import Wire, merge_wires
 
 __all__ = ["Episodes", "RecordingTransport", "Rehost", "drift", "record_command", "recorded_summaries"]
@@ -51,6 +57,18 @@ _SUFFIXES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
 _SDKS = {"anthropic": "anthropic", "openai_chat": "openai", "openai_responses": "openai", "gemini": "google-genai"}
 """The SDK distribution that speaks each default wire, for the file's header."""
 
+_USER_AGENTS = {
+    re.compile(r"anthropic\w*/python", re.IGNORECASE): "anthropic",  # Anthropic/, AnthropicBedrock/, AnthropicVertex/
+    re.compile(r"openai\w*/python", re.IGNORECASE): "openai",  # OpenAI/, AzureOpenAI/
+    re.compile(r"google-genai-sdk/", re.IGNORECASE): "google-genai",
+}
+"""The SDK distribution a `User-Agent` names (the side endpoints and Bedrock serve several SDKs)."""
+
+
+def _sdks_of(user_agent: str) -> set[str]:
+    return {sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent)}
+
+
 # What ends a YAML comment: the line breaks of YAML 1.1 (which PyYAML reads), and control characters.
 _NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
@@ -58,12 +76,16 @@ _NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 class _Entry:
     """One recorded request: its record, and the turn its answer decoded to (None: not recorded)."""
 
-    __slots__ = ("record", "summary", "turn")
+    __slots__ = ("forwarded", "record", "side", "summary", "turn")
 
     def __init__(self, record: RecordedRequest, summary: str) -> None:
         self.record = record
         self.summary = summary
         self.turn: Turn | None = None
+        self.side: dict[str, Any] | None = None
+        """What a side endpoint answered, as side-script data (`TurnlessWire.decode_side`)."""
+        self.forwarded = True
+        """False for a request an `Episodes` upstream answered from its script: its turn is in the file."""
 
 
 class RecordingTransport(_TransportBase):
@@ -83,11 +105,12 @@ class RecordingTransport(_TransportBase):
         UsageError: The path has another suffix, YAML is asked for without PyYAML, or `upstream`
             is not a transport.
 
-    The answer of every request a wire serves becomes a turn: its text, thinking (the text only:
-    a turn has no field for a signature, which a replay renders afresh), tool calls, usage and
-    stop reason, or an `error` turn (status, type, message) for an error status. A request no
-    wire serves, or an answer a wire cannot read, is passed through and listed in `notes`.
-    `save()` writes the file; closing the client (`close()`/`aclose()`) saves too::
+    The answer of every request a wire serves becomes a turn: its text, thinking (with its
+    signature, `thinking_signature`), tool calls, usage and stop reason, or an `error` turn
+    (status, type, message) for an error status. A request no wire serves, or an answer a wire
+    cannot read, is passed through and listed in `notes`. `save()` writes the file; closing the
+    client (`close()`/`aclose()`) saves too. With an `Episodes` upstream (`new_episodes`), `save()`
+    appends the turns it forwarded to the file it replays, whose own bytes stay as they are::
 
         rec = RecordingTransport("tests/scripts/weather.yaml")
         client = anthropic.Anthropic(http_client=httpx2.Client(transport=rec))
@@ -134,6 +157,14 @@ class RecordingTransport(_TransportBase):
         self._lock = threading.Lock()
         self._started = _now()
         self.closed = False
+        self._base: str | None = None
+        """With an `Episodes` upstream, the file it replays: new turns are appended to this text."""
+        if isinstance(upstream, Episodes) and self.path.exists():
+            self._base = self.path.read_text(encoding="utf-8")
+            if fmt == "YAML":
+                check_appendable(self._base, os.fspath(self.path))
+            else:
+                append_json(self._base, [], os.fspath(self.path))  # raises now for a file it cannot append to
 
     # ------------------------------------------------------------------ evidence
 
@@ -155,6 +186,14 @@ class RecordingTransport(_TransportBase):
         with self._lock:
             return list(self._notes)
 
+    @property
+    def side(self) -> SideScript | None:
+        """What the side endpoints answered (token counts, embeddings, model listings), as the file's `"$side"`."""
+        with self._lock:
+            entries = list(self._entries)
+        data = _side_data(entries)
+        return parse_side(data) if data is not None else None
+
     def script(self) -> list[Turn] | dict[str, list[Turn]]:
         """The recorded turns as the script `save()` writes: one queue per model when several were called."""
         with self._lock:
@@ -171,31 +210,99 @@ class RecordingTransport(_TransportBase):
 
         YAML: a header comment (when, and with which wirescript, SDK and HTTP library versions), then
         each turn after a comment summarising the request it answered (number, path, model, last
-        message, tools offered). JSON cannot hold comments (and the script schema allows no extra
-        field), so a JSON file holds the turns alone. Either loads with `load_script`.
+        message, tools offered), then the side answers as `"$side"` (the turns then go under the
+        default queue `"*"` when one model was called). JSON cannot hold comments (and the script
+        schema allows no extra field), so a JSON file holds the turns and side answers alone. Either
+        loads with `load_script`.
+
+        With an `Episodes` upstream and a file to append to, the file is the one read when this
+        transport was made, with the turns forwarded past its end appended to the queues that serve
+        them (`_append`); saving again writes the same, with a later end time.
         """
         with self._lock:
-            entries = [entry for entry in self._entries if entry.turn is not None]
+            every = list(self._entries)
+            entries = [entry for entry in every if entry.turn is not None]
             providers = {entry.record.provider for entry in entries}
             libraries = set(self._libraries)
-        text = (
-            _json_text(entries) if self._format == "JSON" else _yaml_text(entries, self._header(providers, libraries))
-        )
+        side = _side_data(every)
+        if self._base is not None:
+            text = self._appended([entry for entry in entries if entry.forwarded], providers, libraries)
+            self._note_side([entry for entry in every if entry.forwarded and entry.side])
+        elif self._format == "JSON":
+            text = _json_text(entries, side)
+        else:
+            text = _yaml_text(entries, self._header(providers, libraries), side)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f".{self.path.name}.partial")
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, self.path)
         return self.path
 
-    def _header(self, providers: set[str | None], libraries: set[str]) -> list[str]:
+    def _note_side(self, entries: list[_Entry]) -> None:
+        """Say which side answers an append left out: the file's `"$side"` is not rewritten."""
+        with self._lock:
+            for entry in entries:
+                note = (
+                    f"{entry.record.summary()}: not appended: new_episodes appends turns, and leaves the file's "
+                    "side answers ('$side') as they are; add it by hand or record afresh"
+                )
+                if note not in self._notes:
+                    self._notes.append(note)
+
+    def _appended(self, entries: list[_Entry], providers: set[str | None], libraries: set[str]) -> str:
+        """The replayed file with the turns forwarded past its end appended: its own bytes unchanged."""
+        assert self._base is not None
+        where = os.fspath(self.path)
+        if self._format == "JSON":
+            return append_json(self._base, [(e.record.model, _turn_data(e.turn)) for e in entries if e.turn], where)
+        note = _NOT_IN_COMMENT.sub("?", f"Appended {self._when(providers, libraries)} (new_episodes)")
+        new = [(entry.record.model, _yaml_item(entry, "")) for entry in entries]
+        return append_yaml(self._base, new, note, where)
+
+    def _when(self, providers: set[str | None], libraries: set[str]) -> str:
+        """`by wirescript 0.1.0 from … to … with anthropic 2.14.0, httpx2 …`, for the file's comments."""
         names = sorted({_SDKS[p] for p in providers if p in _SDKS} | libraries)
         versions = [f"{name} {_version(name)}" for name in names]
+        return f"by wirescript {__version__} from {self._started} to {_now()}" + (
+            f" with {', '.join(versions)}" if versions else ""
+        )
+
+    def _header(self, providers: set[str | None], libraries: set[str]) -> list[str]:
         return [
-            f"Recorded by wirescript {__version__} from {self._started} to {_now()}"
-            + (f" with {', '.join(versions)}." if versions else "."),
+            f"Recorded {self._when(providers, libraries)}.",
             "Each turn is what the model answered; the comment above it, the request it answered.",
             "Edit freely: this is a wirescript script (load_script); it holds no header, key or cookie.",
         ]
+
+    # ------------------------------------------------------------------ boto3
+
+    def attach(self, client: Any) -> Any:
+        """Record a boto3/botocore client (`bedrock-runtime`): its requests come here, not to botocore's sender.
+
+        botocore's own `before-send` hook hands each signed request to this transport, which forwards
+        it (to `upstream`, by default over the network to the URL botocore signed it for) and passes the
+        answer back to botocore's parsers. The recording is that of an httpx client: Converse,
+        ConverseStream and InvokeModel (and its stream) become turns. botocore's retry modes decide
+        for real. Undo with `detach(client)`; return the client.
+
+        Raises:
+            UsageError: `client` is not a botocore client, or is already attached.
+
+        """
+        from . import _botocore
+
+        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
+        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
+        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout), fast_retries=False)
+        with self._lock:
+            self._libraries.add("botocore")
+        return client
+
+    def detach(self, client: Any) -> None:
+        """Give a client `attach` recorded back to botocore's own sending."""
+        from . import _botocore
+
+        _botocore.detach(client)
 
     # ------------------------------------------------------------------ transport protocol
 
@@ -203,14 +310,20 @@ class RecordingTransport(_TransportBase):
         """Forward one request of a sync httpx/httpx2 client and pass its answer through."""
         request.read()
         entry, wire = self._arrive(request)
-        response = self._upstream_for(request, is_async=False).handle_request(request)
+        try:
+            response = self._upstream_for(request, is_async=False).handle_request(request)
+        finally:
+            self._replayed(entry, request)
         return _http.teed_response(request, response, self._finisher(entry, wire), is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Forward one request of an async httpx/httpx2 client and pass its answer through."""
         await request.aread()
         entry, wire = self._arrive(request)
-        response = await self._upstream_for(request, is_async=True).handle_async_request(request)
+        try:
+            response = await self._upstream_for(request, is_async=True).handle_async_request(request)
+        finally:
+            self._replayed(entry, request)
         return _http.teed_response(request, response, self._finisher(entry, wire), is_async=True)
 
     def close(self) -> None:
@@ -260,11 +373,42 @@ class RecordingTransport(_TransportBase):
             entry = _Entry(record, _summary(record))
             self._entries.append(entry)
             self._libraries.add(_http.http_module(request).__name__)
+            self._libraries.update(_sdks_of(request.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
                     f"{record.summary()}: not recorded: {reading.refusal.reason if reading.refusal else ''}"
                 )
         return entry, reading.wire
+
+    def _replayed(self, entry: _Entry, request: Any) -> None:
+        """Mark a request an `Episodes` upstream answered from its script (its turn is in the file already)."""
+        if isinstance(self._upstream, Episodes) and not self._upstream.was_forwarded(request):
+            with self._lock:
+                entry.forwarded = False
+
+    def _keep_side(self, entry: _Entry, wire: Wire, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        """Keep a side endpoint's answer as side-script data; never raises."""
+        note: str | None = None
+        side: dict[str, Any] | None = None
+        decode = getattr(wire, "decode_side", None)
+        try:
+            side = decode(entry.record, status, headers, body) if callable(decode) else None
+            if side is not None:
+                parse_side(side, "the decoded answer")
+        except ScriptError as exc:
+            side, note = None, str(exc)
+        except Exception as exc:  # a wire's bug: the app must still get its answer
+            side, note = None, f"the {wire.name} wire failed decoding its answer ({type(exc).__name__}: {exc})"
+        if side is None and note is None:
+            note = (
+                f"not recorded: an error answer (status {status}); a side script has no error answers"
+                if status >= 400
+                else f"the {wire.name} wire could not read its answer (status {status})"
+            )
+        with self._lock:
+            entry.side = side
+            if note is not None:
+                self._notes.append(f"{entry.record.summary()}: {note}")
 
     def _upstream_for(self, request: Any, *, is_async: bool) -> Any:
         if self._upstream is not None:
@@ -287,6 +431,9 @@ class RecordingTransport(_TransportBase):
         """Decode an answer into its entry's turn; never raises (the app is reading its response)."""
         note: str | None = None
         turn: Turn | None = None
+        if wire.turnless:
+            self._keep_side(entry, wire, status, headers, body)
+            return
         try:
             decoded = wire.decode(status, headers, body)
             if decoded is None:
@@ -304,6 +451,26 @@ class RecordingTransport(_TransportBase):
 
 
 # ---------------------------------------------------------------------- writing
+
+
+def _side_data(entries: list[_Entry]) -> dict[str, Any] | None:
+    """The side answers of these entries as one side script: counts in arrival order, vectors by text, model ids."""
+    counts: list[int] = []
+    vectors: dict[str, list[float]] = {}
+    models: list[str] = []
+    for entry in entries:
+        side = entry.side or {}
+        counts.extend(side.get("count_tokens", ()))
+        vectors.update(side.get("embeddings", {}))
+        models.extend(m for m in side.get("models", ()) if m not in models)
+    data: dict[str, Any] = {}
+    if counts:
+        data["count_tokens"] = counts
+    if vectors:
+        data["embeddings"] = vectors
+    if models:
+        data["models"] = models
+    return data or None
 
 
 def _now() -> str:
@@ -393,19 +560,31 @@ def _turn_data(turn: Turn) -> Any:
     return data["text"] if list(data) == ["text"] else data
 
 
-def _json_text(entries: list[_Entry]) -> str:
+def _json_text(entries: list[_Entry], side: dict[str, Any] | None = None) -> str:
     queues = _queues(entries)
+    if side is not None and queues is None:  # a plain list has no room for "$side": the default queue
+        queues = {DEFAULT_QUEUE: entries} if entries else {}
     data: Any
     if queues is None:
         data = [_turn_data(e.turn) for e in entries if e.turn is not None]
     else:
         data = {model: [_turn_data(e.turn) for e in group if e.turn is not None] for model, group in queues.items()}
+        if side is not None:
+            data[SIDE_KEY] = side
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _yaml_text(entries: list[_Entry], header: list[str]) -> str:
+def _yaml_text(entries: list[_Entry], header: list[str], side: dict[str, Any] | None = None) -> str:
     lines = [f"# {_NOT_IN_COMMENT.sub('?', line)}" for line in header]
     queues = _queues(entries)
+    if side is not None:
+        if queues is None:  # a plain list has no room for "$side": the default queue serves every model
+            queues = {DEFAULT_QUEUE: entries} if entries else {}
+        for model, group in queues.items():
+            lines.append(f"{json.dumps(model, ensure_ascii=False)}:")
+            for entry in group:
+                lines.extend(_yaml_item(entry, "  "))
+        return "\n".join([*lines, *_yaml_side(side), ""])
     if not entries:
         return "\n".join([*lines, "[]", ""])
     if queues is None:
@@ -417,6 +596,18 @@ def _yaml_text(entries: list[_Entry], header: list[str]) -> str:
             for entry in group:
                 lines.extend(_yaml_item(entry, "  "))
     return "\n".join([*lines, ""])
+
+
+def _yaml_side(side: dict[str, Any]) -> list[str]:
+    import yaml
+
+    dumped = yaml.dump(side, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+    return [
+        "# What the side endpoints answered: token counts in arrival order, a vector per embedded text,",
+        "# the model ids listed.",
+        f"{json.dumps(SIDE_KEY)}:",
+        *(f"  {line}" for line in dumped.rstrip("\n").split("\n")),
+    ]
 
 
 def _yaml_item(entry: _Entry, indent: str) -> list[str]:
@@ -447,8 +638,9 @@ class Episodes(_TransportBase):
 
     Each request goes to `stub` first; one the stub cannot answer as scripted (its script ran
     out, no queue serves its model) is forwarded to `upstream` instead (by default the real
-    network, as `RecordingTransport`'s). Give it to a `RecordingTransport` as its upstream to
-    record both.
+    network, as `RecordingTransport`'s). Give it to a `RecordingTransport` of the file the stub
+    replays, as its upstream: `save()` then appends the forwarded turns to that file, whose own
+    bytes stay as they are.
     """
 
     def __init__(self, stub: Any, upstream: Any = None) -> None:
@@ -456,23 +648,47 @@ class Episodes(_TransportBase):
         self._upstream = upstream
         self._network: dict[tuple[str, bool], Any] = {}
         self._lock = threading.Lock()
+        self._forwarded: weakref.WeakSet[Any] = weakref.WeakSet()  # the requests sent upstream, until asked
+
+    def was_forwarded(self, request: Any) -> bool:
+        """Whether `request` (answered already) went upstream rather than being answered from the script.
+
+        Asked once per request, by the `RecordingTransport` this is the upstream of.
+        """
+        with self._lock:
+            if request in self._forwarded:
+                self._forwarded.discard(request)
+                return True
+            return False
+
+    def _refused(self, before: int, response: Any) -> bool:
+        """Whether the stub refused this request: a problem was recorded, and its answer is the error that says so.
+
+        The status is looked at too, so that a replayed answer is not forwarded because another
+        request, at the same time, ran past the end.
+        """
+        return len(self.stub.problems) > before and response.status_code >= 400
 
     def handle_request(self, request: Any) -> Any:
         """Answer from the script, or forward a sync request past its end."""
         before = len(self.stub.problems)
         response = self.stub.handle_request(request)
-        if len(self.stub.problems) == before:
+        if not self._refused(before, response):
             return response
         response.close()
+        with self._lock:
+            self._forwarded.add(request)
         return self._forward_to(request, is_async=False).handle_request(request)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Answer from the script, or forward an async request past its end."""
         before = len(self.stub.problems)
         response = await self.stub.handle_async_request(request)
-        if len(self.stub.problems) == before:
+        if not self._refused(before, response):
             return response
         await response.aclose()
+        with self._lock:
+            self._forwarded.add(request)
         return await self._forward_to(request, is_async=True).handle_async_request(request)
 
     def _forward_to(self, request: Any, *, is_async: bool) -> Any:

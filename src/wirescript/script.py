@@ -234,6 +234,10 @@ class Turn(_Model):
     """Several tool calls in one turn (parallel tool calls)."""
     thinking: str | None = None
     """Reasoning text: an Anthropic thinking block, an OpenAI reasoning item."""
+    thinking_signature: str | None = Field(default=None, min_length=1)
+    """The thinking block's `signature`, sent as given by the wires that carry one (Anthropic Messages,
+    Anthropic on Vertex AI and Bedrock, Bedrock Converse); the other wires ignore it. Needs `thinking`.
+    Default: a placeholder (`sig_0000`, numbered by request). Record mode keeps the provider's."""
     usage: Usage | None = None
     """Token counts."""
     stop_reason: str | None = Field(default=None, min_length=1)
@@ -250,11 +254,19 @@ class Turn(_Model):
         if self.tool is not None and self.tools is not None:
             raise ValueError("give either 'tool' (one call) or 'tools' (several), not both")
         if self.error is not None:
-            clash = [f for f in ("text", "tool", "tools", "thinking", "usage", "stop_reason") if getattr(self, f)]
+            clash = [
+                f
+                for f in ("text", "tool", "tools", "thinking", "thinking_signature", "usage", "stop_reason")
+                if getattr(self, f)
+            ]
             if clash:
                 raise ValueError(
                     f"an 'error' turn answers with an HTTP error, so it cannot also have {', '.join(map(repr, clash))}"
                 )
+        if self.thinking_signature is not None and self.thinking is None:
+            raise ValueError(
+                "'thinking_signature' signs a thinking block, so the turn needs 'thinking' (its text, '' for none)"
+            )
         if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
             raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
         bad = _unencodable(self, "")

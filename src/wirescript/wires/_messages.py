@@ -6,16 +6,38 @@ Anthropic wire sends the events as SSE, the Bedrock wire as AWS event-stream `ch
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .._text import text_of
 from ..script import Turn
 from ..sse import json_dumps
-from .base import Parsed, as_float, as_int, as_list, break_json, canonical_stop, chunks, default_usage
+from .base import (
+    Parsed,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    break_json,
+    canonical_stop,
+    chunks,
+    decoded_turn,
+    decoded_usage,
+    default_usage,
+)
 
-__all__ = ["Pieces", "message", "parse_messages", "stream_events", "stream_items", "tool_result_text"]
+__all__ = [
+    "Pieces",
+    "decoded_events",
+    "decoded_message",
+    "message",
+    "parse_messages",
+    "stream_events",
+    "stream_items",
+    "tool_result_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +88,8 @@ def blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
     """The content blocks of a turn: thinking, text, then the tool calls."""
     out: list[dict[str, Any]] = []
     if turn.thinking is not None:
-        out.append({"type": "thinking", "thinking": turn.thinking, "signature": f"sig_{index:04d}"})
+        signature = turn.thinking_signature or f"sig_{index:04d}"
+        out.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
     if turn.text is not None:
         out.append({"type": "text", "text": turn.text})
     for k, call in enumerate(turn.tool_calls):
@@ -173,3 +196,93 @@ def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
 
 def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def decoded_message(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dict[str, Any]:
+    """A Message's content blocks, stop reason and usage as a turn."""
+    blocks = [b for b in blocks if isinstance(b, dict)]
+    counts = usage if isinstance(usage, dict) else {}
+    thinking = [b for b in blocks if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)]
+    signature = thinking[0].get("signature") if len(thinking) == 1 else None
+    return decoded_turn(
+        wire,
+        thinking=[b["thinking"] for b in thinking],
+        thinking_signature=signature if isinstance(signature, str) else None,
+        text=[b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)],
+        calls=[
+            {"id": b["id"], "name": b["name"], "input": b["input"] if isinstance(b.get("input"), dict) else {}}
+            for b in blocks
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str) and isinstance(b.get("name"), str)
+        ],
+        stop=stop,
+        usage=decoded_usage(
+            input_tokens=counts.get("input_tokens"),
+            output_tokens=counts.get("output_tokens"),
+            cache_read_input_tokens=counts.get("cache_read_input_tokens") or None,
+            cache_creation_input_tokens=counts.get("cache_creation_input_tokens") or None,
+        ),
+    )
+
+
+def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
+    """The stream events of a Message (their JSON), put back together as `anthropic`'s stream accumulator does.
+
+    None when no `message_start` came, or a tool call's arguments are not JSON. An `error` event
+    becomes the turn's `fault.stream_error`, after what was streamed before it.
+    """
+    blocks: dict[int, dict[str, Any]] = {}
+    usage: dict[str, Any] = {}
+    stop: Any = None
+    failure: dict[str, Any] | None = None
+    started = False
+    for data in events:
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type")
+        if kind == "message_start" and isinstance(data.get("message"), dict):
+            started = True
+            usage.update(data["message"].get("usage") or {})
+        elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
+            block = dict(data["content_block"])
+            if block.get("type") == "tool_use":
+                block["partial"] = ""
+            blocks[as_int(data.get("index")) or 0] = block
+        elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
+            target = blocks.get(as_int(data.get("index")) or 0)
+            if target is not None:
+                _apply_delta(target, data["delta"])
+        elif kind == "message_delta":
+            delta = data.get("delta")
+            if isinstance(delta, dict) and "stop_reason" in delta:
+                stop = delta["stop_reason"]
+            usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
+        elif kind == "error" and isinstance(data.get("error"), dict):
+            error = data["error"]
+            failure = {"type": error.get("type") or "api_error", "message": str(error.get("message", ""))}
+    if not started:
+        return None
+    ordered = [blocks[i] for i in sorted(blocks)]
+    for block in ordered:
+        if block.get("type") == "tool_use":
+            partial = block.pop("partial")
+            try:
+                block["input"] = json.loads(partial) if partial else block.get("input") or {}
+            except ValueError:
+                return None  # arguments that are not JSON cannot be a turn's tool input
+    turn = decoded_message(wire, ordered, stop, usage)
+    if failure is not None:
+        turn.pop("stop_reason", None)
+        turn["fault"] = {"stream_error": failure}
+    return turn
+
+
+def _apply_delta(block: dict[str, Any], delta: dict[str, Any]) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta" and isinstance(delta.get("text"), str):
+        block["text"] = str(block.get("text", "")) + delta["text"]
+    elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+        block["thinking"] = str(block.get("thinking", "")) + delta["thinking"]
+    elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+        block["signature"] = delta["signature"]  # as anthropic's accumulator: the delta replaces it
+    elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        block["partial"] = str(block.get("partial", "")) + delta["partial_json"]

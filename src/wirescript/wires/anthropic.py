@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -19,11 +18,8 @@ from .base import (
     Parsed,
     Rendered,
     Wire,
-    as_int,
     as_list,
     decoded_error,
-    decoded_turn,
-    decoded_usage,
     error_message,
     is_event_stream,
     json_body,
@@ -191,8 +187,9 @@ class AnthropicWire(Wire):
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A Message (JSON or its SSE events) or an error envelope as a turn.
 
-        Thinking blocks give their text (a turn has no field for the signature, which a replay
-        renders afresh); `redacted_thinking` and server tool blocks are left out. An `error` event
+        A thinking block gives its text and its signature (`thinking_signature`; of several blocks,
+        the texts joined and no signature, which signs one block); `redacted_thinking` and server
+        tool blocks are left out. An `error` event
         inside a stream becomes the turn's `fault.stream_error`, after what was streamed before it.
         """
         if status >= 400:
@@ -206,8 +203,10 @@ class AnthropicWire(Wire):
             message = json_body(body)
             if not isinstance(message, dict) or message.get("type") != "message":
                 return None
-            return _decoded(self, as_list(message.get("content")), message.get("stop_reason"), message.get("usage"))
-        return _decode_stream(self, body)
+            return _messages.decoded_message(
+                self, as_list(message.get("content")), message.get("stop_reason"), message.get("usage")
+            )
+        return _messages.decoded_events(self, sse_json(body))
 
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """`event: error` with the error envelope."""
@@ -246,84 +245,3 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
 
 _PING = encode_event("ping", json_dumps({"type": "ping"}))
 _MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
-
-
-def _decoded(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dict[str, Any]:
-    """A Message's content blocks, stop reason and usage as a turn."""
-    blocks = [b for b in blocks if isinstance(b, dict)]
-    counts = usage if isinstance(usage, dict) else {}
-    return decoded_turn(
-        wire,
-        thinking=[b["thinking"] for b in blocks if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)],
-        text=[b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)],
-        calls=[
-            {"id": b["id"], "name": b["name"], "input": b["input"] if isinstance(b.get("input"), dict) else {}}
-            for b in blocks
-            if b.get("type") == "tool_use" and isinstance(b.get("id"), str) and isinstance(b.get("name"), str)
-        ],
-        stop=stop,
-        usage=decoded_usage(
-            input_tokens=counts.get("input_tokens"),
-            output_tokens=counts.get("output_tokens"),
-            cache_read_input_tokens=counts.get("cache_read_input_tokens") or None,
-            cache_creation_input_tokens=counts.get("cache_creation_input_tokens") or None,
-        ),
-    )
-
-
-def _decode_stream(wire: Wire, body: bytes) -> dict[str, Any] | None:
-    """The SSE events of a Message, put back together as `anthropic`'s stream accumulator does."""
-    blocks: dict[int, dict[str, Any]] = {}
-    usage: dict[str, Any] = {}
-    stop: Any = None
-    failure: dict[str, Any] | None = None
-    started = False
-    for data in sse_json(body):
-        if not isinstance(data, dict):
-            continue
-        kind = data.get("type")
-        if kind == "message_start" and isinstance(data.get("message"), dict):
-            started = True
-            usage.update(data["message"].get("usage") or {})
-        elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
-            block = dict(data["content_block"])
-            if block.get("type") == "tool_use":
-                block["partial"] = ""
-            blocks[as_int(data.get("index")) or 0] = block
-        elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
-            target = blocks.get(as_int(data.get("index")) or 0)
-            if target is not None:
-                _apply_delta(target, data["delta"])
-        elif kind == "message_delta":
-            delta = data.get("delta")
-            if isinstance(delta, dict) and "stop_reason" in delta:
-                stop = delta["stop_reason"]
-            usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
-        elif kind == "error" and isinstance(data.get("error"), dict):
-            error = data["error"]
-            failure = {"type": error.get("type") or "api_error", "message": str(error.get("message", ""))}
-    if not started:
-        return None
-    ordered = [blocks[i] for i in sorted(blocks)]
-    for block in ordered:
-        if block.get("type") == "tool_use":
-            partial = block.pop("partial")
-            try:
-                block["input"] = json.loads(partial) if partial else block.get("input") or {}
-            except ValueError:
-                return None  # arguments that are not JSON cannot be a turn's tool input
-    turn = _decoded(wire, ordered, stop, usage)
-    if failure is not None:
-        turn.pop("stop_reason", None)
-        turn["fault"] = {"stream_error": failure}
-    return turn
-
-
-def _apply_delta(block: dict[str, Any], delta: dict[str, Any]) -> None:
-    kind = delta.get("type")
-    if kind == "text_delta" and isinstance(delta.get("text"), str):
-        block["text"] = str(block.get("text", "")) + delta["text"]
-    elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
-        block["thinking"] = str(block.get("thinking", "")) + delta["thinking"]
-    elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-        block["partial"] = str(block.get("partial", "")) + delta["partial_json"]

@@ -310,6 +310,17 @@ class TurnlessWire(Wire):
         body = {"type": "error", "error": {"type": kind, "message": error_message(spec), "code": spec.code}}
         return Rendered(spec.status, {**rendered.headers, **retry_headers(spec, self.retryable)}, json_answer(body))
 
+    def decode_side(
+        self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
+    ) -> dict[str, Any] | None:
+        """A real answer of its endpoint as side-script data (`SideScript` fields), or None.
+
+        What record mode calls on each answer of a turnless wire: `{"count_tokens": [n]}`,
+        `{"embeddings": {text: vector}}`, `{"models": [ids]}`, or `{}` for an answer the replay
+        gives as it is. None: not recorded (an error, an answer it cannot read). The default reads nothing.
+        """
+        return None
+
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """Never sent: a turnless wire does not stream."""
         return Frame("error", json_answer({"error": {"message": spec.message}}))
@@ -374,6 +385,7 @@ def decoded_turn(
     wire: Wire,
     *,
     thinking: Iterable[str] = (),
+    thinking_signature: str | None = None,
     text: Iterable[str] = (),
     calls: Iterable[Mapping[str, Any]] = (),
     stop: Any = None,
@@ -382,12 +394,15 @@ def decoded_turn(
     """A decoded answer as a turn dict: its thinking and text joined, its tool calls, stop reason and usage.
 
     Only what the answer had is set: no `thinking` key for an answer without reasoning, no
-    `text` for one without text, `tool` for one call and `tools` for several.
+    `text` for one without text, `tool` for one call and `tools` for several. The signature is
+    kept only with the one block of thinking it signs (`thinking_signature`).
     """
     turn: dict[str, Any] = {}
     thought = list(thinking)
     if thought:
         turn["thinking"] = "".join(thought)
+        if thinking_signature and len(thought) == 1:
+            turn["thinking_signature"] = thinking_signature
     said = list(text)
     if said:
         turn["text"] = "".join(said)

@@ -15,6 +15,9 @@ decodes: anthropic's `lib/bedrock` (2.14).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -26,7 +29,20 @@ from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..sse import json_dumps
 from . import _messages
-from .base import Frame, Parsed, Rendered, Wire, as_float, as_int, as_list, retry_headers
+from .base import (
+    Frame,
+    Parsed,
+    Rendered,
+    Wire,
+    as_float,
+    as_int,
+    as_list,
+    decoded_error,
+    decoded_turn,
+    decoded_usage,
+    json_body,
+    retry_headers,
+)
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
 
@@ -210,6 +226,35 @@ class BedrockWire(Wire):
         merged = {k.lower(): v for k, v in headers.items()} | retry_headers(spec, self.retryable)
         return Rendered(status, merged, body)
 
+    def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
+        """A bedrock-runtime answer as a turn: Converse or an Anthropic Message, JSON or event stream.
+
+        The operation is told by the answer itself: a Converse body has `output`, an invoke body is
+        a Message (`"type": "message"`); a ConverseStream sends Converse events, an invoke stream
+        `chunk` events carrying Messages events. An error status becomes an `error` turn whose type
+        is the `x-amzn-errortype` exception name; an `exception` message in a stream, the turn's
+        `fault.stream_error` (its type the exception member, as `stream_error` sends it back).
+        """
+        if status >= 400:
+            data = json_body(body)
+            data = data if isinstance(data, dict) else {}
+            kind = headers.get("x-amzn-errortype", "").split(":", 1)[0]
+            return decoded_error(status, kind or None, data.get("message", data.get("Message")))
+        if headers.get("content-type", "").lower().startswith(_EVENTSTREAM):
+            return _decode_event_stream(self, body)
+        data = json_body(body)
+        if not isinstance(data, dict):
+            return None
+        if data.get("type") == "message":
+            return _messages.decoded_message(
+                self, as_list(data.get("content")), data.get("stop_reason"), data.get("usage")
+            )
+        output = data.get("output")
+        message = output.get("message") if isinstance(output, dict) else None
+        if not isinstance(message, dict):
+            return None
+        return _decoded_converse(self, as_list(message.get("content")), data.get("stopReason"), data.get("usage"))
+
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """An `exception` message: `type` a stream exception member, or an Anthropic error type translated."""
         name, data = _converse.stream_exception(spec.type, spec.message)
@@ -235,3 +280,119 @@ def _chunks(msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
                 },
             }
         yield Frame(name, eventstream.chunk(json_dumps(data).encode()))
+
+
+def _decoded_converse(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dict[str, Any]:
+    """Converse content blocks (`reasoningContent`, `text`, `toolUse`), stop reason and usage as a turn."""
+    blocks = [b for b in blocks if isinstance(b, dict)]
+    reasoning = [
+        b["reasoningContent"]["reasoningText"]
+        for b in blocks
+        if isinstance(b.get("reasoningContent"), dict)
+        and isinstance(b["reasoningContent"].get("reasoningText"), dict)
+        and isinstance(b["reasoningContent"]["reasoningText"].get("text"), str)
+    ]
+    signature = reasoning[0].get("signature") if len(reasoning) == 1 else None
+    calls = [b["toolUse"] for b in blocks if isinstance(b.get("toolUse"), dict)]
+    counts = usage if isinstance(usage, dict) else {}
+    return decoded_turn(
+        wire,
+        thinking=[r["text"] for r in reasoning],
+        thinking_signature=signature if isinstance(signature, str) else None,
+        text=[b["text"] for b in blocks if isinstance(b.get("text"), str)],
+        calls=[
+            {"id": c["toolUseId"], "name": c["name"], "input": c["input"] if isinstance(c.get("input"), dict) else {}}
+            for c in calls
+            if isinstance(c.get("toolUseId"), str) and isinstance(c.get("name"), str)
+        ],
+        stop=stop,
+        usage=decoded_usage(
+            input_tokens=counts.get("inputTokens"),
+            output_tokens=counts.get("outputTokens"),
+            cache_read_input_tokens=counts.get("cacheReadInputTokens") or None,
+            cache_creation_input_tokens=counts.get("cacheWriteInputTokens") or None,
+        ),
+    )
+
+
+def _decode_event_stream(wire: Wire, body: bytes) -> dict[str, Any] | None:
+    """An event stream: invoke's `chunk` events (Messages events), or ConverseStream's events."""
+    try:
+        messages = eventstream.decode(body)
+    except eventstream.EventStreamError:
+        return None
+    anthropic: list[Any] = []
+    converse: list[tuple[str, Any]] = []
+    failure: dict[str, Any] | None = None
+    for message in messages:
+        kind = message.headers.get(":message-type")
+        payload = json_body(message.payload) if message.payload else {}
+        payload = payload if isinstance(payload, dict) else {}
+        if kind == "exception":
+            failure = {"type": str(message.headers.get(":exception-type") or "modelStreamErrorException")}
+            failure["message"] = str(payload.get("message", payload.get("Message", "")))
+            continue
+        if kind != "event":
+            continue
+        name = str(message.headers.get(":event-type", ""))
+        if name == "chunk":
+            try:
+                anthropic.append(json.loads(base64.b64decode(str(payload.get("bytes", "")), validate=True)))
+            except (ValueError, binascii.Error):
+                return None
+        else:
+            converse.append((name, payload))
+    if anthropic:
+        if failure is not None:
+            anthropic.append({"type": "error", "error": failure})
+        return _messages.decoded_events(wire, anthropic)
+    turn = _decoded_converse_stream(wire, converse)
+    if turn is not None and failure is not None:
+        turn.pop("stop_reason", None)
+        turn["fault"] = {"stream_error": failure}
+    return turn
+
+
+def _decoded_converse_stream(wire: Wire, events: list[tuple[str, Any]]) -> dict[str, Any] | None:
+    """ConverseStream events put back together as a Converse message, as botocore's caller would."""
+    if not events or events[0][0] != "messageStart":
+        return None
+    blocks: dict[int, dict[str, Any]] = {}
+    stop: Any = None
+    usage: Any = None
+    for name, data in events:
+        index = as_int(data.get("contentBlockIndex")) or 0
+        if name == "contentBlockStart":
+            start = data.get("start")
+            tool = start.get("toolUse") if isinstance(start, dict) else None
+            if isinstance(tool, dict):
+                blocks[index] = {"toolUse": {**tool, "partial": ""}}
+        elif name == "contentBlockDelta" and isinstance(data.get("delta"), dict):
+            delta = data["delta"]
+            block = blocks.setdefault(index, {})
+            if isinstance(delta.get("text"), str):
+                block["text"] = str(block.get("text", "")) + delta["text"]
+            reasoning = delta.get("reasoningContent")
+            if isinstance(reasoning, dict):
+                text = block.setdefault("reasoningContent", {}).setdefault("reasoningText", {"text": ""})
+                if isinstance(reasoning.get("text"), str):
+                    text["text"] += reasoning["text"]
+                if isinstance(reasoning.get("signature"), str):
+                    text["signature"] = reasoning["signature"]
+            tool_delta = delta.get("toolUse")
+            if isinstance(tool_delta, dict) and isinstance(tool_delta.get("input"), str) and "toolUse" in block:
+                block["toolUse"]["partial"] += tool_delta["input"]
+        elif name == "messageStop":
+            stop = data.get("stopReason")
+        elif name == "metadata":
+            usage = data.get("usage")
+    ordered = [blocks[i] for i in sorted(blocks)]
+    for block in ordered:
+        tool = block.get("toolUse")
+        if isinstance(tool, dict):
+            partial = tool.pop("partial", "")
+            try:
+                tool["input"] = json.loads(partial) if partial else {}
+            except ValueError:
+                return None  # arguments that are not JSON cannot be a turn's tool input
+    return _decoded_converse(wire, ordered, stop, usage)

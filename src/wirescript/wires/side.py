@@ -21,13 +21,14 @@ import json
 import math
 import struct
 import threading
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..side import SideScript
-from .base import Parsed, Rendered, TurnlessWire, as_int, as_list, json_answer
+from .base import Parsed, Rendered, TurnlessWire, as_int, as_list, json_answer, json_body
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
@@ -167,6 +168,17 @@ class TokenCountWire(TurnlessWire):
             return Rendered(200, dict(_JSON), json_answer({"object": "response.input_tokens", "input_tokens": count}))
         return Rendered(200, dict(_JSON), json_answer({"input_tokens": count}))
 
+    def decode_side(
+        self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
+    ) -> dict[str, Any] | None:
+        """`{"count_tokens": [n]}` from `input_tokens` (Anthropic, OpenAI) or `totalTokens` (Gemini)."""
+        data = json_body(body) if status < 400 else None
+        if not isinstance(data, dict):
+            return None
+        count = data.get("totalTokens") if record.path.endswith(":countTokens") else data.get("input_tokens")
+        count = as_int(count)
+        return {"count_tokens": [count]} if count is not None and count >= 0 else None
+
 
 class EmbeddingsWire(TurnlessWire):
     """Embeddings: OpenAI (and Azure OpenAI deployments), float and base64; Gemini, single and batched."""
@@ -231,6 +243,36 @@ class EmbeddingsWire(TurnlessWire):
         }
         return Rendered(200, dict(_JSON), json_answer(answer))
 
+    def decode_side(
+        self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
+    ) -> dict[str, Any] | None:
+        """`{"embeddings": {text: vector}}`: each input text of the request with the vector it got.
+
+        OpenAI's `data[i].embedding` (a list of floats, or base64 float32 as the openai SDK asks by
+        default), Gemini's `embedding.values` and `embeddings[i].values`.
+        """
+        data = json_body(body) if status < 400 else None
+        if not isinstance(data, dict):
+            return None
+        texts = [str(t) for t in record.messages]
+        if record.path.endswith(":embedContent"):
+            embedded = data.get("embedding")
+            vectors = [embedded.get("values") if isinstance(embedded, dict) else None]
+        elif record.path.endswith(":batchEmbedContents"):
+            vectors = [e.get("values") if isinstance(e, dict) else None for e in as_list(data.get("embeddings"))]
+        else:
+            items = sorted(
+                (item for item in as_list(data.get("data")) if isinstance(item, dict)),
+                key=lambda item: as_int(item.get("index")) or 0,
+            )
+            vectors = [_vector_of(item.get("embedding")) for item in items]
+        if len(vectors) != len(texts) or not all(_is_vector(v) for v in vectors):
+            return None
+        found: dict[str, list[float]] = {}
+        for text, vector in zip(texts, vectors, strict=True):
+            found[text] = [float(x) for x in vector or ()]
+        return {"embeddings": found}
+
     @staticmethod
     def _vector(text: str, size: int, side: SideScript) -> list[float]:
         if not 1 <= size <= MAX_DIMENSIONS:
@@ -282,6 +324,47 @@ class ModelsWire(TurnlessWire):
         objects = [{"id": i, "object": "model", "created": _CREATED, "owned_by": "wirescript"} for i in ids]
         answer = objects[0] if wanted is not None else {"object": "list", "data": objects}
         return Rendered(200, dict(_JSON), json_answer(answer))
+
+    def decode_side(
+        self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
+    ) -> dict[str, Any] | None:
+        """`{"models": [ids]}` from a listing (`data[].id`, Gemini's `models[].name`); `{}` for a look-up.
+
+        A look-up replays as it is (any id is found); the model's details (its display name,
+        limits) are not kept, as the side script has no field for them.
+        """
+        data = json_body(body) if status < 400 else None
+        if not isinstance(data, dict):
+            return None
+        if record.model is not None:
+            return {}
+        if "models" in data:
+            names = [m.get("name") for m in as_list(data.get("models")) if isinstance(m, dict)]
+            ids = [n.removeprefix("models/") for n in names if isinstance(n, str)]
+        else:
+            ids = [m["id"] for m in as_list(data.get("data")) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        return {"models": ids}
+
+
+def _vector_of(value: Any) -> Any:
+    """An OpenAI `embedding`: a list of floats, or base64 of little-endian float32."""
+    if not isinstance(value, str):
+        return value
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    if not raw or len(raw) % 4:
+        return None
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def _is_vector(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in value)
+    )
 
 
 def _gemini_model_object(model: str) -> dict[str, Any]:
