@@ -41,6 +41,10 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
 REQUIRE_ENV = "WIRESCRIPT_REQUIRE_AGENTS"
+GROUP_ENV = "WIRESCRIPT_DOCS_GROUP"
+# Pages whose packages conflict with the main environment's (llama-index pins openai<3): their blocks
+# run only in that group's own environment, with WIRESCRIPT_DOCS_GROUP=<group> (.ci/run), and only they do.
+OWN_GROUP = {"docs/frameworks/llama-index.md": "llama-index"}
 
 # The documentation is written for the current SDK majors on httpx2 (anthropic >= 1, openai >= 3).
 CURRENT_SDKS = importlib.util.find_spec("httpx2") is not None and ANTHROPIC_MAJOR >= 1
@@ -129,10 +133,26 @@ def python_blocks(paths: list[Path] | None = None) -> list[DocBlock]:
     ]
 
 
+def own_group(doc: DocBlock) -> str | None:
+    """The dependency group whose own environment runs the block, or None for the main one."""
+    return OWN_GROUP.get(doc.path.relative_to(ROOT).as_posix())
+
+
+def elsewhere(doc: DocBlock) -> str | None:
+    """Why the block does not run in this environment, or None when it does."""
+    group, here = own_group(doc), os.environ.get(GROUP_ENV) or None
+    if group == here:
+        return None
+    if group is not None:
+        return f"runs in the {group!r} group's own environment ({GROUP_ENV}={group}, as .ci/run does)"
+    return f"this is the {here!r} group's run ({GROUP_ENV}={here}): it runs that group's pages only"
+
+
 def doc_params() -> list[object]:
     return [
-        pytest.param(doc, id=doc.id, marks=[pytest.mark.skip(reason=doc.block.skip)] if doc.block.skip else [])
+        pytest.param(doc, id=doc.id, marks=[pytest.mark.skip(reason=why)] if why else [])
         for doc in python_blocks()
+        for why in [doc.block.skip or elsewhere(doc)]
     ]
 
 
@@ -298,7 +318,7 @@ def runnable_test_blocks() -> list[DocBlock]:
     """The blocks with tests that run: not skipped, and with their packages installed."""
     runnable = []
     for doc in python_blocks():
-        if doc.block.skip or doc.block.error:
+        if doc.block.skip or doc.block.error or elsewhere(doc):
             continue
         try:
             tree = parse_block(doc)
@@ -501,3 +521,15 @@ def test_a_block_importing_a_missing_package_is_skipped_or_required(
     monkeypatch.setenv(REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="WIRESCRIPT_REQUIRE_AGENTS=1 requires it"):
         check_imports(doc, tree)
+
+
+def test_a_page_of_its_own_group_runs_only_in_that_groups_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    [page] = [path for path in OWN_GROUP if path.endswith("llama-index.md")]
+    own = DocBlock(ROOT / page, Block(1, "python", "pass"))
+    main = DocBlock(DOCS / "index.md", Block(1, "python", "pass"))
+    monkeypatch.delenv(GROUP_ENV, raising=False)
+    assert elsewhere(main) is None
+    assert "runs in the 'llama-index' group's own environment" in (elsewhere(own) or "")
+    monkeypatch.setenv(GROUP_ENV, "llama-index")
+    assert elsewhere(own) is None
+    assert "runs that group's pages only" in (elsewhere(main) or "")

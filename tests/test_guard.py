@@ -296,6 +296,34 @@ def test_exit_restores_the_exact_socket_functions_even_on_error() -> None:
     assert socket.socket.connect is socket.SocketType.connect
 
 
+def test_a_socket_patch_made_since_the_last_guard_is_wrapped_and_one_left_behind_passes_through() -> None:
+    # The guard's socket wrappers are built once and reused while the functions they wrap are there.
+    with NetworkGuard():
+        pass
+    reached: list[Any] = []
+
+    def theirs(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        reached.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("203.0.113.7", port))]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket, "getaddrinfo", theirs)
+        with NetworkGuard() as guard:
+            assert socket.getaddrinfo("search.example", 443)[0][4] == ("203.0.113.7", 443)  # theirs, wrapped
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo("api.openai.com", 443)  # still guarded
+            ours = socket.getaddrinfo
+
+            def over(*args: Any, **kwargs: Any) -> Any:
+                return ours(*args, **kwargs)
+
+            patch.setattr(socket, "getaddrinfo", over)  # someone patches over the guard's wrapper ...
+        assert socket.getaddrinfo is over  # ... so exiting leaves ours under theirs, and it guards nothing now
+        assert socket.getaddrinfo("api.openai.com", 443)[0][4] == ("203.0.113.7", 443)
+    assert reached == ["search.example", "api.openai.com"]
+    assert [str(b) for b in guard.blocked] == ["DNS lookup of api.openai.com:443"]
+
+
 def test_a_connection_error_that_is_not_the_guards_is_left_alone() -> None:
     stub = ScriptTransport([])
     with NetworkGuard() as guard, loopback_server() as (url, _):

@@ -338,6 +338,57 @@ def test_intercept_and_guard_nest_in_any_order() -> None:
     assert all(a is b for a, b in zip(patched_functions(), ORIGINALS, strict=True))
 
 
+def test_a_library_importable_only_after_the_first_use_is_patched_from_then_on() -> None:
+    # The patch targets are built once and reused (the guard enters them for every test): a library
+    # that could not be imported at the first use, then is, must be patched from then on.
+    code = textwrap.dedent(
+        """
+        import sys
+        import wirescript._hooks as hooks
+        from wirescript import ScriptTransport
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "httpx2":
+                    raise ImportError("not yet")  # find_spec of a missing package answers None; this is harsher
+                return None
+
+        blocker = Block()
+        sys.meta_path.insert(0, blocker)
+        stub = ScriptTransport(["Hello."])
+        with stub.intercept():
+            print("first", "httpx2" in sys.modules)
+        sys.meta_path.remove(blocker)
+        import httpx2
+        with stub.intercept(), httpx2.Client() as http:
+            http.post("https://api.anthropic.com/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
+            print("then", len(stub.requests))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "first False\nthen 1\n"  # routed to the stub, not to the network
+
+
+@pytest.mark.parametrize("hx", STACKS, ids=lambda hx: hx.__name__)
+def test_a_patch_someone_made_since_the_last_use_is_wrapped_not_lost(hx: ModuleType, monkeypatch: Any) -> None:
+    with ScriptTransport([]).intercept():  # the targets are built from the originals here
+        pass
+    seen: list[str] = []
+    original = hx.HTTPTransport.handle_request
+
+    def theirs(self: Any, request: Any) -> Any:  # as pytest-httpx patches it
+        seen.append(str(request.url))
+        return hx.Response(204, request=request)
+
+    monkeypatch.setattr(hx.HTTPTransport, "handle_request", theirs)
+    with ScriptTransport([]).intercept(), hx.Client() as http:
+        assert http.get("https://example.org/x").status_code == 204  # not a known host: theirs answers
+    assert seen == ["https://example.org/x"]
+    assert hx.HTTPTransport.__dict__["handle_request"] is theirs  # and theirs is back after
+    monkeypatch.undo()
+    assert hx.HTTPTransport.__dict__["handle_request"] is original
+
+
 def test_importing_wirescript_intercept_imports_neither_http_library() -> None:
     code = (
         "import sys, wirescript, wirescript.intercept, wirescript.guard\n"

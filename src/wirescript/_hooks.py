@@ -25,8 +25,9 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -39,7 +40,9 @@ __all__ = [
     "acquire",
     "botocore_client_creator",
     "hook_botocore",
+    "patch_all",
     "release",
+    "restore_all",
     "state",
     "unhook_botocore",
 ]
@@ -51,6 +54,8 @@ TARGETS = (
     ("httpx2", "AsyncHTTPTransport", "handle_async_request"),
 )
 """(module, class, method) patched while the hooks are held."""
+
+_MODULES = tuple(dict.fromkeys(module for module, _, _ in TARGETS))
 
 BOTOCORE_TARGET = ("botocore.client", "ClientCreator", "create_client")
 """(module, class, method) wrapped while an interception is open, when botocore is installed."""
@@ -68,11 +73,21 @@ class Saved(NamedTuple):
     patched: Any
 
 
+_new_saved = functools.partial(tuple.__new__, Saved)  # Saved(...) without the keyword-handling constructor
+
+
 def patch(owner: Any, name: str, replacement: Any) -> Saved:
     """Set `owner.name` to `replacement`; the `Saved` record restores it (`restore`)."""
-    original = owner.__dict__.get(name, _MISSING)
-    setattr(owner, name, replacement)
-    return Saved(owner, name, original, replacement)
+    return patch_all(((owner, name, replacement),))[0]
+
+
+def patch_all(targets: Iterable[tuple[Any, str, Any]]) -> list[Saved]:
+    """`patch` each `(owner, name, replacement)`, in order (one call: the guard patches eight per test)."""
+    saved = []
+    for owner, name, replacement in targets:
+        saved.append(_new_saved((owner, name, owner.__dict__.get(name, _MISSING), replacement)))
+        setattr(owner, name, replacement)
+    return saved
 
 
 def restore(saved: Saved) -> None:
@@ -81,12 +96,18 @@ def restore(saved: Saved) -> None:
     A patch left behind that way is harmless: the wrappers pass every request through once
     nothing holds them.
     """
-    if saved.owner.__dict__.get(saved.name, _MISSING) is not saved.patched:
-        return
-    if saved.original is _MISSING:
-        delattr(saved.owner, saved.name)
-    else:
-        setattr(saved.owner, saved.name, saved.original)
+    restore_all((saved,))
+
+
+def restore_all(saved: Iterable[Saved]) -> None:
+    """`restore` each record, in the order given (give them in reverse of `patch_all`'s)."""
+    for owner, name, original, patched in saved:
+        if owner.__dict__.get(name, _MISSING) is not patched:
+            continue
+        if original is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
 
 
 class _State:
@@ -109,7 +130,7 @@ def acquire(holder: object) -> None:
     """Hold the transport patches (installed by the first holder); call `release(holder)` to let go."""
     with state.lock:
         if not state.holders:
-            state.saved = [patch(*target) for target in _targets()]
+            state.saved = patch_all(_targets())
         state.holders.append(holder)
 
 
@@ -120,8 +141,7 @@ def release(holder: object) -> None:
             state.holders.remove(holder)
         if not state.holders:
             saved, state.saved = state.saved, []
-            for record in reversed(saved):
-                restore(record)
+            restore_all(reversed(saved))
 
 
 @functools.cache
@@ -169,12 +189,37 @@ def _create_client_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     return create_client
 
 
+class _Built(NamedTuple):
+    """The targets `_targets` built, and what they were built from."""
+
+    modules: tuple[Any, ...]
+    """`sys.modules[name]` (or None) for each module of `TARGETS`, when they were built."""
+    targets: list[tuple[Any, str, Any]]
+    originals: tuple[Any, ...]
+    """The function each target wraps, as the class held it then."""
+
+
+_built: _Built | None = None
+
+
 def _targets() -> list[tuple[Any, str, Any]]:
-    """`(class, method name, wrapper)` for each library that is imported or importable."""
-    targets = []
+    """`(class, method name, wrapper)` for each library that is imported or importable.
+
+    Built once and reused while nothing it was built from changed: the same module objects in
+    `sys.modules` (a library imported, re-imported or removed since builds them again, so httpx2
+    imported after the first use is patched from then on) and the same functions on the classes
+    (someone else's patch of `handle_request`, pytest-httpx's say, is wrapped, not skipped).
+    Called under the lock.
+    """
+    global _built
+    built = _built
+    if built is not None and _still(built):
+        return built.targets
+    targets: list[tuple[Any, str, Any]] = []
+    originals: list[Any] = []
     for module_name, class_name, method in TARGETS:
         try:
-            if importlib.util.find_spec(module_name) is None:
+            if module_name not in sys.modules and importlib.util.find_spec(module_name) is None:
                 continue
             cls = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
@@ -182,7 +227,18 @@ def _targets() -> list[tuple[Any, str, Any]]:
         original = getattr(cls, method)
         wrap = _async_wrapper if method == "handle_async_request" else _sync_wrapper
         targets.append((cls, method, wrap(original)))
+        originals.append(original)
+    modules = tuple(sys.modules.get(name) for name in _MODULES)
+    _built = _Built(modules, targets, tuple(originals))
     return targets
+
+
+def _still(built: _Built) -> bool:
+    """Whether `built` was built from the modules and functions that are there now."""
+    get = sys.modules.get
+    if tuple([get(name) for name in _MODULES]) != built.modules:  # modules compare by identity
+        return False
+    return tuple([getattr(cls, method) for cls, method, _ in built.targets]) == built.originals
 
 
 def _sync_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:

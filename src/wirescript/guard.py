@@ -26,12 +26,13 @@ stopped. It guards the process it runs in only: a subprocess has its own network
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import socket
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, NamedTuple
 
@@ -91,7 +92,7 @@ class NetworkGuard:
         self.allowed_hosts: tuple[str, ...] = tuple(allowed_hosts)
         """The hosts that stay reachable."""
         self._allows = host_matcher(self.allowed_hosts) if self.allowed_hosts else _nothing
-        self._known = host_matcher(KNOWN_HOSTS)
+        self._known = _known_hosts()
         self._lock = threading.Lock()
         self._blocked: list[BlockedAttempt] = []
         self._names: dict[str, str] = {}  # address -> the host name it was resolved from
@@ -247,54 +248,82 @@ class NetworkGuard:
                 _hooks.state.guard = None
             _hooks.release(self)
             saved, self._saved = self._saved, []
-            for record in reversed(saved):
-                _hooks.restore(record)
+            _hooks.restore_all(reversed(saved))
 
     def _patch_socket(self) -> list[_hooks.Saved]:
-        guard = self
-        original_connect = socket.socket.connect
-        original_connect_ex = socket.socket.connect_ex
-        original_create_connection = socket.create_connection
-        original_getaddrinfo = socket.getaddrinfo
-
-        def connect(self: socket.socket, address: Any) -> None:
-            guard._check_connect(self.family, address)
-            return original_connect(self, address)
-
-        def connect_ex(self: socket.socket, address: Any) -> int:
-            guard._check_connect(self.family, address)
-            return original_connect_ex(self, address)
-
-        def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-            guard._check_connect(socket.AF_INET, address)
-            return original_create_connection(address, *args, **kwargs)
-
-        def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            name = _text(host)
-            guard._check_lookup(name, port)
-            results = original_getaddrinfo(host, port, *args, **kwargs)
-            guard._resolved(name, results)
-            return results
-
-        replacements: list[tuple[Any, Any]] = [
-            (connect, original_connect),
-            (connect_ex, original_connect_ex),
-            (create_connection, original_create_connection),
-            (getaddrinfo, original_getaddrinfo),
-        ]
-        for function, original in replacements:
-            function.__wrapped__ = original
-            function.__doc__ = original.__doc__
-        return [
-            _hooks.patch(socket.socket, "connect", connect),
-            _hooks.patch(socket.socket, "connect_ex", connect_ex),
-            _hooks.patch(socket, "create_connection", create_connection),
-            _hooks.patch(socket, "getaddrinfo", getaddrinfo),
-        ]
+        return _hooks.patch_all(_socket_wrappers())
 
     def __repr__(self) -> str:
         allowed = f" allowed_hosts={list(self.allowed_hosts)!r}" if self.allowed_hosts else ""
         return f"<NetworkGuard {'active' if self._active else 'off'}{allowed} blocked={len(self.blocked)}>"
+
+
+_SOCKET_TARGETS: tuple[tuple[Any, str], ...] = (
+    (socket.socket, "connect"),
+    (socket.socket, "connect_ex"),
+    (socket, "create_connection"),
+    (socket, "getaddrinfo"),
+)
+"""(owner, name) of each socket function the guard replaces while it is active."""
+
+_socket_built: tuple[tuple[Any, ...], list[tuple[Any, str, Any]]] | None = None
+
+
+def _socket_wrappers() -> list[tuple[Any, str, Any]]:
+    """`(owner, name, wrapper)` for each of `_SOCKET_TARGETS`, each wrapper calling the function there now.
+
+    The wrappers check against the active guard (`_hooks.state.guard`; none: they pass through, as
+    one left behind by a later patch must), so they are built once and reused while the functions
+    they wrap are the ones there (someone else's patch of the socket module is wrapped, not skipped).
+    Called under the hooks' lock.
+    """
+    global _socket_built
+    originals = (socket.socket.connect, socket.socket.connect_ex, socket.create_connection, socket.getaddrinfo)
+    built = _socket_built
+    if built is not None and built[0] == originals:  # functions compare by identity
+        return built[1]
+    original_connect, original_connect_ex, original_create_connection, original_getaddrinfo = originals
+
+    def connect(self: socket.socket, address: Any) -> None:
+        guard = _hooks.state.guard
+        if guard is not None:
+            guard._check_connect(self.family, address)
+        return original_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        guard = _hooks.state.guard
+        if guard is not None:
+            guard._check_connect(self.family, address)
+        return original_connect_ex(self, address)
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        guard = _hooks.state.guard
+        if guard is not None:
+            guard._check_connect(socket.AF_INET, address)
+        return original_create_connection(address, *args, **kwargs)
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        guard = _hooks.state.guard
+        if guard is None:
+            return original_getaddrinfo(host, port, *args, **kwargs)
+        name = _text(host)
+        guard._check_lookup(name, port)
+        results = original_getaddrinfo(host, port, *args, **kwargs)
+        guard._resolved(name, results)
+        return results
+
+    wrappers: list[Any] = [connect, connect_ex, create_connection, getaddrinfo]
+    for function, original in zip(wrappers, originals, strict=True):
+        function.__wrapped__ = original
+        function.__doc__ = original.__doc__
+    targets = [(owner, name, wrapper) for (owner, name), wrapper in zip(_SOCKET_TARGETS, wrappers, strict=True)]
+    _socket_built = (originals, targets)
+    return targets
+
+
+@functools.cache
+def _known_hosts() -> Callable[[str], bool]:
+    return host_matcher(KNOWN_HOSTS)
 
 
 def _nothing(host: str) -> bool:
