@@ -72,7 +72,7 @@ class Vocabulary:
         raw_name, raw_value = raw
         if not (raw_name.isascii() and raw_value.isascii()):
             encoding = headers.encoding
-            name = raw_name.decode(encoding).lower()
+            name = raw_name.lower().decode(encoding)  # as httpx lowers it: ASCII letters only
             return name, raw_value.decode(encoding), name in self.headers or is_sensitive_header(name)
         name = raw_name.decode("ascii").lower()
         pair = (name, raw_value.decode("ascii"), name in self.headers or is_sensitive_header(name))
