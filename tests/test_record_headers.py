@@ -64,7 +64,8 @@ def test_credentials_are_redacted_and_still_read(hx: ModuleType) -> None:
         assert recorded["x-session-token"] == REDACTED
         assert recorded["user-agent"] == "t/1"
         record = stub.requests[-1]
-        assert record.api_key is not None and record.api_key.get_secret_value() == key
+        assert record.api_key is not None
+        assert record.api_key.get_secret_value() == key
 
 
 _NAMES = st.sampled_from(["accept", "Accept", "x-a", "X-B", "x-api-key", "authorization", "x-stainless-lang"])
