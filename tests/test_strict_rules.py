@@ -1119,3 +1119,10 @@ def test_the_docs_page_examples_run() -> None:
     text = DOCS.read_text(encoding="utf-8")
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         exec(compile(block, str(DOCS), "exec"), {"__name__": "__main__"})
+
+
+def test_the_anthropic_checks_run_in_the_order_of_the_rules() -> None:
+    """The check table is built once at import; the first violation reported must follow `RULES`."""
+    from wirescript import _strict_anthropic
+
+    assert tuple(rule for rule, _, _ in _strict_anthropic._CHECKS) == _strict_anthropic.RULES

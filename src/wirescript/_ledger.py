@@ -213,7 +213,7 @@ class Ledger:
         if isinstance(decision, Turnless) and wire is not None:
             side = respond(wire, record, self._side)
             if isinstance(side, Answer):
-                return side._replace(body=self._guarded(record, side.body))
+                return Answer(side.status, side.headers, side.lead, self._guarded(record, side.body))
             decision = self.problem(record, side)
         if isinstance(decision, Turn) and wire is not None:
             try:
@@ -222,7 +222,7 @@ class Ledger:
                 decision = self.problem(record, failed("rendering the answer", exc))
             else:
                 if not isinstance(reply, str):
-                    return reply._replace(body=self._guarded(record, reply.body))
+                    return Answer(reply.status, reply.headers, reply.lead, self._guarded(record, reply.body))
                 decision = self.problem(record, Refusal("fault", reply))
         assert isinstance(decision, Refusal)
         return self.refusal(record, wire, decision)

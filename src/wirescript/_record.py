@@ -30,48 +30,59 @@ build it as sent). Such a request is recorded as an `unreadable` problem and ref
 class Vocabulary:
     """What the stub's wires call a credential, in headers and in the query, and the endpoints they serve.
 
-    It also keeps one copy of each header name and short value the stub has seen: an SDK sends the
-    same twenty headers with every request, so records share those strings instead of each holding
-    its own (most of what a small record would cost).
+    It also keeps one copy of each header the stub has seen, decoded: an SDK sends the same twenty
+    headers with every request, so records share those strings instead of each holding its own (most
+    of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_secret", "_strings", "endpoints", "headers", "query", "wires")
+    __slots__ = ("_pairs", "endpoints", "headers", "query", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.endpoints = ", ".join(w.endpoint for w in wires)
-        self._strings: dict[str, str] = {}
-        self._secret: dict[str, bool] = {}
+        self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
+        """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
 
-    def redacted(self, headers: dict[str, str]) -> dict[str, str]:
-        """`headers` with every credential's value redacted, in place (whether a name is one is decided once)."""
-        secret = self._secret
-        for name in headers:
-            known = secret.get(name)
-            if known is None:
-                known = name in self.headers or is_sensitive_header(name)
-                if len(secret) < _SHARED_MOST:
-                    secret[name] = known
-            if known:
-                headers[name] = REDACTED  # the key is unchanged: the dict's size is too
-        return headers
+    def read_headers(self, headers: Any) -> tuple[dict[str, str], list[str]]:
+        """The request's headers as `headers.items()` gives them, and the names whose values are credentials.
 
-    def shared(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-        """The headers as a dict whose names and short values are the stub's shared copies."""
-        strings = self._strings
-        if len(strings) >= _SHARED_MOST:  # an app sending ever new values: stop collecting, keep serving
-            return dict(headers)
-        share = strings.setdefault
-        return {
-            share(name, name): share(value, value) if len(value) <= _SHARED_LONGEST else value
-            for name, value in headers
-        }
+        Read through the public `raw` pairs: a pair seen before is looked up, not decoded again.
+        Only ASCII pairs are kept (they decode alike in every encoding httpx falls back to); any
+        other is decoded with the headers' own `encoding`, as `items()` does.
+        """
+        pairs = self._pairs
+        found: dict[str, str] = {}
+        secret: list[str] = []
+        for raw in headers.raw:
+            pair = pairs.get(raw)
+            if pair is None:
+                pair = self._decoded(raw, headers)
+            name, value, is_secret = pair
+            if name in found:  # a repeated header: joined, as `items()` joins it
+                found[name] += f", {value}"
+            else:
+                found[name] = value
+                if is_secret:
+                    secret.append(name)
+        return found, secret
+
+    def _decoded(self, raw: tuple[bytes, bytes], headers: Any) -> tuple[str, str, bool]:
+        raw_name, raw_value = raw
+        if not (raw_name.isascii() and raw_value.isascii()):
+            encoding = headers.encoding
+            name = raw_name.lower().decode(encoding)  # as httpx lowers it: ASCII letters only
+            return name, raw_value.decode(encoding), name in self.headers or is_sensitive_header(name)
+        name = raw_name.decode("ascii").lower()
+        pair = (name, raw_value.decode("ascii"), name in self.headers or is_sensitive_header(name))
+        if len(raw_value) <= _SHARED_LONGEST and len(self._pairs) < _SHARED_MOST:
+            self._pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
+        return pair
 
 
 _SHARED_MOST = 4096
-"""How many distinct header strings a stub keeps one copy of."""
+"""How many distinct headers a stub keeps one decoded copy of."""
 _SHARED_LONGEST = 128
 """The longest header value shared (longer ones are ids and tokens, rarely repeated)."""
 
@@ -97,7 +108,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     url = request.url
     path: str = url.path
     host: str = url.host
-    headers = vocabulary.shared(request.headers.items())
+    headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = url.query
     query = dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
     content: bytes = request.content
@@ -139,7 +150,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         method=method,
         path=path,
         query=_redacted(query, lambda name: name.lower() in vocabulary.query),
-        headers=vocabulary.redacted(headers),
+        headers=_without(headers, secret_headers),
         content=content,
         body=body,
         body_error=body_error,
@@ -147,7 +158,9 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         retry_count=_int(headers.get("x-stainless-retry-count")),
         turn_index=None,
         queue=None,
+        answered_by=None,
         problem=None,
+        path_params={},
         **_fields(parsed),
     )
     answerer = wire if wire is not None else next((w for w in vocabulary.wires if w.claims(host)), None)
@@ -237,6 +250,13 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
         "max_tokens": parsed.max_tokens,
         "temperature": parsed.temperature,
     }
+
+
+def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
+    """`headers` with the values of the `secret` names redacted (in place; the order is kept)."""
+    for name in secret:
+        headers[name] = REDACTED
+    return headers
 
 
 def _redacted(values: dict[str, str], secret: Any) -> dict[str, str]:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from wirescript._strict_base import Rule, Violation, dicts, first_violation, is_int, is_number
+from wirescript._strict_base import Rule, Violation, dicts, is_int, is_number
 
 __all__ = ["RULES", "check_anthropic"]
 
@@ -234,25 +234,18 @@ def check_anthropic(
 
     """
     conv = _Conversation(body, history)
-    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
-        (MODEL_MISSING, lambda: _model_missing(body)),
-        (MAX_TOKENS_INVALID, lambda: _max_tokens(body)),
-        (MESSAGES_MISSING, lambda: _messages_missing(body)),
-        (MESSAGES_EMPTY, lambda: _messages_empty(body)),
-        (INVALID_ROLE, lambda: _invalid_role(conv)),
-        (SYSTEM_ROLE_MISPLACED, lambda: _system_misplaced(conv)),
-        (TOOL_USE_WITHOUT_RESULT, lambda: _tool_use_without_result(conv)),
-        (TOOL_RESULT_WITHOUT_USE, lambda: _tool_result_without_use(conv)),
-        (TOOL_RESULT_NOT_FIRST, lambda: _tool_result_not_first(conv)),
-        (DUPLICATE_TOOL_NAMES, lambda: _duplicate_tool_names(body)),
-        (TOOL_NAME_PATTERN, lambda: _tool_name_pattern(body)),
-        (CACHE_CONTROL_LIMIT, lambda: _cache_control_limit(body)),
-        (THINKING_BUDGET_TOO_SMALL, lambda: _thinking_budget(body)),
-        (THINKING_BLOCK_FIRST, lambda: _thinking_first(body, conv, served_without_thinking)),
-        (THINKING_IN_FINAL_WHEN_DISABLED, lambda: _thinking_in_final(body, conv)),
-        (TEMPERATURE_RANGE, lambda: _temperature(body)),
-    ]
-    return first_violation(checks, skip)
+    for rule, check, reads in _CHECKS:  # a table built once, not closures per request
+        if rule.id in skip:
+            continue
+        if reads is _BODY:
+            violation = check(body)
+        elif reads is _CONV:
+            violation = check(conv)
+        else:
+            violation = check(body, conv, served_without_thinking)
+        if violation is not None:
+            return violation
+    return None
 
 
 def _model_missing(body: dict[str, Any]) -> Violation | None:
@@ -534,3 +527,27 @@ def _temperature(body: dict[str, Any]) -> Violation | None:
     if is_number(value) and not 0 <= value <= 1:
         return Violation(TEMPERATURE_RANGE, "temperature: range: 0..1", "temperature")
     return None
+
+
+_BODY, _CONV, _ALL = "body", "conversation", "all"
+"""What a check reads: the body, the conversation, or both and the ids served without thinking."""
+
+_CHECKS: tuple[tuple[Rule, Callable[..., Violation | None], str], ...] = (
+    (MODEL_MISSING, _model_missing, _BODY),
+    (MAX_TOKENS_INVALID, _max_tokens, _BODY),
+    (MESSAGES_MISSING, _messages_missing, _BODY),
+    (MESSAGES_EMPTY, _messages_empty, _BODY),
+    (INVALID_ROLE, _invalid_role, _CONV),
+    (SYSTEM_ROLE_MISPLACED, _system_misplaced, _CONV),
+    (TOOL_USE_WITHOUT_RESULT, _tool_use_without_result, _CONV),
+    (TOOL_RESULT_WITHOUT_USE, _tool_result_without_use, _CONV),
+    (TOOL_RESULT_NOT_FIRST, _tool_result_not_first, _CONV),
+    (DUPLICATE_TOOL_NAMES, _duplicate_tool_names, _BODY),
+    (TOOL_NAME_PATTERN, _tool_name_pattern, _BODY),
+    (CACHE_CONTROL_LIMIT, _cache_control_limit, _BODY),
+    (THINKING_BUDGET_TOO_SMALL, _thinking_budget, _BODY),
+    (THINKING_BLOCK_FIRST, _thinking_first, _ALL),
+    (THINKING_IN_FINAL_WHEN_DISABLED, lambda body, conv, served: _thinking_in_final(body, conv), _ALL),
+    (TEMPERATURE_RANGE, _temperature, _BODY),
+)
+"""Every Anthropic check, in the order of `RULES`."""

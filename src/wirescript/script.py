@@ -7,6 +7,7 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -321,8 +322,11 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
     something that is not JSON (NaN, Infinity) or that reads back differently (a non-string key),
     is refused when the script is built instead of when the turn is served.
     """
+    cls = value.__class__
+    if value is None or cls is str or cls is bool:
+        return None
     at = f" at {where!r}" if where else ""
-    if value is None or isinstance(value, (str, bool)):
+    if isinstance(value, (str, bool)):
         return None
     if isinstance(value, int):
         try:
@@ -334,7 +338,7 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
         if math.isfinite(value):
             return None
         return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
-    if not isinstance(value, (Mapping, list, tuple)):
+    if cls is not dict and cls is not list and not isinstance(value, (Mapping, list, tuple)):
         return f"{type(value).__name__} {clip(repr(value), 50)}{at} is not a JSON value ({_JSON_KINDS})"
     if id(value) in open_containers:
         return f"the value{at} is an object or array it is itself inside; JSON cannot hold a cycle"
@@ -342,7 +346,7 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
         return f"the value{at} is nested more than {MAX_DEPTH} levels deep (the most a script may nest)"
     open_containers.add(id(value))
     try:
-        if isinstance(value, Mapping):
+        if cls is dict or (cls is not list and isinstance(value, Mapping)):
             for key, item in value.items():
                 if not isinstance(key, str):
                     return f"the key {key!r}{at} has type {type(key).__name__}; JSON object keys are strings"
@@ -362,13 +366,28 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
 _NO_TEXT = frozenset({bool, int, float, bytes})
 
 
+@functools.cache
+def _field_names(model: type[BaseModel]) -> tuple[str, ...]:
+    """A model's field names in declaration order, read once per class."""
+    return tuple(model.model_fields)
+
+
 def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
     """The first string (or dict key) in `value` that UTF-8 cannot encode: (its field path, the character).
 
     Models are walked field by field in declaration order (what `model_dump` would give, without
     building it); an ASCII string needs no encoding to be known good.
     """
-    if value is None or value.__class__ in _NO_TEXT:
+    cls = value.__class__
+    if value is None or cls in _NO_TEXT:
+        return None
+    if cls is dict or cls is list:  # the common containers first: an ABC check (`Mapping`) costs more
+        items = value.items() if cls is dict else enumerate(value)
+        for key, item in items:
+            path = (f"{where}.{key}" if where else str(key)) if cls is dict else f"{where}[{key}]"
+            found = (_unencodable(key, path) if cls is dict else None) or _unencodable(item, path)
+            if found is not None:
+                return found
         return None
     if isinstance(value, str):
         if value.isascii():
@@ -379,7 +398,10 @@ def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
             return where, value[exc.start]
         return None
     if isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        given = value.model_fields_set  # a default holds no text of the script's
+        for name in _field_names(type(value)):
+            if name not in given:
+                continue
             item = getattr(value, name)
             if item is not None and item.__class__ not in _NO_TEXT:
                 found = _unencodable(item, f"{where}.{name}" if where else name)

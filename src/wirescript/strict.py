@@ -26,7 +26,7 @@ from typing import Any
 
 from wirescript import _strict_anthropic, _strict_bedrock, _strict_gemini, _strict_openai
 from wirescript._strict_anthropic import check_anthropic
-from wirescript._strict_base import Rule, Violation, first_violation, is_int, is_number, json_type
+from wirescript._strict_base import Rule, Violation, is_int, is_number, json_type
 from wirescript._strict_bedrock import check_converse
 from wirescript._strict_gemini import check_gemini
 from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
@@ -201,7 +201,10 @@ _IS: dict[str, Callable[[Any], bool]] = {
 
 
 def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
-    return any(_IS[kind](value) for kind in kinds)  # `_IS` is built once: this runs per field per request
+    for kind in kinds:  # noqa: SIM110 - a loop, not any(): no generator per field per request
+        if _IS[kind](value):
+            return True
+    return False
 
 
 def _guess_messages_wire(body: dict[str, Any]) -> str:
@@ -264,11 +267,9 @@ def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str]
     """
     if wire not in WIRES:
         return None
-    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
-        (BODY_FOR_ANOTHER_WIRE, lambda: _foreign_field(wire, body)),
-        (FIELD_TYPE, lambda: _field_type(wire, body)),
-    ]
-    return first_violation(checks, skip)
+    if BODY_FOR_ANOTHER_WIRE.id not in skip and (violation := _foreign_field(wire, body)) is not None:
+        return violation
+    return _field_type(wire, body) if FIELD_TYPE.id not in skip else None
 
 
 def _foreign_field(wire: str, body: dict[str, Any]) -> Violation | None:

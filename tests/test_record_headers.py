@@ -1,0 +1,102 @@
+"""A record's headers are what the request's own `headers.items()` gives, credentials redacted.
+
+The stub reads the public raw pairs through a cache of decoded pairs; these tests pin that what it
+records is exactly httpx's view, for every library, whatever the encoding, and however often a
+header repeats or changes.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wirescript import ScriptTransport
+from wirescript.recorded import REDACTED
+
+BODY = b'{"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}'
+LIBRARIES = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
+
+
+def _send(stub: ScriptTransport, hx: ModuleType, headers: Any) -> dict[str, str]:
+    request = hx.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+    stub.handle_request(request).read()
+    recorded: dict[str, str] = stub.requests[-1].headers
+    expected = dict(request.headers.items())
+    assert recorded == {k: REDACTED if k == "x-api-key" or "token" in k else v for k, v in expected.items()}
+    return recorded
+
+
+@pytest.mark.parametrize("hx", LIBRARIES)
+def test_repeated_headers_are_joined_as_items_joins_them(hx: ModuleType) -> None:
+    stub = ScriptTransport([{"text": "a"}] * 2, strict=False)
+    headers = [("Accept", "a"), ("X-Trace", "1"), ("accept", "b"), ("X-TRACE", "2")]
+    for _ in range(2):  # the second time from the cache
+        recorded = _send(stub, hx, headers)
+        assert recorded["accept"] == "a, b"
+        assert recorded["x-trace"] == "1, 2"
+
+
+@pytest.mark.parametrize("hx", LIBRARIES)
+def test_non_ascii_values_decode_as_the_headers_encoding_says(hx: ModuleType) -> None:
+    stub = ScriptTransport([{"text": "a"}] * 4, strict=False)
+    utf8 = [("x-note", "café".encode()), ("x-plain", b"yes")]
+    latin1 = [("x-note", "café".encode("latin-1")), ("x-plain", b"yes")]
+    for headers in (utf8, latin1, utf8, latin1):
+        request = hx.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+        stub.handle_request(request).read()
+        assert stub.requests[-1].headers["x-note"] == dict(request.headers.items())["x-note"]
+    assert stub.requests[0].headers["x-note"] == "café"
+    assert stub.requests[1].headers["x-note"] == "café"  # ISO-8859-1, decoded as httpx falls back
+
+
+@pytest.mark.parametrize("hx", LIBRARIES)
+def test_credentials_are_redacted_and_still_read(hx: ModuleType) -> None:
+    stub = ScriptTransport([{"text": "a"}] * 2, strict=False)
+    for key in ("sk-ant-first", "sk-ant-second"):  # a cached name with a new value is still a credential
+        recorded = _send(stub, hx, {"x-api-key": key, "X-Session-Token": "tok", "user-agent": "t/1"})
+        assert recorded["x-api-key"] == REDACTED
+        assert recorded["x-session-token"] == REDACTED
+        assert recorded["user-agent"] == "t/1"
+        record = stub.requests[-1]
+        assert record.api_key is not None
+        assert record.api_key.get_secret_value() == key
+
+
+_NAMES = st.sampled_from(["accept", "Accept", "x-a", "X-B", "x-api-key", "authorization", "x-stainless-lang"])
+_VALUES = st.one_of(
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12),
+    st.text(st.characters(min_codepoint=0xA0, max_codepoint=0xFF), min_size=1, max_size=4).map(
+        lambda t: t.encode("latin-1")
+    ),
+    st.text(alphabet="éü✓", min_size=1, max_size=3).map(str.encode),
+)
+
+
+@given(st.lists(st.lists(st.tuples(_NAMES, _VALUES), max_size=6), min_size=1, max_size=4))
+def test_any_headers_record_as_items_gives_them(requests: list[list[tuple[str, Any]]]) -> None:
+    stub = ScriptTransport([{"text": "a"}] * len(requests), strict=False)
+    for headers in requests:
+        request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+        stub.handle_request(request).read()
+        expected = {
+            name: REDACTED if name in ("x-api-key", "authorization") else value
+            for name, value in request.headers.items()
+        }
+        assert stub.requests[-1].headers == expected
+
+
+@pytest.mark.parametrize("hx", LIBRARIES)
+def test_a_pair_decodes_by_its_request_s_encoding_not_by_an_earlier_one(hx: ModuleType) -> None:
+    """httpx picks one encoding per request: the same UTF-8 bytes read as ISO-8859-1 beside a Latin-1 header."""
+    stub = ScriptTransport([{"text": "a"}] * 2, strict=False)
+    note = ("x-note", "café".encode())
+    alone = _send(stub, hx, [note])
+    beside_latin1 = _send(stub, hx, [note, ("x-other", "é".encode("latin-1"))])
+    assert alone["x-note"] == "café"
+    assert beside_latin1["x-note"] == "cafÃ©"
