@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import settings
+
+# Bytecode is written whatever PYTHONDONTWRITEBYTECODE says (this project's machines set it). pytest
+# rewrites the asserts of the test modules and of every pytest plugin's package (hypothesis and
+# wirescript among them) and caches the result only where bytecode may be written; without that
+# cache each process of each run parses and compiles them all from source again: about 5 s of CPU
+# per xdist worker. The modules imported from here on (the SDKs, the frameworks) get their .pyc too,
+# which the processes a test starts read. The files land in __pycache__/ (ignored by git).
+sys.dont_write_bytecode = False
+
+from hypothesis import settings  # noqa: E402  # after the line above: its rewritten package is cached
 
 # Hypothesis profiles. `ci` (selected when CI is set, as CI sets CI=true) is hypothesis' own: derandomized, no
 # example database, no deadline, the reproduction blob printed; with 100 examples for a test of average cost, each

@@ -255,6 +255,7 @@ def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = Tru
     env = {name: value for name, value in os.environ.items() if not name.startswith(outer)}
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # its imports' bytecode is kept, as the suite's is (conftest.py)
     done = subprocess.run(
         [
             sys.executable,
