@@ -27,8 +27,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / ".ci" / "artifacts" / "docs-home.png"
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
-TABS = 6
-"""Pages opened at once by the every-page test."""
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -185,20 +183,13 @@ def test_every_page_opens_without_errors_and_the_home_page_is_captured(
 ) -> None:
     pages = site_pages(site_url, site)
     assert {site_url, site_url + "api/", site_url + "frameworks/pydantic-ai/"} <= set(pages), pages
-    # Several tabs at once: each page is watched until the network has been idle for 500 ms, and those
-    # waits, most of the test's time (the CPU is nearly idle meanwhile), overlap instead of adding up.
-    tabs = [browser.new_page(viewport={"width": 1280, "height": 900}) for _ in range(TABS)]
-    watches = [PageWatch(tab, site_url) for tab in tabs]
-    for start in range(0, len(pages), TABS):
-        batch = list(zip(pages[start : start + TABS], tabs, watches, strict=False))
-        for url, tab, _ in batch:
-            tab.goto(url, wait_until="commit")
-        for url, tab, watch in batch:
-            tab.wait_for_load_state("load")
-            assert tab.locator("article h1").count() >= 1, f"{url}: no title"
-            tab.wait_for_load_state("networkidle")
-            assert not watch.problems, f"{url}:\n" + "\n".join(watch.problems)
-    page, watch = tabs[0], watches[0]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    watch = PageWatch(page, site_url)
+    for url in pages:
+        page.goto(url, wait_until="load")
+        assert page.locator("article h1").count() >= 1, f"{url}: no title"
+        page.wait_for_load_state("networkidle")
+        assert not watch.problems, f"{url}:\n" + "\n".join(watch.problems)
     page.goto(site_url, wait_until="networkidle")
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=False)
