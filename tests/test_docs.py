@@ -579,3 +579,13 @@ def test_a_block_importing_a_missing_package_is_skipped_or_required(
     monkeypatch.setenv(REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="WIRESCRIPT_REQUIRE_AGENTS=1 requires it"):
         check_imports(doc, tree)
+
+
+def test_a_run_that_cannot_report_is_saved_as_its_error_for_every_block_to_fail_on(tmp_path: Path) -> None:
+    [block] = code_blocks("```python\ndef test_x(:\n    pass\n```\n")
+    saved = tmp_path / "outcomes.json"
+    _run_and_save([DocBlock(DOCS / "errors.md", block)], tmp_path / "project", saved)
+    result = json.loads(saved.read_text(encoding="utf-8"))
+    assert list(result) == [ERROR]
+    assert result[ERROR].startswith("SyntaxError: ")
+    assert not saved.with_suffix(".partial").exists()  # written whole, then moved into place
