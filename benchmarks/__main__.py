@@ -6,6 +6,7 @@ target, an intercepted W1 request over 2x the explicitly injected one, the memor
 over 2x its target, or growth over 2x). Every gate is a ratio measured in the same run (or a count
 of bytes, which load does not move). Full mode takes a few minutes and reports every target;
 ``--strict`` makes a missed target fail too. ``--markdown`` also prints the tables of docs/performance.md.
+``--json PATH`` saves the results (``benchmarks/results.py``), which ``python -m benchmarks.plot`` draws.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import sys
 import time
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 
 from .contenders import CONTENDERS, capture
 from .providers import providers
 from .reach import INTERCEPT_TARGET, measure_reach
 from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
+from .results import results_json, write
 from .scaling import (
     MEMORY_REQUESTS,
     MEMORY_TARGET,
@@ -279,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="also fail when a target is missed")
     parser.add_argument("--markdown", action="store_true", help="also print the docs tables (ratios only)")
     parser.add_argument("--provider", action="append", choices=["anthropic", "openai"], help="only these providers")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also save the results as JSON (for benchmarks.plot)")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
 
@@ -306,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in markdown(found.rows, found.served):
             _say(line)
     _say()
+    if args.json is not None:
+        write(args.json, results_json(found, mode="quick" if args.quick else "full"))
+        _say(f"results saved to {args.json}")
     for line in found.misses:
         _say(f"target missed: {line}")
     for line in found.gross:

@@ -8,8 +8,9 @@ traceback points into the markdown file.
 A block that defines `test_*` functions is a pytest example. All of them, from every file, are
 written into one temporary project and run by a single pytest subprocess (starting one per block
 cost 7-11 s each); each block's test then reports the outcome of its own tests, and must have at
-least one that passed. Under pytest-xdist the workers share that one run (a lock file in the
-session's shared temporary directory).
+least one that passed. The run starts in the background before the session's first test (the
+session fixture of conftest.py) and those tests run last, so it overlaps the rest of the suite;
+under pytest-xdist the workers share it (a lock file in the session's shared temporary directory).
 
 A block preceded by the HTML comment `<!-- skip-test -->` (or `<!-- skip-test: reason -->`) on the
 line before is skipped, visibly. A block that imports a package that is not installed (an agent
@@ -20,12 +21,15 @@ it fail.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -181,29 +185,42 @@ def missing_imports(tree: ast.Module) -> list[str]:
             wanted.append((node.module, [alias.name for alias in node.names]))
     missing = []
     for module, names in wanted:
-        try:
-            spec = importlib.util.find_spec(module)
-        except ModuleNotFoundError:  # a parent package is missing
-            spec = None
-        except ValueError:  # imported already, as a lazily loaded module without a spec (haystack's): installed
-            continue
+        spec = _find(module)
         # A namespace package (google) is there when a submodule imported from it is; the
         # directory tests/agents is a namespace package too, but it is not openai-agents.
         namespace = spec is not None and spec.origin in (None, "namespace")
-        if namespace and names and not any(_findable(f"{module}.{name}") for name in names):
+        if namespace and names and not any(_find(f"{module}.{name}") is not None for name in names):
             spec = None
         if spec is None and module not in missing:
             missing.append(module)
     return missing
 
 
-def _findable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-    except ValueError:  # imported already, without a spec (a lazily loaded module)
-        return True
+_IMPORTED = importlib.machinery.ModuleSpec("imported already", None, origin="imported already")
+
+
+def _find(module: str) -> importlib.machinery.ModuleSpec | None:
+    """The module's spec, found without importing it or its parents (`find_spec("a.b")` imports `a`).
+
+    Importing the frameworks only to learn that they are installed cost every xdist worker about
+    15 s of CPU (litellm alone is several). Each level is looked up in its parent's search path by
+    the import system's finders, as an import would.
+    """
+    if module in sys.modules:  # a lazily loaded module may have no spec of its own (haystack's)
+        return getattr(sys.modules[module], "__spec__", None) or _IMPORTED
+    parts = module.split(".")
+    spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
+    for depth in range(2, len(parts) + 1):
+        if spec is None or spec.submodule_search_locations is None:
+            return None
+        name, path = ".".join(parts[:depth]), list(spec.submodule_search_locations)
+        spec = next((found for finder in sys.meta_path if (found := _finder_spec(finder, name, path))), None)
+    return spec
+
+
+def _finder_spec(finder: object, name: str, path: list[str]) -> importlib.machinery.ModuleSpec | None:
+    find_spec = getattr(finder, "find_spec", None)
+    return find_spec(name, path) if callable(find_spec) else None
 
 
 def check_imports(doc: DocBlock, tree: ast.Module) -> None:
@@ -240,8 +257,9 @@ def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = Tru
     """Run the tests of every block in one pytest subprocess; the outcome per block id.
 
     Each block becomes its own module, padded so that its line numbers are the markdown file's.
-    The pytest run loads every installed plugin, as the reader's would; `autoload=False` (for the
-    harness's own tests) skips them, which starts several times faster.
+    The pytest run loads every installed plugin, as the reader's would (but langsmith's, which only
+    costs time); `autoload=False` (for the harness's own tests) skips them, which starts several
+    times faster.
     """
     modules: dict[str, str] = {}
     paths: dict[str, str] = {}
@@ -257,6 +275,7 @@ def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = Tru
     env = {name: value for name, value in os.environ.items() if not name.startswith(outer)}
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # its imports' bytecode is kept, as the suite's is (conftest.py)
     done = subprocess.run(
         [
             sys.executable,
@@ -265,6 +284,9 @@ def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = Tru
             "-q",
             "-p",
             "no:cacheprovider",
+            # langsmith's plugin (the frameworks group) imports its client, 2-3 s of CPU; no block uses it.
+            "-p",
+            "no:langsmith_plugin",
             "-W",
             "error",
             "--continue-on-collection-errors",
@@ -314,10 +336,10 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def runnable_test_blocks() -> list[DocBlock]:
-    """The blocks with tests that run: not skipped, and with their packages installed."""
+def runnable_test_blocks(docs: list[DocBlock] | None = None) -> list[DocBlock]:
+    """The blocks with tests that run (of `docs`, else of every page): not skipped, their packages installed."""
     runnable = []
-    for doc in python_blocks():
+    for doc in python_blocks() if docs is None else docs:
         if doc.block.skip or doc.block.error or elsewhere(doc):
             continue
         try:
@@ -329,20 +351,76 @@ def runnable_test_blocks() -> list[DocBlock]:
     return runnable
 
 
+ERROR = "error"
+"""The key of the saved outcomes when the run itself failed (a block's id is `path:line`)."""
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's temporary directory, shared by its xdist workers."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+def _run_and_save(docs: list[DocBlock], project: Path, saved: Path) -> None:
+    """Run the blocks' tests and save their outcomes (or why there are none) for every worker to read."""
+    try:
+        project.mkdir(exist_ok=True)
+        result: dict[str, object] = {key: vars(value) for key, value in run_test_blocks(docs, project).items()}
+    except BaseException as exc:  # any failure reaches the blocks' tests as theirs, never a hang
+        result = {ERROR: f"{type(exc).__name__}: {exc}"}
+    partial = saved.with_suffix(".partial")
+    partial.write_text(json.dumps(result), encoding="utf-8")
+    partial.replace(saved)  # atomic: a reader sees the whole file or none
+
+
+@contextmanager
+def blocks_run_in_background(tmp_path_factory: pytest.TempPathFactory, items: list[pytest.Item]) -> Iterator[None]:
+    """Start the pytest run of the selected blocks with tests, once per session, as the session starts.
+
+    Called by conftest.py's session fixture in every worker; the first to come starts it in a thread
+    and waits for it at the end of its session. Those blocks' tests run last (conftest.py), so that
+    the run, about 30 s of CPU (it imports every framework), overlaps the rest of the suite instead
+    of holding a worker. The tests read the saved outcomes (`docs_test_outcomes`).
+    """
+    docs = runnable_test_blocks([item.callspec.params["doc"] for item in items]) if CURRENT_SDKS else []
+    root = _shared_root(tmp_path_factory)
+    thread = None
+    with _locked(root / "docs-test-blocks.lock"):
+        started = root / "docs-test-blocks.started"
+        if docs and not started.exists():
+            started.touch()
+            thread = threading.Thread(
+                target=_run_and_save,
+                args=(docs, root / "docs-test-blocks", root / "docs-test-blocks.json"),
+                name="docs-test-blocks",
+                daemon=True,
+            )
+            thread.start()
+    try:
+        yield
+    finally:
+        if thread is not None:
+            thread.join()
+
+
 @pytest.fixture(scope="session")
 def docs_test_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BlockOutcome]:
-    """The outcome of every docs block with tests, from one pytest run shared by the whole session."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # shared by the workers of this session
-    project, saved = root / "docs-test-blocks", root / "docs-test-blocks.json"
+    """The outcome of every docs block with tests, from the one pytest run of the session."""
+    root = _shared_root(tmp_path_factory)
+    saved = root / "docs-test-blocks.json"
     with _locked(root / "docs-test-blocks.lock"):
-        if saved.exists():
-            return {key: BlockOutcome(**value) for key, value in json.loads(saved.read_text()).items()}
-        project.mkdir(exist_ok=True)
-        outcomes = run_test_blocks(runnable_test_blocks(), project)
-        saved.write_text(json.dumps({key: vars(value) for key, value in outcomes.items()}))
-        return outcomes
+        if not (root / "docs-test-blocks.started").exists():  # not started (a block selected another way)
+            (root / "docs-test-blocks.started").touch()
+            _run_and_save(runnable_test_blocks(), root / "docs-test-blocks", saved)
+    deadline = time.monotonic() + 900
+    while not saved.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError("the docs' pytest run did not finish in 15 minutes")
+        time.sleep(0.1)
+    result = json.loads(saved.read_text(encoding="utf-8"))
+    if ERROR in result:
+        raise AssertionError(f"the docs' pytest run failed: {result[ERROR]}")
+    return {key: BlockOutcome(**value) for key, value in result.items()}
 
 
 def assert_block_passed(doc_id: str, outcome: BlockOutcome | None) -> None:
@@ -533,3 +611,13 @@ def test_a_page_of_its_own_group_runs_only_in_that_groups_environment(monkeypatc
     monkeypatch.setenv(GROUP_ENV, "llama-index")
     assert elsewhere(own) is None
     assert "runs that group's pages only" in (elsewhere(main) or "")
+
+
+def test_a_run_that_cannot_report_is_saved_as_its_error_for_every_block_to_fail_on(tmp_path: Path) -> None:
+    [block] = code_blocks("```python\ndef test_x(:\n    pass\n```\n")
+    saved = tmp_path / "outcomes.json"
+    _run_and_save([DocBlock(DOCS / "errors.md", block)], tmp_path / "project", saved)
+    result = json.loads(saved.read_text(encoding="utf-8"))
+    assert list(result) == [ERROR]
+    assert result[ERROR].startswith("SyntaxError: ")
+    assert not saved.with_suffix(".partial").exists()  # written whole, then moved into place

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import examples
 from wirescript import eventstream as es
 
 botocore_eventstream = pytest.importorskip("botocore.eventstream")
@@ -311,7 +312,7 @@ _values = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     headers=st.dictionaries(
         st.text(min_size=1, max_size=20).filter(lambda s: len(s.encode()) < 256), _values, max_size=8

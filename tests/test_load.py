@@ -1,5 +1,9 @@
 """Load and races: many threads and thousands of concurrent coroutines on one stub.
 
+The load scales with the hypothesis profile (`_support.examples`): the full counts below under the
+`ci` profile (CI, or `--hypothesis-profile ci`), a quarter of the requests in the quick default,
+which still contends, only less often.
+
 Every request is recorded exactly once, every turn is served exactly once, records are in a
 consistent order (indexes 0..n-1, each answer matching its record), and nothing deadlocks,
 including while `release(); hold()` cycles run under load. The bulk goes through plain httpx2 /
@@ -20,14 +24,14 @@ from typing import Any
 
 import pytest
 
-from _support import STACKS, anthropic_client, openai_client
+from _support import STACKS, anthropic_client, examples, openai_client
 from wirescript import HoldTimeoutError, RecordedRequest, ScriptTransport
 
 HX = STACKS[0]  # httpx2 where installed (the dev venv), else httpx (the legacy venv)
 URL = "https://stub.test/v1/messages"
 THREADS = 32
-PER_THREAD = 200
-CONCURRENT = 2000
+PER_THREAD = examples(200)
+CONCURRENT = examples(2000)
 
 
 def body(tag: str, *, stream: bool = False) -> dict[str, Any]:
@@ -69,10 +73,10 @@ def echo(request: RecordedRequest) -> dict[str, Any]:
 # --- threads
 
 
-# Among the slowest (about 2 s of CPU each): 6,400 requests from 32 threads is the load this test claims
-# survives, two threads of them through the SDK; fewer requests would rarely contend for the stub's lock.
+# Among the slowest (about 5 s of CPU each in CI): 6,400 requests from 32 threads is the load this test claims
+# survives, two threads of them through the SDK; fewer requests contend for the stub's lock less often.
 @pytest.mark.parametrize("script", ["queue", "function"])
-def test_32_threads_by_200_requests_lose_nothing(script: str) -> None:
+def test_32_threads_of_requests_lose_nothing(script: str) -> None:
     """32 threads on one stub; two of them through the real anthropic SDK (streamed and not)."""
     total = THREADS * PER_THREAD
     stub = ScriptTransport([f"turn-{i}" for i in range(total)] if script == "queue" else echo)
@@ -117,11 +121,11 @@ async def _post(http: Any, tag: str) -> tuple[str, str]:
     return tag, text_of_json(response.content)
 
 
-# Among the slowest (about 1.2 s of CPU each, four cases): 2,000 requests in flight at once on one event loop is
-# the claim, held ones all waiting on one release(); the count is what makes the ordering race likely.
+# Among the slowest (about 2 s of CPU each in CI, four cases): 2,000 requests in flight at once on one event loop
+# is the claim, held ones all waiting on one release(); the count is what makes the ordering race likely.
 @pytest.mark.parametrize("script", ["queue", "function"])
 @pytest.mark.parametrize("held", [False, True], ids=["free", "held"])
-def test_2000_concurrent_async_requests_lose_nothing(script: str, held: bool) -> None:
+def test_concurrent_async_requests_lose_nothing(script: str, held: bool) -> None:
     stub = ScriptTransport([f"turn-{i}" for i in range(CONCURRENT)] if script == "queue" else echo)
 
     async def main() -> dict[str, str]:

@@ -60,8 +60,8 @@ def test_a_scripted_conversation_passes(pytester: pytest.Pytester) -> None:
             assert wirescript.stubs == [stub]
         """,
     )
-    # The plugin loads through its entry point (hypothesis' plugin, slow to load, is left out).
-    result = pytester.runpytest("-p", "no:hypothesispytest")
+    # The plugin loads through its entry point (hypothesis' and langsmith's plugins, slow to load, are left out).
+    result = pytester.runpytest("-p", "no:hypothesispytest", "-p", "no:langsmith_plugin")
     result.assert_outcomes(passed=1)
 
 

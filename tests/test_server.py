@@ -86,30 +86,6 @@ def refused(port: int) -> bool:
 # prove: the app reaches the stub only through its environment.
 
 
-def test_anthropic_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
-    stub = ScriptTransport([WEATHER_TOOL, "Sunny, 21 °C in Paris."])
-    with stub.serve() as base_url:
-        done = run_app(
-            "anthropic_agent.py",
-            "Weather in Paris?",
-            app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy-key"),
-        )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "Sunny, 21 °C in Paris.\n", "")
-    first, second = stub.requests
-    assert (first.provider, first.path, first.model, first.system) == (
-        "anthropic",
-        "/v1/messages",
-        "claude-test",
-        "Be brief.",
-    )
-    assert (first.stream, first.tool_names, first.last_user_text) == (True, ["get_weather"], "Weather in Paris?")
-    assert first.api_key == "dummy-key"
-    assert "dummy-key" not in repr(first.headers)
-    # the app ran the tool and sent its result back: the loop really closed over the wire
-    assert second.tool_results == [{"type": "tool_result", "tool_use_id": "toolu_0000_0", "content": WEATHER_RESULT}]
-    stub.check()
-
-
 def test_openai_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
     stub = ScriptTransport([WEATHER_TOOL, "Sunny in Paris."])
     with stub.serve() as base_url:
@@ -131,15 +107,23 @@ def test_openai_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variabl
     stub.check()
 
 
-# Slow as the others above (two children, importing anthropic at once): two processes are the claim.
-def test_hold_records_two_concurrent_requests_from_two_processes_before_answering_either() -> None:
-    stub = ScriptTransport(lambda request: f"Answer to {request.last_user_text}.")
+# Slow as the others above (two children, importing anthropic at once): two processes are the claim. The same two
+# children prove the anthropic app's whole tool loop from its environment (a third child would cost 2-3 s of CPU).
+def test_two_anthropic_apps_in_other_processes_are_held_then_run_their_tool_loops_from_the_base_url_variable() -> None:
+    def answer(request: Any) -> Any:
+        return WEATHER_TOOL if not request.tool_results else f"Answer to {request.last_user_text}."
+
+    stub = ScriptTransport(answer)
     stub.hold()
     with stub.serve() as base_url:
         env = app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy-key")
         apps = [
             subprocess.Popen(
-                [PYTHON, str(APPS / "anthropic_agent.py"), question], env=env, stdout=subprocess.PIPE, text=True
+                [PYTHON, str(APPS / "anthropic_agent.py"), question],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             for question in ("one", "two")
         ]
@@ -149,14 +133,29 @@ def test_hold_records_two_concurrent_requests_from_two_processes_before_answerin
             assert sorted(r.last_user_text or "" for r in held) == ["one", "two"]
             assert [app.poll() for app in apps] == [None, None]
             stub.release()
-            outputs = [app.communicate(timeout=30)[0] for app in apps]
+            outputs = [app.communicate(timeout=30) for app in apps]
         finally:
             for app in apps:
                 app.kill()
                 app.wait()
-    assert outputs == ["Answer to one.\n", "Answer to two.\n"]
+    assert outputs == [("Answer to one.\n", ""), ("Answer to two.\n", "")]
     assert [app.returncode for app in apps] == [0, 0]
-    assert len(stub.requests) == 2
+    assert len(stub.requests) == 4
+    for question in ("one", "two"):
+        first, second = (r for r in stub.requests if r.last_user_text == question)
+        assert (first.provider, first.path, first.model, first.system) == (
+            "anthropic",
+            "/v1/messages",
+            "claude-test",
+            "Be brief.",
+        )
+        assert (first.stream, first.tool_names, first.tool_results) == (True, ["get_weather"], [])
+        assert first.api_key == "dummy-key"
+        assert "dummy-key" not in repr(first.headers)
+        # the app ran the tool and sent its result back: the loop really closed over the wire
+        assert second.tool_results == [
+            {"type": "tool_result", "tool_use_id": f"toolu_{first.index:04d}_0", "content": WEATHER_RESULT}
+        ]
     stub.check()
 
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _support import STACKS, anthropic_client, odd_bodies, openai_client
+from _support import STACKS, anthropic_client, examples, odd_bodies, openai_client
 from wirescript import ScriptError, ScriptTransport, SideScript, load_script, script_json_schema
 from wirescript.wires.side import count_tokens, embedding
 
@@ -389,7 +389,7 @@ FIELDS = ["encoding_format", "outputDimensionality", "system", "anthropic_versio
 
 
 @pytest.mark.parametrize("hx", STACKS, ids=lambda m: m.__name__)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     path=st.sampled_from(SIDE_PATHS["POST"]),
     body=odd_bodies(VOCABULARY, FIELDS),

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _support import ANTHROPIC_MAJOR, anthropic_client, odd_bodies, openai_client
+from _support import ANTHROPIC_MAJOR, anthropic_client, examples, odd_bodies, openai_client
 from test_docs import needs_current_sdks
 from wirescript import ScriptTransport
 from wirescript.recorded import RecordedRequest
@@ -729,7 +729,7 @@ STRICT_VOCABULARY = [
 ]  # fmt: skip
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(body=odd_bodies(STRICT_VOCABULARY, STRICT_VOCABULARY), wire=st.sampled_from(WIRES))
 def test_property_any_json_object_is_checked_without_crashing(body: dict[str, Any], wire: str) -> None:
     messages = body.get("messages")
@@ -1059,7 +1059,7 @@ TURNS = st.sampled_from(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     turns=st.lists(TURNS, min_size=1, max_size=4),
     wire=st.sampled_from(

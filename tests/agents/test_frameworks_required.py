@@ -9,6 +9,10 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+# The runs load every installed plugin but langsmith's (the frameworks group), which imports its client
+# again in each run (pytester forgets the modules a run imported): 2-3 s of CPU each, for nothing here.
+NO_LANGSMITH = ("-p", "no:langsmith_plugin")
+
 USES_AGENTS = """
 import sys
 
@@ -31,7 +35,7 @@ def test_a_missing_framework_skips_the_tests_that_need_it(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("WIRESCRIPT_REQUIRE_AGENTS", raising=False)
-    result = project.runpytest("-rs")
+    result = project.runpytest("-rs", *NO_LANGSMITH)
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(
         [
@@ -47,7 +51,7 @@ def test_a_missing_framework_fails_when_ci_requires_the_frameworks(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WIRESCRIPT_REQUIRE_AGENTS", "1")
-    result = project.runpytest()
+    result = project.runpytest(*NO_LANGSMITH)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
@@ -68,7 +72,7 @@ def test_a_directory_named_like_the_framework_is_not_taken_for_it(
     pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text())
     pytester.makepyfile(test_frameworks=USES_AGENTS.replace("None  #", "type(sys)('agents')  #"))
     monkeypatch.setenv("WIRESCRIPT_REQUIRE_AGENTS", "1")
-    result = pytester.runpytest()
+    result = pytester.runpytest(*NO_LANGSMITH)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
