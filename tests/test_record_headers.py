@@ -10,17 +10,16 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-import httpx
-import httpx2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _support import STACKS
 from wirescript import ScriptTransport
 from wirescript.recorded import REDACTED
 
 BODY = b'{"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}'
-LIBRARIES = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
+LIBRARIES = [pytest.param(hx, id=hx.__name__) for hx in STACKS]  # httpx only, on the legacy majors
 
 
 def _send(stub: ScriptTransport, hx: ModuleType, headers: Any) -> dict[str, str]:
@@ -82,7 +81,7 @@ _VALUES = st.one_of(
 def test_any_headers_record_as_items_gives_them(requests: list[list[tuple[str, Any]]]) -> None:
     stub = ScriptTransport([{"text": "a"}] * len(requests), strict=False)
     for headers in requests:
-        request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+        request = STACKS[0].Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
         stub.handle_request(request).read()
         expected = {
             name: REDACTED if name in ("x-api-key", "authorization") else value
