@@ -210,11 +210,19 @@ def _find(module: str) -> importlib.machinery.ModuleSpec | None:
         return getattr(sys.modules[module], "__spec__", None) or _IMPORTED
     parts = module.split(".")
     spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
-    for depth in range(2, len(parts) + 1):
-        if spec is None or spec.submodule_search_locations is None:
+    try:
+        for depth in range(2, len(parts) + 1):
+            if spec is None or spec.submodule_search_locations is None:
+                return None
+            name, path = ".".join(parts[:depth]), list(spec.submodule_search_locations)
+            spec = next((found for finder in sys.meta_path if (found := _finder_spec(finder, name, path))), None)
+    except KeyError:
+        # A namespace package below the top (llama_index.llms) computes its path from its imported
+        # parent: ask the import system, which imports the parents (cheap for a namespace package).
+        try:
+            return importlib.util.find_spec(module)
+        except ModuleNotFoundError:
             return None
-        name, path = ".".join(parts[:depth]), list(spec.submodule_search_locations)
-        spec = next((found for finder in sys.meta_path if (found := _finder_spec(finder, name, path))), None)
     return spec
 
 
