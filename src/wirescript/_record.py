@@ -70,13 +70,11 @@ class Vocabulary:
 
     def _decoded(self, raw: tuple[bytes, bytes], headers: Any) -> tuple[str, str, bool]:
         raw_name, raw_value = raw
-        if not (raw_name.isascii() and raw_value.isascii()):
-            encoding = headers.encoding
-            name = raw_name.lower().decode(encoding)  # as httpx lowers it: ASCII letters only
-            return name, raw_value.decode(encoding), name in self.headers or is_sensitive_header(name)
-        name = raw_name.decode("ascii").lower()
-        pair = (name, raw_value.decode("ascii"), name in self.headers or is_sensitive_header(name))
-        if len(raw_value) <= _SHARED_LONGEST and len(self._pairs) < _SHARED_MOST:
+        ascii_pair = raw_name.isascii() and raw_value.isascii()
+        encoding = "ascii" if ascii_pair else headers.encoding
+        name = raw_name.lower().decode(encoding)  # as httpx lowers it: ASCII letters only
+        pair = (name, raw_value.decode(encoding), name in self.headers or is_sensitive_header(name))
+        if ascii_pair and len(raw_value) <= _SHARED_LONGEST and len(self._pairs) < _SHARED_MOST:
             self._pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
         return pair
 

@@ -237,9 +237,9 @@ def check_anthropic(
     for rule, check, reads in _CHECKS:  # a table built once, not closures per request
         if rule.id in skip:
             continue
-        if reads is _BODY:
+        if reads == _BODY:
             violation = check(body)
-        elif reads is _CONV:
+        elif reads == _CONV:
             violation = check(conv)
         else:
             violation = check(body, conv, served_without_thinking)

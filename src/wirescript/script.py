@@ -381,21 +381,27 @@ def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
     cls = value.__class__
     if value is None or cls in _NO_TEXT:
         return None
-    if cls is dict or cls is list:  # the common containers first: an ABC check (`Mapping`) costs more
-        items = value.items() if cls is dict else enumerate(value)
-        for key, item in items:
-            path = (f"{where}.{key}" if where else str(key)) if cls is dict else f"{where}[{key}]"
-            found = (_unencodable(key, path) if cls is dict else None) or _unencodable(item, path)
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, str):
+    if cls is str or isinstance(value, str):
         if value.isascii():
             return None
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return where, value[exc.start]
+        return None
+    # A plain dict or list is told by its class before any ABC check (`Mapping`), which costs more.
+    if cls is dict or (cls is not list and isinstance(value, Mapping)):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found = _unencodable(key, path) or _unencodable(item, path)
+            if found is not None:
+                return found
+        return None
+    if cls is list or isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _unencodable(item, f"{where}[{index}]")
+            if found is not None:
+                return found
         return None
     if isinstance(value, BaseModel):
         given = value.model_fields_set  # a default holds no text of the script's
@@ -407,18 +413,6 @@ def _unencodable(value: Any, where: str) -> tuple[str, str] | None:
                 found = _unencodable(item, f"{where}.{name}" if where else name)
                 if found is not None:
                     return found
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            path = f"{where}.{key}" if where else str(key)
-            found = _unencodable(key, path) or _unencodable(item, path)
-            if found is not None:
-                return found
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            found = _unencodable(item, f"{where}[{index}]")
-            if found is not None:
-                return found
     return None
 
 
