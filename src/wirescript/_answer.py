@@ -7,6 +7,7 @@ cannot be answered as scripted. Neither calls the other: the transport decides.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -32,7 +33,8 @@ class Answer(NamedTuple):
     headers: dict[str, str]
     lead: tuple[Step, ...]
     """Run before the response exists (`FaultPlan.lead`)."""
-    body: Iterator[Step]
+    body: bytes | Iterator[Step]
+    """The whole body, or the steps that send it."""
 
 
 def answer(
@@ -107,7 +109,7 @@ def refuse(answerer: Wire | None, record: RecordedRequest, message: str, *, not_
         rendered = unknown_endpoint(message)
     else:
         rendered = answerer.unscripted(message, record, status=404 if not_found else 400)
-    return Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
+    return Answer(rendered.status, rendered.headers, (), rendered.body)
 
 
 def refuse_strictly(wire: Wire, record: RecordedRequest, violation: Violation) -> Answer:
@@ -116,12 +118,17 @@ def refuse_strictly(wire: Wire, record: RecordedRequest, violation: Violation) -
     The message is the real API's wording, then the rule id and how to turn it off (`strict.explain`).
     """
     rendered = wire.strict_error(violation, explain(violation), record)
-    return Answer(rendered.status, rendered.headers, (), iter((rendered.body,)))
+    return Answer(rendered.status, rendered.headers, (), rendered.body)
 
 
-def _steps(rendered: Rendered, *, joined: bool) -> Iterator[Step]:
+def _steps(rendered: Rendered, *, joined: bool) -> bytes | Iterator[Step]:
+    """The body: whole when it is one JSON document or a joined stream of one chunk, else its steps."""
     if rendered.frames is None:
-        return iter((rendered.body,))
-    if joined:
-        return plain_steps(rendered.frames)
-    return (frame.data for frame in rendered.frames)
+        return rendered.body
+    if not joined:
+        return (frame.data for frame in rendered.frames)
+    chunks = plain_steps(rendered.frames)
+    first = next(chunks, b"")
+    second = next(chunks, None)
+    # Most answers fit one chunk: sent whole, they cost the client no stream machinery.
+    return first if second is None else itertools.chain((first, second), chunks)

@@ -33,7 +33,7 @@ CHUNK_BYTES = 16 * 1024
 """How many bytes of whole frames an unfaulted stream sends per chunk."""
 
 
-def plain_steps(frames: Iterable[Frame]) -> Iterator[Step]:
+def plain_steps(frames: Iterable[Frame]) -> Iterator[bytes]:
     """The unfaulted stream: whole frames, joined into chunks of about `CHUNK_BYTES`, as the reader asks.
 
     Without a fault nothing depends on when each event arrives, and every chunk costs the client's

@@ -78,15 +78,18 @@ def options(request: Any) -> tuple[bool, float | None]:
     return bool(getattr(request, "extensions", {}).get(PER_EVENT)), read_timeout(request)
 
 
-def make_response(request: Any, status: int, headers: dict[str, str], steps: Iterator[Step], *, is_async: bool) -> Any:
-    """A response of the request's own library whose body runs `steps`, for a sync or an async client.
+def make_response(
+    request: Any, status: int, headers: dict[str, str], body: bytes | Iterator[Step], *, is_async: bool
+) -> Any:
+    """A response of the request's own library whose body is `body`, or runs its steps, for a sync or an async client.
 
     Built as `Response(content=<iterator>)` builds it (the same headers, `Transfer-Encoding: chunked`
-    last), but from a stream that runs the steps itself.
+    last), but from a stream that sends the body or runs the steps itself, once, as a network stream
+    is read once (openai drains a stream it has read, and must find it empty).
     """
     hx = http_module(request)
     sync_stream, async_stream = _streams(hx)
-    stream = (async_stream if is_async else sync_stream)(request, steps)
+    stream = (async_stream if is_async else sync_stream)(request, body)
     # As bytes: httpx encodes `str` values as ASCII, and a scripted header may be any Latin-1 text.
     raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
     return hx.Response(status, headers=[*raw, _CHUNKED], stream=stream, request=request)
@@ -111,17 +114,19 @@ def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes
 
 
 class _Steps:
-    """What both response streams hold: the request (for its library's exceptions) and the steps."""
+    """What both response streams hold: the request (for its library's exceptions) and the body or its steps."""
 
-    def __init__(self, request: Any, steps: Iterator[Step]) -> None:
+    def __init__(self, request: Any, steps: bytes | Iterator[Step]) -> None:
         self._request = request
         self._steps = steps
         self._consumed = False
 
-    def _start(self, hx: ModuleType) -> Generator[bytes | float, None, None]:
+    def _start(self, hx: ModuleType) -> Iterator[bytes | float]:
         if self._consumed:
             raise hx.StreamConsumed()
         self._consumed = True
+        if isinstance(self._steps, bytes):  # a whole body: no step loop
+            return iter((self._steps,))
         return _run(hx, self._request, self._steps)
 
 
@@ -155,7 +160,7 @@ class _AsyncRun:
 
     __slots__ = ("_run",)
 
-    def __init__(self, run: Generator[bytes | float, None, None]) -> None:
+    def __init__(self, run: Iterator[bytes | float]) -> None:
         self._run = run
 
     def __aiter__(self) -> _AsyncRun:

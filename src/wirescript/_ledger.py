@@ -256,8 +256,11 @@ class Ledger:
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
 
-    def _guarded(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
+    def _guarded(self, record: RecordedRequest, body: bytes | Iterator[Step]) -> bytes | Iterator[Step]:
         """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
+        return body if isinstance(body, bytes) else self._guarded_steps(record, body)
+
+    def _guarded_steps(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         try:
             yield from body
         except Exception as exc:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from pydantic_core import from_json
+
 from ._cursor import Refusal
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .script import Turn
@@ -108,7 +110,11 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     host: str = url.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = url.query
-    query = dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
+    query = (
+        dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
+        if raw_query
+        else {}
+    )
     content: bytes = request.content
     wire = next((w for w in vocabulary.wires if w.matches(method, path, host=host)), None)
     body, body_error = _parse_body(content, headers.get("content-encoding", ""))
@@ -275,6 +281,13 @@ def _parse_body(content: bytes, encoding: str = "") -> tuple[Any, str | None]:
             content = _decompressed(content, coding)
         except (zlib.error, _TooLarge) as exc:
             return None, f"the body says content-encoding: {coding}, but it cannot be decompressed ({exc})"
+    try:
+        # pydantic-core reads a body in a third of the time, and keeps one copy of each short string
+        # (the keys every message repeats) for all records. Whatever it cannot read, the standard
+        # library decides, with its own encodings and errors: both read valid JSON to the same values.
+        return from_json(content), None
+    except ValueError:
+        pass
     try:
         return json.loads(content), None
     except ValueError as exc:  # UnicodeDecodeError included

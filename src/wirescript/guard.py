@@ -220,7 +220,7 @@ class NetworkGuard:
             }
         ).encode()
         headers = {"content-type": "application/json", "x-should-retry": "false"}
-        return _http.make_response(request, 403, headers, iter((body,)), is_async=is_async)
+        return _http.make_response(request, 403, headers, body, is_async=is_async)
 
     # ------------------------------------------------------------------ on and off
 

@@ -239,8 +239,22 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
             yield Frame("ping", _PING)
         elif item[0] == "message_stop":
             yield Frame("message_stop", _MESSAGE_STOP)
+        elif item[0] == "content_block_stop" or (
+            item[0] == "content_block_start" and item[1]["content_block"]["type"] in ("text", "thinking")
+        ):  # the same bytes in every answer (an index and a block type): encoded once
+            key = (item[0], item[1]["index"], item[1].get("content_block", {}).get("type"))
+            frame = _FIXED.get(key)
+            if frame is None:
+                frame = encode_event(item[0], json_dumps(item[1]))
+                if len(_FIXED) < 256:
+                    _FIXED[key] = frame
+            yield Frame(item[0], frame)
         else:
             yield Frame(item[0], encode_event(item[0], json_dumps(item[1])))
+
+
+_FIXED: dict[tuple[str, int, str | None], bytes] = {}
+"""The frames of block stops and of text and thinking block starts, by event, index and block type."""
 
 
 _PING = encode_event("ping", json_dumps({"type": "ping"}))
