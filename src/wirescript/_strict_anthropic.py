@@ -416,6 +416,8 @@ def _tool_name_pattern(body: dict[str, Any]) -> Violation | None:
 
 def _count_cache_control(value: Any) -> int:
     """Blocks carrying `cache_control` anywhere in a list of blocks (tool_result contents included)."""
+    if not isinstance(value, list):  # a string or nothing: no generator for it
+        return 0
     count = 0
     for _, block in dicts(value):
         if block.get("cache_control") is not None:
