@@ -210,6 +210,14 @@ def test_rehost_forwards_async_requests_and_answers_what_no_provider_serves_with
     assert len(seen.requests) == 1  # the 404 was not forwarded
 
 
+def anthropic_client_on(http_client: Any) -> Any:
+    return anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9", http_client=http_client)
+
+
+def anthropic_async_on(http_client: Any) -> Any:
+    return anthropic.AsyncAnthropic(api_key="test-key", base_url="http://127.0.0.1:9", http_client=http_client)
+
+
 def test_rehost_to_a_base_url_builds_a_network_transport_and_closes_it() -> None:
     pytest.importorskip("uvicorn")
     provider = ScriptTransport(["Sync", "Async"])
@@ -226,14 +234,6 @@ def test_rehost_to_a_base_url_builds_a_network_transport_and_closes_it() -> None
 
         assert asyncio.run(main()) == "Async"
     assert [r.headers["host"] for r in provider.requests] == [url.removeprefix("http://")] * 2
-
-
-def anthropic_client_on(http_client: Any) -> Any:
-    return anthropic.Anthropic(api_key="test-key", base_url="http://127.0.0.1:9", http_client=http_client)
-
-
-def anthropic_async_on(http_client: Any) -> Any:
-    return anthropic.AsyncAnthropic(api_key="test-key", base_url="http://127.0.0.1:9", http_client=http_client)
 
 
 # ---------------------------------------------------------------------- the record command, drift
