@@ -391,3 +391,77 @@ def test_validator_accepts_an_error_event_when_asked() -> None:
         "type": "error",
         "error": {"type": "overloaded_error", "message": "x"},
     }
+
+
+USAGE = {"input_tokens": 1, "output_tokens": 1}
+
+
+def _start(**message: Any) -> tuple[str, dict[str, Any]]:
+    base = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "usage": USAGE}
+    return ("message_start", {"type": "message_start", "message": {**base, **message}})
+
+
+def _delta(delta: dict[str, Any], index: int = 0) -> tuple[str, dict[str, Any]]:
+    return ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (MESSAGE_START + "event: ping\ndata: {nope\n\n", "event 1 (line 4): data is not JSON (Expecting property name"),
+        (MESSAGE_START + MESSAGE_START, "event 1 (line 4): a second message_start"),
+        (MESSAGE_START + sse(END[0], TEXT_BLOCK[0]), "event 2 (line 7): content_block_start after message_delta"),
+        (
+            MESSAGE_START
+            + sse(("content_block_start", {"type": "content_block_start", "index": 0, "content_block": "text"})),
+            "event 1 (line 4): content_block must be an object with a type",
+        ),
+        (
+            MESSAGE_START + sse(TEXT_BLOCK[0], ("content_block_stop", {"type": "content_block_stop", "index": 1})),
+            "event 2 (line 7): stop for block 1, but the open block is 0",
+        ),
+        (MESSAGE_START + sse(TEXT_BLOCK[0], END[0]), "event 2 (line 7): message_delta while block 0 is still open"),
+        (
+            MESSAGE_START + sse(("message_delta", {"type": "message_delta", "delta": {}})),
+            "event 1 (line 4): message_delta needs delta.stop_reason",
+        ),
+        (sse(("message_start", {"type": "message_start"})), "event 0 (line 1): message_start needs a `message` object"),
+        (sse(_start(id=1)), "event 0 (line 1): message_start.message.id must be a string"),
+        (
+            sse(_start(content=[{"type": "text", "text": "early"}])),
+            "event 0 (line 1): message_start.message.content must be an empty list",
+        ),
+        (
+            sse(_start(usage={"input_tokens": 1})),
+            "event 0 (line 1): message_start.message.usage needs integer input_tokens and output_tokens",
+        ),
+        (
+            MESSAGE_START + sse(TEXT_BLOCK[0], _delta({"type": "bogus_delta"})),
+            "event 2 (line 7): unknown delta {'type': 'bogus_delta'}",
+        ),
+        (
+            MESSAGE_START + sse(TEXT_BLOCK[0], _delta({"type": "text_delta", "text": 5})),
+            "event 2 (line 7): delta.text must be a string",
+        ),
+        (
+            MESSAGE_START + sse(*tool_block("[1]"), *END),
+            "event 3 (line 10): tool input must be a JSON object, got list",
+        ),
+    ],
+)
+def test_validator_names_each_envelope_violation(body: str, message: str) -> None:
+    with pytest.raises(StreamValidationError) as info:
+        validate_anthropic_stream(body)
+    assert str(info.value).startswith(message)
+
+
+def test_a_tool_call_streamed_as_one_empty_fragment_has_empty_input() -> None:
+    """The API opens each tool call's arguments with `"partial_json": ""` (its streaming docs' example), and a
+    call without arguments sends nothing else: the SDK and the validator both read `input == {}`."""
+    body = MESSAGE_START + sse(*tool_block(""), *END)
+    assert stream_final(serve_raw(body)).content[0].input == {}
+    assert validate_anthropic_stream(body)["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    ]
+    fragments = MESSAGE_START + sse(*tool_block("", '{"city": ', '"Paris"}'), *END)
+    assert validate_anthropic_stream(fragments)["content"][0]["input"] == {"city": "Paris"}

@@ -20,6 +20,7 @@ boto3 = pytest.importorskip("boto3")
 botocore = pytest.importorskip("botocore")
 from botocore.config import Config  # noqa: E402
 from botocore.exceptions import EndpointConnectionError, EventStreamError, ReadTimeoutError  # noqa: E402
+from botocore.parsers import ResponseParserError  # noqa: E402
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 PROFILE = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -224,6 +225,16 @@ def test_a_disconnect_mid_stream_is_urllib3s_protocol_error() -> None:
     stream = stub.attach(client()).converse_stream(modelId=MODEL, messages=HI)["stream"]
     seen: list[str] = []
     with pytest.raises(urllib3_exceptions.ProtocolError):
+        drain(stream, seen)
+    assert seen == ["messageStart", "contentBlockDelta"]
+
+
+def test_a_timeout_mid_stream_is_urllib3s_read_timeout() -> None:
+    urllib3_exceptions = pytest.importorskip("urllib3.exceptions")
+    stub = ScriptTransport([{"text": "Hello there, world.", "fault": {"timeout_after": 2}}])
+    stream = stub.attach(client()).converse_stream(modelId=MODEL, messages=HI)["stream"]
+    seen: list[str] = []
+    with pytest.raises(urllib3_exceptions.ReadTimeoutError):
         drain(stream, seen)
     assert seen == ["messageStart", "contentBlockDelta"]
 
@@ -610,3 +621,68 @@ def test_converse_strict_rules_can_be_skipped() -> None:
 
 def _result(tool_id: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"toolResult": {"toolUseId": tool_id, "content": [{"text": "21 °C"}]}}]}
+
+
+# ---------------------------------------------------------------------------- the body as a file, other operations
+
+
+def test_an_invoke_model_body_reads_as_botocores_streaming_body_reads_a_socket() -> None:
+    """Every way `StreamingBody` reads: in parts, by chunks and lines, into a buffer, counting with `tell()`."""
+    stub = ScriptTransport(["Hello there, world."] * 6)
+    bedrock = stub.attach(client())
+
+    def body() -> Any:
+        return bedrock.invoke_model(modelId=MODEL, body=invoke_body())["body"]
+
+    def same(data: bytes) -> Any:  # the answer, but for its id (numbered by request)
+        message = json.loads(data)
+        assert message.pop("id").startswith("msg_bdrk_")
+        return message
+
+    whole = body().read()
+    assert same(whole)["content"] == [{"type": "text", "text": "Hello there, world."}]
+    parts = body()
+    assert parts.readable()
+    head = parts.read(5)
+    assert (head, parts.tell()) == (whole[:5], len(whole))  # the server's one chunk was pulled whole
+    assert same(head + parts.read()) == same(whole)
+    assert parts.read(5) == b""  # at the end: nothing more, and the length checked against content-length
+    assert same(b"".join(body().iter_chunks(chunk_size=16))) == same(whole)
+    [line] = body().iter_lines()  # one line of JSON
+    assert same(line) == same(whole)
+    [line] = body().readlines()
+    assert same(line) == same(whole)
+    into = body()
+    buffer = bytearray(8)
+    read = []
+    while count := into.readinto(buffer):
+        read.append(bytes(buffer[:count]))
+    assert same(b"".join(read)) == same(whole)
+    assert stub.problems == []
+
+
+def test_an_operation_no_wire_serves_is_refused_loudly_with_nothing_consumed() -> None:
+    """ListAsyncInvokes (a GET without a body) reaches the stub, which says no wire serves it."""
+    stub = ScriptTransport(["Unused."])
+    bedrock = stub.attach(client())
+    with pytest.raises(bedrock.exceptions.ResourceNotFoundException, match="GET /async-invoke: no wire serves"):
+        bedrock.list_async_invokes()
+    [record] = stub.requests
+    assert (record.method, record.path, record.content) == ("GET", "/async-invoke", b"")
+    [problem] = stub.problems
+    assert problem.kind == "unknown_endpoint"
+    assert "Nothing was consumed from the script" in problem
+    assert bedrock.converse(modelId=MODEL, messages=HI)["output"]["message"]["content"] == [{"text": "Unused."}]
+
+
+def test_any_botocore_client_reaches_the_stub_a_form_encoded_body_included() -> None:
+    """`attach` takes any botocore client: a query-protocol one sends a form-encoded text body, seen as sent."""
+    sts = boto3.client("sts", region_name="us-east-1", aws_access_key_id="AKIDTEST", aws_secret_access_key="x")
+    stub = ScriptTransport([])
+    stub.attach(sts)
+    with pytest.raises(ResponseParserError):  # the refusal is JSON; STS answers in XML
+        sts.get_caller_identity()
+    [record] = stub.requests
+    assert (record.method, record.path) == ("POST", "/")
+    assert record.content == b"Action=GetCallerIdentity&Version=2011-06-15"
+    assert len(stub.problems) == 1

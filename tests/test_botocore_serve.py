@@ -329,3 +329,62 @@ def test_the_session_token_and_key_id_are_on_the_request_as_sigv4_sends_them() -
     assert headers["X-Amz-Date"].startswith(date)
     assert "x-amz-security-token" in headers["Authorization"].split("SignedHeaders=", 1)[1]
     assert "test-secret" not in repr(headers)
+
+
+def _handlers(client: Any) -> tuple[list[Any], Any]:
+    """The client's `before-send` handlers, and its retry handler (botocore's registry, as `attach` reaches it)."""
+    emitter = client.meta.events._emitter
+    before_send = list(emitter._handlers.prefix_search("before-send.bedrock-runtime"))
+    return before_send, emitter._unique_id_handlers["retry-config-bedrock-runtime"]["handler"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "standard", "adaptive"])
+def test_detach_puts_back_the_retry_handler_and_the_adaptive_rate_limiter(mode: str) -> None:
+    client = make_client(retries={"mode": mode})
+    before = _handlers(client)
+    _botocore.attach(client, CannedServer([]))
+    during = _handlers(client)
+    assert during[1] is not before[1]  # the retry handler, wrapped to ask for no sleep
+    limiters = [h for h in before[0] if getattr(h, "__name__", "") == "on_sending_request"]
+    assert len(limiters) == (1 if mode == "adaptive" else 0)
+    assert not any(h in during[0] for h in limiters)  # the token bucket does not wait while served
+    _botocore.detach(client)
+    after = _handlers(client)
+    assert after[1] is before[1]
+    assert sorted(map(repr, after[0])) == sorted(map(repr, before[0]))
+
+
+def test_the_aio_body_reads_as_aiohttps_stream_reader_does() -> None:
+    """aiobotocore (which no dependency group installs) reads `raw.content` as aiohttp's `StreamReader`:
+    `at_eof()`, `read(n)`, `iter_chunks()`; `raw.read()` reads it whole, and `release()` lets the server go."""
+    import asyncio
+
+    released: list[bool] = []
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            yield from (b"ab", b"", b"cd", b"ef")
+        finally:
+            released.append(True)
+
+    async def main() -> None:
+        raw = _botocore._AioRawBody(chunks(), "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke")
+        assert not raw.content.at_eof()  # it looks ahead: one chunk pulled, kept for the next read
+        assert await raw.content.read(3) == b"abc"
+        assert [piece async for piece, _ in raw.content.iter_chunks()] == [b"d", b"ef"]
+        assert raw.content.at_eof()
+        assert await raw.content.read() == b""
+        assert released == [True]  # read to its end
+        whole = _botocore._AioRawBody(chunks(), raw.url)
+        assert await whole.read() == b"abcdef"
+        assert released == [True, True]
+        released_early = _botocore._AioRawBody(chunks(), raw.url)
+        assert await released_early.content.read(1) == b"a"
+        released_early.release()  # the client went away: the server is told
+        assert released == [True] * 3
+        closed_early = _botocore._AioRawBody(chunks(), raw.url)
+        assert await closed_early.content.read(1) == b"a"
+        closed_early.close()
+        assert released == [True] * 4
+
+    asyncio.run(main())

@@ -242,3 +242,62 @@ def test_a_json_file_that_is_not_a_script_is_refused_when_the_recorder_is_made(t
     path.write_text('"just a string"', encoding="utf-8")
     with pytest.raises(UsageError, match="cannot append turns to it: it is not a list or object of turns"):
         RecordingTransport(path, upstream=Episodes(stub))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("rec.json", "{nope", r"rec\.json: cannot append to it, it is not JSON \(Expecting property name"),
+        ("rec.yaml", '"claude-a": [unclosed\n', r"rec\.yaml: cannot append to it, it is not YAML \(while parsing"),
+        ("rec.yaml", '{"claude-a": [A1]}\n', r"the script \(line 1\) is a flow mapping \(\{\.\.\.\}\); new_episodes"),
+        ("rec.yaml", "just a string\n", "cannot append turns to it: it is not a list or mapping of turns"),
+    ],
+    ids=["json-not-json", "yaml-not-yaml", "flow-mapping", "scalar"],
+)
+def test_a_file_that_cannot_be_appended_to_is_refused_when_the_recorder_is_made(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=message):
+        RecordingTransport(path, upstream=Episodes(ScriptTransport([])))
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_json_plain_list_stays_a_plain_list(tmp_path: Path) -> None:
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(["A1"]), encoding="utf-8")
+    said, _, _ = _episodes(path, ["A2"], ["claude-a", "claude-b"])
+    assert said == ["A1", "A2"]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, list)
+    assert [t if isinstance(t, str) else t["text"] for t in data] == ["A1", "A2"]
+
+
+def test_an_empty_queue_written_as_a_flow_list_gets_block_items_in_its_place(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    text = '"claude-a": []\n# my note on claude-b\n"claude-b":\n  - B1\n'
+    path.write_text(text, encoding="utf-8")
+    said, _, _ = _episodes(path, ["A1"], ["claude-b", "claude-a"])
+    assert said == ["B1", "A1"]
+    out = path.read_text(encoding="utf-8")
+    assert out.startswith('"claude-a":\n  # Appended by wirescript ')
+    assert out.endswith(text.removeprefix('"claude-a": []\n'))  # the rest, byte for byte
+    assert all(line == line.rstrip() for line in out.splitlines())
+    assert {k: [t if isinstance(t, str) else t["text"] for t in v] for k, v in yaml.safe_load(out).items()} == {
+        "claude-a": ["A1"],
+        "claude-b": ["B1"],
+    }
+
+
+def test_a_file_of_comments_only_gets_its_turns_as_a_plain_list(tmp_path: Path) -> None:
+    path = tmp_path / "rec.yaml"
+    path.write_text("# nothing recorded yet\n", encoding="utf-8")
+    live = ScriptTransport(["First"])
+    rec = RecordingTransport(path, upstream=Episodes(ScriptTransport([]), live))
+    client = anthropic_client(rec, max_retries=0)
+    assert _ask(client) == "First"
+    client.close()
+    out = path.read_text(encoding="utf-8")
+    assert out.startswith("# nothing recorded yet\n# Appended by wirescript ")
+    assert [t.text for t in load_script(path)] == ["First"]  # type: ignore[union-attr]

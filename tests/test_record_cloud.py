@@ -366,3 +366,63 @@ def test_the_recording_server_does_not_forward_bedrock_runtime_requests() -> Non
     assert response.status_code == 404
     assert "no provider serves this path" in response.text
     assert provider.requests == []
+
+
+def test_a_converse_stream_tool_call_and_an_in_stream_exception_record(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ConverseStream's events are put back together as botocore's caller would: the tool call from its
+    `contentBlockStart` and `toolUse` deltas; an `exception` message becomes the turn's stream error."""
+    exceptions = pytest.importorskip("botocore.exceptions")
+    client = boto_client(monkeypatch, tmp_path)
+    upstream = ScriptTransport(
+        [
+            {"text": "Checking.", "tool": {"name": "weather", "input": {"city": "Paris"}, "id": "tooluse_7"}},
+            {"text": "Part", "fault": {"stream_error": {"type": "throttlingException", "message": "Slow", "after": 3}}},
+        ]
+    )
+    rec = RecordingTransport(tmp_path / "rec.yaml", upstream=upstream)
+    rec.attach(client)
+
+    def stream() -> list[Any]:
+        events = client.converse_stream(modelId=MODEL, messages=HI, toolConfig=TOOL_CONFIG)["stream"]
+        try:
+            return [e for e in events if "metadata" not in e]
+        finally:  # botocore raises at the exception message and reads no further: closing ends the body
+            events.close()
+
+    live = stream()
+    with pytest.raises(exceptions.EventStreamError, match="Slow"):
+        stream()
+    assert rec.notes == []
+    called, cut = rec.turns
+    assert called.text == "Checking."
+    assert [(c.id, c.name, c.input) for c in called.tool_calls] == [("tooluse_7", "weather", {"city": "Paris"})]
+    assert cut.text == "Part"
+    assert cut.stop_reason is None  # the stream never got to its messageStop
+    assert cut.fault is not None
+    assert cut.fault.stream_error is not None
+    assert (cut.fault.stream_error.type, cut.fault.stream_error.message) == ("throttlingException", "Slow")
+    rec.detach(client)
+
+    replay = ScriptTransport(load_script(rec.save()))
+    replay.attach(client)
+    assert stream() == live
+    with pytest.raises(exceptions.EventStreamError, match="Slow"):
+        stream()
+    assert replay.problems == []
+
+
+def test_converse_stream_tool_arguments_that_are_not_json_are_noted_not_recorded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    client = boto_client(monkeypatch, tmp_path)
+    upstream = ScriptTransport(
+        [{"tool": {"name": "weather", "input": {"city": "Rome"}}, "fault": {"malformed_tool_json": True}}]
+    )
+    rec = RecordingTransport(tmp_path / "rec.yaml", upstream=upstream)
+    events = list(rec.attach(client).converse_stream(modelId=MODEL, messages=HI, toolConfig=TOOL_CONFIG)["stream"])
+    assert any("contentBlockDelta" in e for e in events)  # botocore passes the fragments on as they came
+    assert rec.turns == []
+    [note] = rec.notes
+    assert note.endswith("the bedrock wire could not read its answer (status 200)")

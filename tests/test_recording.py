@@ -20,8 +20,16 @@ import pytest
 
 from _drivers import DRIVERS, SURFACES, run
 from _support import ANTHROPIC_HX, SAMPLE_TURNS, anthropic_client, openai_client
-from wirescript import RecordingTransport, ScriptTransport, Turn, UsageError, load_script, script_json_schema
-from wirescript.wires import AnthropicWire, GeminiWire, OpenAIChatWire, OpenAIResponsesWire
+from wirescript import (
+    RecordingTransport,
+    ScriptTransport,
+    Turn,
+    UsageError,
+    eventstream,
+    load_script,
+    script_json_schema,
+)
+from wirescript.wires import AnthropicWire, BedrockWire, GeminiWire, OpenAIChatWire, OpenAIResponsesWire
 
 FAKE_KEY = "sk-wirescript-FAKEKEY-7f3c9e21d4b8"
 """A distinctive key: if any header value reached the file, this string would be in its bytes."""
@@ -374,6 +382,61 @@ def test_a_body_that_is_no_answer_decodes_to_nothing_or_an_error_turn(wire: Any,
         error = wire.decode(500, {"content-type": content_type}, body)
         assert Turn.model_validate(error).error is not None
         assert error["error"]["status"] == 500
+
+
+EVENTSTREAM = {"content-type": "application/vnd.amazon.eventstream"}
+
+
+@pytest.mark.parametrize("body", [b"", b"not json", b"[]", b"{}", b'{"output": {"message": 1}}', b"\xff\xfe"])
+def test_a_bedrock_body_that_is_no_answer_decodes_to_nothing_or_an_error_turn(body: bytes) -> None:
+    wire = BedrockWire()
+    for headers in ({"content-type": "application/json"}, EVENTSTREAM):
+        assert wire.decode(200, headers, body) is None
+        error = wire.decode(500, {**headers, "x-amzn-errortype": "InternalServerException:http://internal"}, body)
+        assert Turn.model_validate(error).error is not None
+        assert error["error"]["status"] == 500
+        assert error["error"]["type"] == "InternalServerException"
+
+
+def _invoke_stream(delta: bytes) -> bytes:
+    """An InvokeModelWithResponseStream body: the Anthropic events, one `chunk` message each; `delta` the text's."""
+    events = [
+        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        None,
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    return b"".join(delta if e is None else eventstream.chunk(json.dumps(e).encode()) for e in events)
+
+
+GOOD_DELTA = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _invoke_stream(eventstream.event("chunk", {"bytes": "not base64!"})),
+        _invoke_stream(eventstream.chunk(b"{not json")),
+        eventstream.event("contentBlockDelta", {"delta": {"text": "Hi"}}),  # a ConverseStream without messageStart
+    ],
+    ids=["chunk-not-base64", "chunk-not-json", "no-message-start"],
+)
+def test_a_bedrock_event_stream_with_a_message_that_is_no_answer_decodes_to_nothing(body: bytes) -> None:
+    """One unreadable message makes no turn: a turn with a piece missing would replay as an answer never given."""
+    assert BedrockWire().decode(200, EVENTSTREAM, body) is None
+
+
+def test_the_same_bedrock_event_streams_well_formed_are_turns() -> None:
+    wire = BedrockWire()
+    invoked = wire.decode(200, EVENTSTREAM, _invoke_stream(eventstream.chunk(json.dumps(GOOD_DELTA).encode())))
+    assert invoked is not None
+    assert invoked["text"] == "Hi"
+    converse = eventstream.event("messageStart", {"role": "assistant"}) + eventstream.event(
+        "contentBlockDelta", {"delta": {"text": "Hi"}}
+    )
+    assert wire.decode(200, EVENTSTREAM, converse) == {"text": "Hi"}
 
 
 # ---------------------------------------------------------------------- concurrency, both stacks

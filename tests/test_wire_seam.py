@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import anthropic
@@ -13,9 +13,11 @@ from _support import ANTHROPIC_HX, anthropic_client, openai_client
 from wirescript import ScriptTransport, UsageError
 from wirescript.recorded import RecordedRequest
 from wirescript.script import ErrorSpec, StreamError, Turn
+from wirescript.side import SideScript
 from wirescript.sse import encode_event, json_dumps
 from wirescript.wires import Frame, OpenAIChatWire, Parsed, Rendered, Wire
 from wirescript.wires.base import error_message, retry_headers
+from wirescript.wires.side import TokenCountWire
 
 PARAMS: dict[str, Any] = {"model": "mini-1", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
 
@@ -143,3 +145,68 @@ def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
     assert stub.problems[0].kind == "unknown_endpoint"
     with pytest.raises(openai.NotFoundError):
         openai_client(stub, max_retries=0).files.list()
+
+
+# A wire's bug is loud: a problem naming what failed, never an exception out of the transport (which the
+# SDK would retry as a connection error).
+
+
+class MiniStream(MiniMessages):
+    """Streams its answer as frames, and fails after the first: a wire's bug mid-stream."""
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        def frames() -> Iterator[Frame]:
+            yield Frame("message", encode_event("message", json_dumps({"type": "message"})))
+            raise RuntimeError("frame two is a bug")
+
+        return Rendered(200, {"content-type": "text/event-stream"}, frames=frames())
+
+
+class MiniHeaders(MiniMessages):
+    """Answers with a header value no HTTP response can carry (beyond Latin-1)."""
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        rendered = super().render(turn, record, malformed_tool_json=malformed_tool_json, joined=joined)
+        return Rendered(rendered.status, {**rendered.headers, "x-note": "a \u2192 b"}, rendered.body)
+
+
+class BrokenCount(TokenCountWire):
+    def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
+        raise RuntimeError("counting is a bug")
+
+
+def test_a_wire_failing_mid_stream_drops_the_connection_and_says_why() -> None:
+    stub = ScriptTransport(["Hello"], wires=[MiniStream()])
+    with (
+        ANTHROPIC_HX.Client(transport=stub) as http,
+        http.stream("POST", "https://mini.example/v1/messages", json=PARAMS) as response,
+    ):
+        assert response.status_code == 200
+        with pytest.raises(ANTHROPIC_HX.RemoteProtocolError, match="streaming the answer"):
+            response.read()
+    [problem] = stub.problems
+    assert problem.kind == "render_error"
+    assert "wirescript failed while streaming the answer (RuntimeError: frame two is a bug)" in problem
+
+
+def test_a_response_that_cannot_be_built_is_the_loud_refusal() -> None:
+    stub = ScriptTransport(["Hello"], wires=[MiniHeaders()])
+    with pytest.raises(anthropic.APIStatusError) as info:
+        anthropic_client(stub, base_url="https://mini.example", max_retries=0).messages.create(**PARAMS)
+    assert "building the response (UnicodeEncodeError" in str(info.value)
+    [problem] = stub.problems
+    assert problem.kind == "render_error"
+    assert "wirescript failed while building the response (UnicodeEncodeError" in problem
+
+
+def test_a_side_wire_failing_is_the_loud_refusal() -> None:
+    stub = ScriptTransport([], wires=[BrokenCount()])
+    with pytest.raises(anthropic.APIStatusError, match="answering a side endpoint"):
+        anthropic_client(stub, max_retries=0).messages.count_tokens(model="m", messages=PARAMS["messages"])
+    [problem] = stub.problems
+    assert problem.kind == "render_error"
+    assert "wirescript failed while answering a side endpoint (RuntimeError: counting is a bug)" in problem

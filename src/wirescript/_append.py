@@ -193,7 +193,8 @@ def append_yaml(text: str, new: Sequence[tuple[str | None, list[str]]], note: st
         lines = block(indent, items)
         if start != end:  # an empty flow list, replaced by block items on the lines below its key
             own_line = start == 0 or out[start - 1] == "\n"  # a root `[]`; else after its key, as `"m": []`
-            out = out[:start] + ("" if own_line else eol) + eol.join(lines) + out[end:]
+            head = out[:start] if own_line else out[:start].rstrip(" ") + eol  # no space left after the key's colon
+            out = head + eol.join(lines) + out[end:]
         else:
             lead = "" if start == 0 or out[start - 1] == "\n" else eol
             out = out[:start] + lead + eol.join(lines) + eol + out[start:]

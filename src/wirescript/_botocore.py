@@ -108,20 +108,27 @@ def _chunks(hx: Any, response: Any, url: str) -> Iterator[bytes]:
 class _RawBody:
     """The `raw` of an `AWSResponse`: what botocore reads a body from (urllib3's response, elsewhere).
 
-    botocore calls `stream()` for event streams and error bodies, `read(amt)` through `StreamingBody`,
-    and `close()` when a stream is closed; chunks are pulled from the server only as they are read.
+    botocore calls `stream()` for event streams and error bodies, `read(amt)` through `StreamingBody`
+    (and `readinto`, `readlines`, `tell`, `readable` as its own methods of those names do), and `close()`
+    when a stream is closed; chunks are pulled from the server only as they are read.
     """
 
     def __init__(self, chunks: Iterable[bytes]) -> None:
         self._chunks: Iterator[bytes] = iter(chunks)
         self._buffer = b""
+        self._pulled = 0
         self.closed = False
 
     def _next(self) -> bytes | None:
         for piece in self._chunks:
             if piece:
+                self._pulled += len(piece)
                 return bytes(piece)
         return None
+
+    def tell(self) -> int:
+        """The bytes pulled from the server so far, as urllib3's `HTTPResponse.tell()` counts them."""
+        return self._pulled
 
     def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
         if self._buffer:
@@ -135,7 +142,7 @@ class _RawBody:
 
     def read(self, amt: int | None = None) -> bytes:
         if amt is None or amt < 0:
-            rest = b"".join([self._buffer, *self._chunks])
+            rest = b"".join([self._buffer, *iter(self._next, None)])
             self._buffer = b""
             return rest
         while len(self._buffer) < amt and (piece := self._next()) is not None:
@@ -147,6 +154,9 @@ class _RawBody:
         data = self.read(len(target))
         target[: len(data)] = data
         return len(data)
+
+    def readlines(self) -> list[bytes]:
+        return self.read().splitlines(keepends=True)
 
     def readable(self) -> bool:
         return not self.closed
