@@ -152,13 +152,19 @@ def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
 
 
 class MiniStream(MiniMessages):
-    """Streams its answer as frames, and fails after the first: a wire's bug mid-stream."""
+    """Streams a frame (two of `first` bytes, when given), then fails: a wire's bug mid-stream."""
+
+    def __init__(self, first: int = 0) -> None:
+        self.first = first
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
         def frames() -> Iterator[Frame]:
-            yield Frame("message", encode_event("message", json_dumps({"type": "message"})))
+            for _ in range(2 if self.first else 1):
+                yield Frame(
+                    "message", encode_event("message", json_dumps({"type": "message", "pad": "x" * self.first}))
+                )
             raise RuntimeError("frame two is a bug")
 
         return Rendered(200, {"content-type": "text/event-stream"}, frames=frames())
@@ -179,8 +185,21 @@ class BrokenCount(TokenCountWire):
         raise RuntimeError("counting is a bug")
 
 
-def test_a_wire_failing_mid_stream_drops_the_connection_and_says_why() -> None:
+def test_a_wire_failing_in_an_answers_first_chunk_is_the_loud_refusal() -> None:
+    # An answer that fits one chunk is rendered before the response exists: the failure is the refusal.
     stub = ScriptTransport(["Hello"], wires=[MiniStream()])
+    with ANTHROPIC_HX.Client(transport=stub) as http:
+        response = http.post("https://mini.example/v1/messages", json=PARAMS)
+    assert response.status_code >= 400
+    assert "rendering the answer (RuntimeError: frame two is a bug)" in response.text
+    [problem] = stub.problems
+    assert problem.kind == "render_error"
+    assert "wirescript failed while rendering the answer (RuntimeError: frame two is a bug)" in problem
+
+
+def test_a_wire_failing_mid_stream_drops_the_connection_and_says_why() -> None:
+    # Two chunks are rendered (an answer longer than one chunk), then the wire fails: a dropped connection.
+    stub = ScriptTransport(["Hello"], wires=[MiniStream(first=100_000)])
     with (
         ANTHROPIC_HX.Client(transport=stub) as http,
         http.stream("POST", "https://mini.example/v1/messages", json=PARAMS) as response,
