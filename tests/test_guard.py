@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import textwrap
 import threading
@@ -437,6 +439,45 @@ def test_a_patch_laid_over_the_held_wrappers_is_wrapped_for_the_test_and_left_as
                 socket.getaddrinfo("api.openai.com", 443)
     finally:
         release_patches()
+
+
+@pytest.mark.usefixtures("unheld")
+def test_a_guard_active_when_the_hold_ends_keeps_guarding_until_it_exits() -> None:
+    hold_patches()
+    with NetworkGuard():
+        release_patches()
+        with pytest.raises(NetworkBlockedError):
+            socket.getaddrinfo("api.openai.com", 443)  # what the hold laid is the guard's now ...
+        assert not same(socket_state(), ORIGINAL_SOCKET)
+    assert same(socket_state(), ORIGINAL_SOCKET)  # ... and it put it back when it exited
+    assert same(transport_state(), ORIGINAL_TRANSPORTS)
+
+
+def test_a_library_imported_after_the_hold_is_patched_by_the_next_guard() -> None:
+    pytest.importorskip("httpx2", reason="the late library is httpx2, which the legacy majors do not install")
+    code = textwrap.dedent(
+        """
+        import sys
+        from wirescript.guard import NetworkGuard, hold_patches
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "httpx2":
+                    raise ImportError("not yet")
+                return None
+
+        blocker = Block()
+        sys.meta_path.insert(0, blocker)
+        hold_patches()  # httpx2 cannot be imported: its transports are not patched
+        sys.meta_path.remove(blocker)
+        import httpx2
+        with NetworkGuard() as guard, httpx2.Client() as http:
+            response = http.get("https://api.anthropic.com/v1/models")  # refused before any lookup
+            print(response.status_code, response.headers["x-should-retry"], [str(b) for b in guard.blocked])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "403 false ['connection to api.anthropic.com:443']\n"  # the guard's answer: its wrapper is there
 
 
 def test_a_thread_the_test_starts_is_guarded_too(wirescript: Any) -> None:

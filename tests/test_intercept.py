@@ -20,7 +20,7 @@ from _loopback import loopback_server
 from _support import ANTHROPIC_HX, STACKS
 from wirescript import KNOWN_HOSTS, ScriptTransport, UsageError, _hooks
 from wirescript._hooks import TARGETS
-from wirescript.guard import NetworkGuard, _hold
+from wirescript.guard import NetworkGuard, _hold, hold_patches, release_patches
 from wirescript.intercept import host_matcher
 
 pytest_plugins = ["pytester"]
@@ -401,6 +401,35 @@ def test_a_patch_someone_made_since_the_last_use_is_wrapped_not_lost(hx: ModuleT
     assert hx.HTTPTransport.__dict__["handle_request"] is theirs  # and theirs is back after
     monkeypatch.undo()
     assert hx.HTTPTransport.__dict__["handle_request"] is original
+
+
+@pytest.mark.usefixtures("unheld")
+@pytest.mark.parametrize("hx", STACKS, ids=lambda hx: hx.__name__)
+def test_under_the_session_hold_a_patch_made_since_is_wrapped_and_left_on_top(hx: ModuleType) -> None:
+    hold_patches()
+    try:
+        held = hx.HTTPTransport.__dict__["handle_request"]
+        stub = ScriptTransport(["Intercepted."])
+        with stub.intercept():
+            assert hx.HTTPTransport.__dict__["handle_request"] is held  # the hold's wrapper: nothing laid
+        seen: list[str] = []
+
+        def theirs(self: Any, request: Any) -> Any:  # as pytest-httpx patches it: never calls what it replaced
+            seen.append(str(request.url))
+            return hx.Response(204, request=request)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(hx.HTTPTransport, "handle_request", theirs)
+            with stub.intercept(), hx.Client() as http:
+                assert http.get("https://example.org/x").status_code == 204  # not a known host: theirs answers
+                body = {"model": "m", "max_tokens": 8, "messages": USER}
+                answer = http.post("https://api.anthropic.com/v1/messages", json=body).json()
+                assert answer["content"][0]["text"] == "Intercepted."  # a known host: the stub, over theirs
+            assert hx.HTTPTransport.__dict__["handle_request"] is theirs  # the interception took its own away
+        assert hx.HTTPTransport.__dict__["handle_request"] is held
+        assert seen == ["https://example.org/x"]
+    finally:
+        release_patches()
 
 
 def test_importing_wirescript_intercept_imports_neither_http_library() -> None:
