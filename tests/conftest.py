@@ -74,3 +74,16 @@ def _docs_blocks_in_background(request: pytest.FixtureRequest) -> Iterator[None]
     factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
     with blocks[0].module.blocks_run_in_background(factory, blocks):
         yield
+
+
+@pytest.fixture
+def unheld() -> None:
+    """The original socket and transport functions for this test: an earlier test's fixture took the session's hold.
+
+    The network guard's patches stay laid from the first test that uses the `wirescript` fixture to the
+    end of the session (`wirescript.guard.hold_patches`); a test of what entering and leaving lays and
+    puts back lets go of that hold first. The next test that uses the fixture takes it again.
+    """
+    from wirescript.guard import release_patches
+
+    release_patches()

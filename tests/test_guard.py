@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,8 +20,8 @@ import pytest
 
 from _loopback import loopback_server
 from _support import ANTHROPIC_HX, STACKS
-from wirescript import NetworkBlockedError, ScriptTransport, UsageError, WirescriptError
-from wirescript.guard import NetworkGuard
+from wirescript import NetworkBlockedError, ScriptTransport, UsageError, WirescriptError, _hooks
+from wirescript.guard import NetworkGuard, _hold, hold_patches, release_patches
 
 pytest_plugins = ["pytester"]
 
@@ -37,12 +40,23 @@ def socket_state() -> list[Any]:
 
 
 ORIGINAL_SOCKET = socket_state()
+ORIGINAL_FUNCTIONS = [getattr(owner, name) for owner, name in SOCKET_FUNCTIONS]
+
+
+def as_before() -> list[bool]:
+    """Per socket function: the original, or the session hold's wrapper laid right on it (no guard active)."""
+    laid = _hold.laid or () if _hold.on else ()
+    return [
+        now is before or (now in laid and now.__wrapped__ is function)
+        for now, before, function in zip(socket_state(), ORIGINAL_SOCKET, ORIGINAL_FUNCTIONS, strict=True)
+    ]
 
 
 @pytest.fixture(autouse=True)
 def _nothing_left_patched() -> Any:
     yield
-    assert [a is b for a, b in zip(socket_state(), ORIGINAL_SOCKET, strict=True)] == [True] * 4
+    assert _hooks.state.guard is None
+    assert as_before() == [True] * 4
 
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
@@ -137,7 +151,8 @@ def test_openai_sync_and_async_fail_without_retries(wirescript: Any) -> None:
 @pytest.mark.wirescript(allow_network=True)
 def test_allow_network_turns_the_guard_off(wirescript: Any) -> None:
     assert wirescript.guard is None
-    assert all(a is b for a, b in zip(socket_state(), ORIGINAL_SOCKET, strict=True))
+    assert _hooks.state.guard is None  # the wrappers the session holds (if any) pass everything through
+    assert as_before() == [True] * 4
 
 
 def test_loopback_is_allowed(wirescript: Any) -> None:
@@ -281,6 +296,7 @@ def test_two_guards_at_once_is_a_usage_error() -> None:
         pass
 
 
+@pytest.mark.usefixtures("unheld")
 def test_exit_restores_the_exact_socket_functions_even_on_error() -> None:
     seen: list[bool] = []
 
@@ -322,6 +338,225 @@ def test_a_socket_patch_made_since_the_last_guard_is_wrapped_and_one_left_behind
         assert socket.getaddrinfo("api.openai.com", 443)[0][4] == ("203.0.113.7", 443)
     assert reached == ["search.example", "api.openai.com"]
     assert [str(b) for b in guard.blocked] == ["DNS lookup of api.openai.com:443"]
+
+
+# ---------------------------------------------------------------------------------------- the session's hold
+
+
+def transport_state() -> list[Any]:
+    """The transport methods the guard patches, as the classes hold them."""
+    return [getattr(hx, cls).__dict__[name] for hx in STACKS for cls, name in TRANSPORT_METHODS]
+
+
+TRANSPORT_METHODS = (("HTTPTransport", "handle_request"), ("AsyncHTTPTransport", "handle_async_request"))
+ORIGINAL_TRANSPORTS = transport_state()
+
+
+def same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.usefixtures("unheld")
+def test_the_session_hold_lays_once_and_its_release_puts_back_the_exact_functions() -> None:
+    assert same(socket_state(), ORIGINAL_SOCKET)
+    assert same(transport_state(), ORIGINAL_TRANSPORTS)
+    assert hold_patches() is True
+    try:
+        assert hold_patches() is False  # one hold: the plugin registers one release
+        laid = socket_state() + transport_state()
+        assert not any(a is b for a, b in zip(laid, ORIGINAL_SOCKET + ORIGINAL_TRANSPORTS, strict=True))
+        with NetworkGuard() as guard:
+            assert same(socket_state() + transport_state(), laid)  # entering lays nothing ...
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo("api.openai.com", 443)  # ... and the laid wrappers guard
+        assert same(socket_state() + transport_state(), laid)  # leaving takes nothing away
+        assert [str(b) for b in guard.blocked] == ["DNS lookup of api.openai.com:443"]
+    finally:
+        release_patches()
+    assert same(socket_state(), ORIGINAL_SOCKET)
+    assert same(transport_state(), ORIGINAL_TRANSPORTS)
+    assert "connect" not in socket.socket.__dict__  # inherited again, as before the hold
+    release_patches()  # a second release is harmless
+
+
+@pytest.mark.usefixtures("unheld")
+def test_the_laid_wrappers_pass_everything_through_while_no_guard_is_active(fake_network: list[Any]) -> None:
+    hold_patches()  # over the fake network: what the wrappers pass through to is visible
+    try:
+        assert not same(socket_state(), ORIGINAL_SOCKET)
+
+        def reach() -> None:
+            assert socket.getaddrinfo("api.openai.com", 443)[0][4] == ("203.0.113.7", 443)
+            with socket.socket() as sock, pytest.raises(ConnectionRefusedError, match="the fake network"):
+                sock.connect(("203.0.113.7", 443))
+            with pytest.raises(ConnectionRefusedError, match="the fake network"):
+                socket.create_connection(("203.0.113.8", 443))
+
+        reach()
+        with NetworkGuard() as guard:
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo("api.openai.com", 443)
+            with socket.socket() as sock, pytest.raises(NetworkBlockedError):
+                sock.connect(("203.0.113.7", 443))
+        reach()  # the guard is gone, the wrappers stay: they pass through again
+        assert len(guard.blocked) == 2
+        assert (
+            fake_network
+            == [
+                ("resolve", "api.openai.com"),
+                ("connect", ("203.0.113.7", 443)),
+                ("resolve", "203.0.113.8"),
+                ("connect", ("203.0.113.7", 443)),  # where the fake resolver sends every name
+            ]
+            * 2
+        )
+    finally:
+        release_patches()
+
+
+@pytest.mark.usefixtures("unheld")
+def test_a_patch_laid_over_the_held_wrappers_is_wrapped_for_the_test_and_left_as_found() -> None:
+    hold_patches()
+    try:
+        reached: list[Any] = []
+
+        def theirs(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:  # does not call what it replaced
+            reached.append(host)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("203.0.113.7", port))]
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(socket, "getaddrinfo", theirs)
+            with NetworkGuard():
+                assert socket.getaddrinfo is not theirs  # the guard laid its own on top, for this test
+                with pytest.raises(NetworkBlockedError):
+                    socket.getaddrinfo("api.openai.com", 443)
+                assert socket.getaddrinfo("search.example", 443)[0][4] == ("203.0.113.7", 443)
+            assert socket.getaddrinfo is theirs  # and took it away when it left
+        assert reached == ["search.example"]
+        with NetworkGuard():  # theirs is gone: the hold's wrappers are in place again, and guard
+            assert socket.getaddrinfo in (_hold.laid or ())
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo("api.openai.com", 443)
+    finally:
+        release_patches()
+
+
+@pytest.mark.usefixtures("unheld")
+def test_a_guard_active_when_the_hold_ends_keeps_guarding_until_it_exits() -> None:
+    hold_patches()
+    with NetworkGuard():
+        release_patches()
+        with pytest.raises(NetworkBlockedError):
+            socket.getaddrinfo("api.openai.com", 443)  # what the hold laid is the guard's now ...
+        assert not same(socket_state(), ORIGINAL_SOCKET)
+    assert same(socket_state(), ORIGINAL_SOCKET)  # ... and it put it back when it exited
+    assert same(transport_state(), ORIGINAL_TRANSPORTS)
+
+
+def test_a_library_imported_after_the_hold_is_patched_by_the_next_guard() -> None:
+    pytest.importorskip("httpx2", reason="the late library is httpx2, which the legacy majors do not install")
+    code = textwrap.dedent(
+        """
+        import sys
+        from wirescript.guard import NetworkGuard, hold_patches
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "httpx2":
+                    raise ImportError("not yet")
+                return None
+
+        blocker = Block()
+        sys.meta_path.insert(0, blocker)
+        hold_patches()  # httpx2 cannot be imported: its transports are not patched
+        sys.meta_path.remove(blocker)
+        import httpx2
+        with NetworkGuard() as guard, httpx2.Client() as http:
+            response = http.get("https://api.anthropic.com/v1/models")  # refused before any lookup
+            print(response.status_code, response.headers["x-should-retry"], [str(b) for b in guard.blocked])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "403 false ['connection to api.anthropic.com:443']\n"  # the guard's answer: its wrapper is there
+
+
+def test_a_thread_the_test_starts_is_guarded_too(wirescript: Any) -> None:
+    caught: list[BaseException] = []
+
+    def lookup() -> None:
+        try:
+            socket.getaddrinfo("api.anthropic.com", 443)
+        except BaseException as exc:
+            caught.append(exc)
+
+    thread = threading.Thread(target=lookup)
+    thread.start()
+    thread.join(10)
+    assert [type(exc) for exc in caught] == [NetworkBlockedError]
+    assert [str(b) for b in wirescript.guard.blocked] == ["DNS lookup of api.anthropic.com:443"]
+    wirescript.guard._blocked.clear()
+
+
+def test_a_test_without_the_fixture_after_a_guarded_one_is_untouched(pytester: pytest.Pytester) -> None:
+    # A fake network installed before anything else, so that what the wrappers pass through to shows.
+    pytester.makeconftest(
+        """
+        import atexit, socket
+
+        def fake_getaddrinfo(host, port, *args, **kwargs):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("203.0.113.7", port))]
+
+        def fake_connect(self, address):
+            raise ConnectionRefusedError(f"the fake network refuses {address}")
+
+        socket.getaddrinfo = fake_getaddrinfo
+        socket.socket.connect = fake_connect
+        atexit.register(
+            lambda: print(
+                "after the session, as before it:",
+                socket.getaddrinfo is fake_getaddrinfo and socket.socket.__dict__["connect"] is fake_connect,
+            )
+        )
+        """
+    )
+    pytester.makepyfile(
+        test_app="""
+        import socket, pytest
+        from wirescript import NetworkBlockedError
+
+        def refused(wirescript):
+            with pytest.raises(NetworkBlockedError):
+                socket.getaddrinfo("api.openai.com", 443)
+            with socket.socket() as sock, pytest.raises(NetworkBlockedError):
+                sock.connect(("203.0.113.7", 443))
+            assert len(wirescript.guard.blocked) == 2
+            wirescript.guard._blocked.clear()
+
+        def reached():
+            assert getattr(socket.getaddrinfo, "__wrapped__", None) is not None  # laid, and ...
+            assert socket.getaddrinfo("api.openai.com", 443)[0][4] == ("203.0.113.7", 443)  # ... passing through
+            with socket.socket() as sock, pytest.raises(ConnectionRefusedError, match="the fake network"):
+                sock.connect(("203.0.113.7", 443))
+
+        def test_guarded(wirescript):
+            refused(wirescript)
+
+        def test_plain():
+            reached()
+
+        @pytest.mark.wirescript(allow_network=True)
+        def test_unguarded(wirescript):
+            reached()
+
+        def test_guarded_again(wirescript):
+            refused(wirescript)
+        """
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        result = pytester.runpytest_subprocess("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["after the session, as before it: True"])
 
 
 def test_a_connection_error_that_is_not_the_guards_is_left_alone() -> None:

@@ -18,9 +18,9 @@ import pytest
 
 from _loopback import loopback_server
 from _support import ANTHROPIC_HX, STACKS
-from wirescript import KNOWN_HOSTS, ScriptTransport, UsageError
+from wirescript import KNOWN_HOSTS, ScriptTransport, UsageError, _hooks
 from wirescript._hooks import TARGETS
-from wirescript.guard import NetworkGuard
+from wirescript.guard import NetworkGuard, _hold, hold_patches, release_patches
 from wirescript.intercept import host_matcher
 
 pytest_plugins = ["pytester"]
@@ -38,10 +38,20 @@ def patched_functions() -> list[Any]:
 ORIGINALS = patched_functions()
 
 
+def as_before() -> list[bool]:
+    """Per patched method: the original, or the session hold's wrapper laid right on it (nothing open)."""
+    laid = _hold.laid or () if _hold.on else ()
+    return [
+        now is before or (now in laid and now.__wrapped__ is before)
+        for now, before in zip(patched_functions(), ORIGINALS, strict=True)
+    ]
+
+
 @pytest.fixture(autouse=True)
 def _nothing_left_patched() -> Any:
     yield
-    assert patched_functions() == ORIGINALS
+    assert _hooks.state.interception is None
+    assert as_before() == [True] * len(ORIGINALS)
 
 
 # ---------------------------------------------------------------------------------------- the SDKs
@@ -254,6 +264,7 @@ def test_a_single_string_is_one_host() -> None:
 # ---------------------------------------------------------------------------------------- lifecycle
 
 
+@pytest.mark.usefixtures("unheld")
 def test_exit_restores_the_exact_functions_even_on_error() -> None:
     stub = ScriptTransport([])
     interception = stub.intercept()
@@ -296,6 +307,7 @@ def test_the_same_interception_twice_is_a_usage_error() -> None:
         pass
 
 
+@pytest.mark.usefixtures("unheld")
 def test_concurrent_entries_one_wins_and_everything_is_restored() -> None:
     stubs = [ScriptTransport([]) for _ in range(8)]
     barrier = threading.Barrier(len(stubs))
@@ -326,6 +338,7 @@ def test_concurrent_entries_one_wins_and_everything_is_restored() -> None:
     assert all(a is b for a, b in zip(patched_functions(), ORIGINALS, strict=True))
 
 
+@pytest.mark.usefixtures("unheld")
 def test_intercept_and_guard_nest_in_any_order() -> None:
     stub = ScriptTransport(["Intercepted."])
     interception = stub.intercept()
@@ -388,6 +401,35 @@ def test_a_patch_someone_made_since_the_last_use_is_wrapped_not_lost(hx: ModuleT
     assert hx.HTTPTransport.__dict__["handle_request"] is theirs  # and theirs is back after
     monkeypatch.undo()
     assert hx.HTTPTransport.__dict__["handle_request"] is original
+
+
+@pytest.mark.usefixtures("unheld")
+@pytest.mark.parametrize("hx", STACKS, ids=lambda hx: hx.__name__)
+def test_under_the_session_hold_a_patch_made_since_is_wrapped_and_left_on_top(hx: ModuleType) -> None:
+    hold_patches()
+    try:
+        held = hx.HTTPTransport.__dict__["handle_request"]
+        stub = ScriptTransport(["Intercepted."])
+        with stub.intercept():
+            assert hx.HTTPTransport.__dict__["handle_request"] is held  # the hold's wrapper: nothing laid
+        seen: list[str] = []
+
+        def theirs(self: Any, request: Any) -> Any:  # as pytest-httpx patches it: never calls what it replaced
+            seen.append(str(request.url))
+            return hx.Response(204, request=request)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(hx.HTTPTransport, "handle_request", theirs)
+            with stub.intercept(), hx.Client() as http:
+                assert http.get("https://example.org/x").status_code == 204  # not a known host: theirs answers
+                body = {"model": "m", "max_tokens": 8, "messages": USER}
+                answer = http.post("https://api.anthropic.com/v1/messages", json=body).json()
+                assert answer["content"][0]["text"] == "Intercepted."  # a known host: the stub, over theirs
+            assert hx.HTTPTransport.__dict__["handle_request"] is theirs  # the interception took its own away
+        assert hx.HTTPTransport.__dict__["handle_request"] is held
+        assert seen == ["https://example.org/x"]
+    finally:
+        release_patches()
 
 
 def test_importing_wirescript_intercept_imports_neither_http_library() -> None:

@@ -2,12 +2,16 @@
 
 `HTTPTransport.handle_request` and `AsyncHTTPTransport.handle_async_request` of each library that
 is importable are replaced by one wrapper while anything holds the patch (an open `Interception`,
-an active `NetworkGuard`), and put back exactly, the original function objects, when the last
-holder lets go. The wrapper reads the live state on every request:
+an active `NetworkGuard`, the pytest session once a test used the fixture), and put back exactly,
+the original function objects, when the last holder lets go. The wrapper reads the live state on
+every request:
 
 1. an open interception whose hosts match the request's host: the stub answers it;
 2. otherwise the original transport sends it; when an active guard blocked the connection it
    tried to open, the guard answers instead, with an error response the SDKs do not retry.
+
+With neither open, the wrapper calls the original and returns what it returns: a wrapper that
+stays laid between tests changes nothing.
 
 Patching the classes reaches every client on those transports: clients built before the patch,
 inside it, by the SDKs (`anthropic.DefaultHttpxClient`, openai's equivalent) and by frameworks.
@@ -27,6 +31,7 @@ import importlib
 import importlib.util
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -36,7 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOTOCORE_TARGET",
+    "MODULES",
     "TARGETS",
+    "Patches",
+    "Spot",
     "acquire",
     "botocore_client_creator",
     "hook_botocore",
@@ -44,6 +52,7 @@ __all__ = [
     "release",
     "restore_all",
     "state",
+    "transports",
     "unhook_botocore",
 ]
 
@@ -55,7 +64,8 @@ TARGETS = (
 )
 """(module, class, method) patched while the hooks are held."""
 
-_MODULES = tuple(dict.fromkeys(module for module, _, _ in TARGETS))
+MODULES = tuple(dict.fromkeys(module for module, _, _ in TARGETS))
+"""The modules of `TARGETS`."""
 
 BOTOCORE_TARGET = ("botocore.client", "ClientCreator", "create_client")
 """(module, class, method) wrapped while an interception is open, when botocore is installed."""
@@ -82,7 +92,7 @@ def patch(owner: Any, name: str, replacement: Any) -> Saved:
 
 
 def patch_all(targets: Iterable[tuple[Any, str, Any]]) -> list[Saved]:
-    """`patch` each `(owner, name, replacement)`, in order (one call: the guard patches eight per test)."""
+    """`patch` each `(owner, name, replacement)`, in order."""
     saved = []
     for owner, name, replacement in targets:
         saved.append(_new_saved((owner, name, owner.__dict__.get(name, _MISSING), replacement)))
@@ -110,13 +120,132 @@ def restore_all(saved: Iterable[Saved]) -> None:
             setattr(owner, name, original)
 
 
+class Spot(NamedTuple):
+    """One function a `Patches` set replaces: `owner.name`, and how to wrap what is there."""
+
+    owner: Any
+    name: str
+    wrap: Callable[[Any], Any]
+    """(the function there now) -> its wrapper."""
+
+
+class _Layer:
+    """What one holder of a `Patches` set laid (nothing, when the wrappers were in place already)."""
+
+    __slots__ = ("holder", "laid")
+
+    def __init__(self, holder: object, laid: list[Saved]) -> None:
+        self.holder = holder
+        self.laid = laid
+
+
+class Patches:
+    """A set of functions replaced by wrappers while anything holds them; each holder undoes what it laid.
+
+    Args:
+        find: The spots to patch now (may import a library: called only when something changed).
+        modules: The names of the modules `find` looks in: one imported, re-imported or removed
+            since the last look makes the next holder look again.
+
+    `acquire(holder)` lays a wrapper on each spot that does not hold one of this set's wrappers
+    already: on the original function, or on someone else's patch made since (pytest-httpx's,
+    say), which is wrapped, not skipped. While the wrappers laid last are all in place and the
+    modules are the same, it only compares them, so a holder entered while another holds the set
+    (the fixture's guard, with the pytest session holding the patches) lays nothing.
+    `release(holder)` puts back exactly what that holder laid, unless someone patched over it
+    since (their restore brings ours back, and a wrapper left behind that way passes everything
+    through once nothing is active); a holder that lets go before one entered after it hands what
+    it laid to that one, so the patches stay while anything holds them. Wrappers built for a
+    function are reused while that function is there. Called under `state.lock`.
+
+    """
+
+    def __init__(self, find: Callable[[], Iterable[Spot]], modules: tuple[str, ...] = ()) -> None:
+        self._find = find
+        self._modules = modules
+        self._owners: tuple[Any, ...] = ()
+        self._names: tuple[str, ...] = ()
+        self._wraps: tuple[Callable[[Any], Any], ...] = ()
+        self._seen: tuple[Any, ...] | None = None  # the functions at the spots right after the last laying
+        self._seen_modules: tuple[Any, ...] = ()
+        self._layers: list[_Layer] = []
+        self._ours: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._made: dict[tuple[Any, str], tuple[Any, Any]] = {}  # spot -> (function wrapped, its wrapper)
+
+    @property
+    def holders(self) -> list[object]:
+        """Who holds the set, in the order they took it."""
+        return [layer.holder for layer in self._layers]
+
+    def ours(self, function: Any) -> bool:
+        """Whether `function` is one of this set's wrappers."""
+        return function in self._ours
+
+    @property
+    def spots(self) -> tuple[tuple[Any, str], ...]:
+        """`(owner, name)` of each spot, as the last laying found them."""
+        return tuple(zip(self._owners, self._names, strict=True))
+
+    def current(self) -> bool:
+        """Whether the wrappers laid last are all still in place, and the modules the same (a cheap comparison)."""
+        return tuple(map(getattr, self._owners, self._names)) == self._seen and (
+            not self._modules or tuple(map(sys.modules.get, self._modules)) == self._seen_modules
+        )
+
+    def acquire(self, holder: object) -> None:
+        """Hold the set: lay what is not in place; `release(holder)` undoes it."""
+        laid = self._lay() if not self._layers or not self.current() else []
+        self._layers.append(_Layer(holder, laid))
+
+    def release(self, holder: object) -> None:
+        """Let go: put back what `holder` laid, or hand it to a holder that came after it."""
+        layers = self._layers
+        for index in range(len(layers) - 1, -1, -1):
+            if layers[index].holder is holder:
+                layer = layers.pop(index)
+                break
+        else:
+            return
+        if index < len(layers):
+            layers[index].laid[:0] = layer.laid
+        elif layer.laid:
+            restore_all(reversed(layer.laid))
+
+    def _lay(self) -> list[Saved]:
+        modules = tuple(map(sys.modules.get, self._modules))
+        if self._seen is None or modules != self._seen_modules:
+            spots = tuple(self._find())  # may import the modules
+            self._owners = tuple(spot.owner for spot in spots)
+            self._names = tuple(spot.name for spot in spots)
+            self._wraps = tuple(spot.wrap for spot in spots)
+            modules = tuple(map(sys.modules.get, self._modules))
+        laid: list[Saved] = []
+        made = self._made
+        for owner, name, wrap in zip(self._owners, self._names, self._wraps, strict=True):
+            current = getattr(owner, name)
+            last = made.get((owner, name))
+            if last is not None and current is last[1]:
+                continue  # ours, laid already
+            if last is not None and current is last[0]:
+                wrapper = last[1]
+            elif current in self._ours:
+                continue  # an older wrapper of ours, left under a patch that is gone now
+            else:
+                wrapper = wrap(current)
+                made[(owner, name)] = (current, wrapper)
+                self._ours.add(wrapper)
+            laid.append(_new_saved((owner, name, owner.__dict__.get(name, _MISSING), wrapper)))
+            setattr(owner, name, wrapper)
+        self._seen = tuple(map(getattr, self._owners, self._names))
+        self._seen_modules = modules
+        return laid
+
+
 class _State:
-    """Who holds the transport patches, and what each request is checked against."""
+    """What each request is checked against, and the lock that every patch is laid and removed under."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.holders: list[object] = []
-        self.saved: list[Saved] = []
         self.interception: Interception | None = None
         self.guard: NetworkGuard | None = None
         self.botocore: Saved | None = None
@@ -126,22 +255,37 @@ state = _State()
 """The process-wide patch state (under pytest-xdist, each worker process has its own)."""
 
 
+def _find_transports() -> list[Spot]:
+    """A spot for each method of `TARGETS` of a library that is imported or importable (imported then).
+
+    A library that could not be imported at one look is looked for again once it is in `sys.modules`.
+    """
+    spots: list[Spot] = []
+    for module_name, class_name, method in TARGETS:
+        try:
+            if module_name not in sys.modules and importlib.util.find_spec(module_name) is None:
+                continue
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
+            continue
+        spots.append(Spot(cls, method, _async_wrapper if method == "handle_async_request" else _sync_wrapper))
+    return spots
+
+
+transports = Patches(_find_transports, MODULES)
+"""The transport patches: held by open interceptions and active guards (and the pytest session's hold)."""
+
+
 def acquire(holder: object) -> None:
-    """Hold the transport patches (installed by the first holder); call `release(holder)` to let go."""
+    """Hold the transport patches (laid by the first holder); call `release(holder)` to let go."""
     with state.lock:
-        if not state.holders:
-            state.saved = patch_all(_targets())
-        state.holders.append(holder)
+        transports.acquire(holder)
 
 
 def release(holder: object) -> None:
-    """Let go of the patches; the last holder restores the original functions."""
+    """Let go of the transport patches; the last holder restores the original functions."""
     with state.lock:
-        if holder in state.holders:
-            state.holders.remove(holder)
-        if not state.holders:
-            saved, state.saved = state.saved, []
-            restore_all(reversed(saved))
+        transports.release(holder)
 
 
 @functools.cache
@@ -187,58 +331,6 @@ def _create_client_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
         return client
 
     return create_client
-
-
-class _Built(NamedTuple):
-    """The targets `_targets` built, and what they were built from."""
-
-    modules: tuple[Any, ...]
-    """`sys.modules[name]` (or None) for each module of `TARGETS`, when they were built."""
-    targets: list[tuple[Any, str, Any]]
-    originals: tuple[Any, ...]
-    """The function each target wraps, as the class held it then."""
-
-
-_built: _Built | None = None
-
-
-def _targets() -> list[tuple[Any, str, Any]]:
-    """`(class, method name, wrapper)` for each library that is imported or importable.
-
-    Built once and reused while nothing it was built from changed: the same module objects in
-    `sys.modules` (a library imported, re-imported or removed since builds them again, so httpx2
-    imported after the first use is patched from then on) and the same functions on the classes
-    (someone else's patch of `handle_request`, pytest-httpx's say, is wrapped, not skipped).
-    Called under the lock.
-    """
-    global _built
-    built = _built
-    if built is not None and _still(built):
-        return built.targets
-    targets: list[tuple[Any, str, Any]] = []
-    originals: list[Any] = []
-    for module_name, class_name, method in TARGETS:
-        try:
-            if module_name not in sys.modules and importlib.util.find_spec(module_name) is None:
-                continue
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
-            continue
-        original = getattr(cls, method)
-        wrap = _async_wrapper if method == "handle_async_request" else _sync_wrapper
-        targets.append((cls, method, wrap(original)))
-        originals.append(original)
-    modules = tuple(sys.modules.get(name) for name in _MODULES)
-    _built = _Built(modules, targets, tuple(originals))
-    return targets
-
-
-def _still(built: _Built) -> bool:
-    """Whether `built` was built from the modules and functions that are there now."""
-    get = sys.modules.get
-    if tuple([get(name) for name in _MODULES]) != built.modules:  # modules compare by identity
-        return False
-    return tuple([getattr(cls, method) for cls, method, _ in built.targets]) == built.originals
 
 
 def _sync_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:

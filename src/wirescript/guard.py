@@ -30,11 +30,12 @@ import functools
 import ipaddress
 import json
 import socket
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from . import _hooks
 from .errors import NetworkBlockedError, UsageError
@@ -84,7 +85,9 @@ class NetworkGuard:
         UsageError: A host is not a host name.
 
     A context manager; one guard is active at a time in a process (entering a second raises
-    `UsageError`). Exiting restores the patched socket functions exactly.
+    `UsageError`). Exiting puts back exactly what entering laid: the original socket and transport
+    functions, or nothing when their wrappers were laid already (the pytest session holds them,
+    `hold_patches`): those stay, and pass every call through while no guard is active.
 
     """
 
@@ -97,8 +100,8 @@ class NetworkGuard:
         self._blocked: list[BlockedAttempt] = []
         self._names: dict[str, str] = {}  # address -> the host name it was resolved from
         self._allowed_addresses: set[str] = set()
-        self._saved: list[_hooks.Saved] = []
         self._active = False
+        self._holds = False  # whether this guard holds the patches itself (else: the session's hold has them)
 
     def allow(self, hosts: Iterable[str]) -> None:
         """Let `hosts` through from now on too (record mode lets the provider hosts through).
@@ -228,8 +231,10 @@ class NetworkGuard:
         with _hooks.state.lock:
             if _hooks.state.guard is not None:
                 raise UsageError("wirescript: a network guard is already active in this process; one at a time")
-            self._saved = self._patch_socket()
-            _hooks.acquire(self)
+            if not _hold.intact():
+                _SOCKETS.acquire(self)  # no session hold, or someone patched since: lay what is missing
+                _hooks.transports.acquire(self)
+                self._holds = True
             _hooks.state.guard = self
             self._active = True
         return self
@@ -246,79 +251,164 @@ class NetworkGuard:
             self._active = False
             if _hooks.state.guard is self:
                 _hooks.state.guard = None
-            _hooks.release(self)
-            saved, self._saved = self._saved, []
-            _hooks.restore_all(reversed(saved))
-
-    def _patch_socket(self) -> list[_hooks.Saved]:
-        return _hooks.patch_all(_socket_wrappers())
+            if self._holds:
+                self._holds = False
+                _hooks.transports.release(self)
+                _SOCKETS.release(self)
 
     def __repr__(self) -> str:
         allowed = f" allowed_hosts={list(self.allowed_hosts)!r}" if self.allowed_hosts else ""
         return f"<NetworkGuard {'active' if self._active else 'off'}{allowed} blocked={len(self.blocked)}>"
 
 
-_SOCKET_TARGETS: tuple[tuple[Any, str], ...] = (
-    (socket.socket, "connect"),
-    (socket.socket, "connect_ex"),
-    (socket, "create_connection"),
-    (socket, "getaddrinfo"),
-)
-"""(owner, name) of each socket function the guard replaces while it is active."""
+class _Session:
+    """The pytest session's hold on the guard's patches (`hold_patches`)."""
 
-_socket_built: tuple[tuple[Any, ...], list[tuple[Any, str, Any]]] | None = None
+    def __repr__(self) -> str:
+        return "<the session's hold on the network guard's patches>"
 
 
-def _socket_wrappers() -> list[tuple[Any, str, Any]]:
-    """`(owner, name, wrapper)` for each of `_SOCKET_TARGETS`, each wrapper calling the function there now.
+_SESSION = _Session()
 
-    The wrappers check against the active guard (`_hooks.state.guard`; none: they pass through, as
-    one left behind by a later patch must), so they are built once and reused while the functions
-    they wrap are the ones there (someone else's patch of the socket module is wrapped, not skipped).
-    Called under the hooks' lock.
+
+class _Hold:
+    """Whether the session holds the patches (`hold_patches`), and what it laid, to check it in one go."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.owners: tuple[Any, ...] = ()
+        self.names: tuple[str, ...] = ()
+        self.laid: tuple[Any, ...] | None = None
+        self.modules: tuple[Any, ...] = ()
+
+    def take(self) -> None:
+        """Remember what is at every spot of both sets now (under the lock, right after acquiring them)."""
+        self.on = True
+        spots = (_SOCKETS.spots, _hooks.transports.spots)
+        self.owners = tuple(owner for group in spots for owner, _ in group)
+        self.names = tuple(name for group in spots for _, name in group)
+        self.laid = tuple(map(getattr, self.owners, self.names))
+        self.modules = tuple(map(sys.modules.get, _hooks.MODULES))
+
+    def intact(self) -> bool:
+        """Whether every wrapper is still in place, on the same modules: one comparison of what is there."""
+        return (
+            self.on
+            and tuple(map(getattr, self.owners, self.names)) == self.laid
+            and tuple(map(sys.modules.get, _hooks.MODULES)) == self.modules
+        )
+
+
+_hold = _Hold()
+
+
+def hold_patches() -> bool:
+    """Lay the guard's patches now and keep them until `release_patches()`, whether a guard is active or not.
+
+    The pytest plugin takes this hold at the first test that uses the fixture and lets go when the
+    session ends, so that entering and leaving each test's guard only sets which guard is active,
+    once it has checked that the wrappers are all still in place (where someone patched over one
+    since, the guard lays its own on top for the test, as without the hold). In between, the
+    wrappers pass every call through unchanged: no guard is active.
+
+    Returns:
+        True when this call took the hold (call `release_patches()` once); False when it was held.
+
     """
-    global _socket_built
-    originals = (socket.socket.connect, socket.socket.connect_ex, socket.create_connection, socket.getaddrinfo)
-    built = _socket_built
-    if built is not None and built[0] == originals:  # functions compare by identity
-        return built[1]
-    original_connect, original_connect_ex, original_create_connection, original_getaddrinfo = originals
+    with _hooks.state.lock:
+        if _hold.on:
+            return False
+        _SOCKETS.acquire(_SESSION)
+        _hooks.transports.acquire(_SESSION)
+        _hold.take()
+        return True
 
+
+def release_patches() -> None:
+    """Let go of `hold_patches()`'s hold: the last holder puts the original functions back exactly.
+
+    A guard active on the hold then holds what the hold laid, until it exits.
+    """
+    with _hooks.state.lock:
+        if not _hold.on:
+            return
+        _hold.on = False
+        guard = _hooks.state.guard
+        if guard is not None and not guard._holds:
+            _SOCKETS.acquire(guard)
+            _hooks.transports.acquire(guard)
+            guard._holds = True
+        _hooks.transports.release(_SESSION)
+        _SOCKETS.release(_SESSION)
+
+
+_Wrapper = TypeVar("_Wrapper", bound=Callable[..., Any])
+
+
+def _wrapping(function: _Wrapper, original: Any) -> _Wrapper:
+    function.__wrapped__ = original  # type: ignore[attr-defined]
+    function.__doc__ = original.__doc__
+    return function
+
+
+def _wrap_connect(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any) -> None:
         guard = _hooks.state.guard
         if guard is not None:
             guard._check_connect(self.family, address)
-        return original_connect(self, address)
+        original(self, address)
 
+    return _wrapping(connect, original)
+
+
+def _wrap_connect_ex(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect_ex(self: socket.socket, address: Any) -> int:
         guard = _hooks.state.guard
         if guard is not None:
             guard._check_connect(self.family, address)
-        return original_connect_ex(self, address)
+        return original(self, address)  # type: ignore[no-any-return]
 
+    return _wrapping(connect_ex, original)
+
+
+def _wrap_create_connection(original: Callable[..., Any]) -> Callable[..., Any]:
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
         guard = _hooks.state.guard
         if guard is not None:
             guard._check_connect(socket.AF_INET, address)
-        return original_create_connection(address, *args, **kwargs)
+        return original(address, *args, **kwargs)  # type: ignore[no-any-return]
 
+    return _wrapping(create_connection, original)
+
+
+def _wrap_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         guard = _hooks.state.guard
         if guard is None:
-            return original_getaddrinfo(host, port, *args, **kwargs)
+            return original(host, port, *args, **kwargs)
         name = _text(host)
         guard._check_lookup(name, port)
-        results = original_getaddrinfo(host, port, *args, **kwargs)
+        results = original(host, port, *args, **kwargs)
         guard._resolved(name, results)
         return results
 
-    wrappers: list[Any] = [connect, connect_ex, create_connection, getaddrinfo]
-    for function, original in zip(wrappers, originals, strict=True):
-        function.__wrapped__ = original
-        function.__doc__ = original.__doc__
-    targets = [(owner, name, wrapper) for (owner, name), wrapper in zip(_SOCKET_TARGETS, wrappers, strict=True)]
-    _socket_built = (originals, targets)
-    return targets
+    return _wrapping(getaddrinfo, original)
+
+
+_SOCKET_SPOTS = (
+    _hooks.Spot(socket.socket, "connect", _wrap_connect),
+    _hooks.Spot(socket.socket, "connect_ex", _wrap_connect_ex),
+    _hooks.Spot(socket, "create_connection", _wrap_create_connection),
+    _hooks.Spot(socket, "getaddrinfo", _wrap_getaddrinfo),
+)
+"""The socket functions the guard replaces while it is active (or the session holds them).
+
+Each wrapper checks against the active guard (`_hooks.state.guard`); with none, it calls what it
+wraps and nothing else, as one left laid between tests or behind a later patch must.
+"""
+
+_SOCKETS = _hooks.Patches(lambda: _SOCKET_SPOTS)
+"""The socket patches: held by the active guard (and the pytest session's hold)."""
 
 
 @functools.cache

@@ -15,7 +15,9 @@ and inside it, the SDKs' default clients (`anthropic.DefaultHttpxClient`, openai
 
 How: the default transports' methods are patched class-wide (`httpx.HTTPTransport.handle_request`,
 `httpx.AsyncHTTPTransport.handle_async_request`, and the same two of httpx2), as pytest-httpx
-does, and restored exactly (the original function objects) when the block ends, on error too.
+does, and put back exactly as they were when the block opened, on error too: the original function
+objects, or, in a pytest session once a test used the fixture, the network guard's wrappers, which
+stay laid until the session ends and pass every request through while nothing is open.
 
 boto3: a `bedrock-runtime` client (boto3's or botocore's, sync) *created* while the block is open,
 for a matching host (`bedrock-runtime.{region}.amazonaws.com`, or its `endpoint_url=`'s), is served by

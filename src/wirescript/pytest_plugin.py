@@ -372,8 +372,10 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     options = _marker_options(request.node)
     guard = None
     if not options.pop("allow_network", False):
-        from .guard import NetworkGuard
+        from .guard import NetworkGuard, hold_patches, release_patches
 
+        if hold_patches():  # laid once, at the first test that needs them; the guard of each test only switches on
+            request.config.add_cleanup(release_patches)
         guard = NetworkGuard(allowed_hosts=options.pop("allowed_hosts", ())).__enter__()
     options.pop("allowed_hosts", None)
     record_mode = request.config.getoption(RECORD_OPTION, default="none")
