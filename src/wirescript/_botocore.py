@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from . import _http
 from .errors import UsageError
 
-__all__ = ["Attachment", "Server", "StubServer", "attach", "detach"]
+__all__ = ["Attachment", "Server", "StubServer", "attach", "detach", "serve_with"]
 
 _HANDLER_ID = "wirescript-before-send"
 _ATTACHED: weakref.WeakKeyDictionary[Any, Attachment] = weakref.WeakKeyDictionary()
@@ -55,6 +55,13 @@ class Server(Protocol):
 
         """
         ...
+
+
+def serve_with(handle_request: Any, client: Any) -> StubServer:
+    """A `StubServer` over `handle_request` that knows `client`'s read timeout (`Config(read_timeout=…)`)."""
+    read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
+    timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
+    return StubServer(handle_request, read_timeout=timeout)
 
 
 class StubServer:

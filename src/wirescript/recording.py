@@ -291,9 +291,7 @@ class RecordingTransport(_TransportBase):
         """
         from . import _botocore
 
-        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
-        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
-        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout), fast_retries=False)
+        _botocore.attach(client, _botocore.serve_with(self.handle_request, client), fast_retries=False)
         with self._lock:
             self._libraries.add("botocore")
         return client

@@ -284,9 +284,7 @@ class ScriptTransport(_TransportBase):
         """
         from . import _botocore
 
-        read_timeout = getattr(getattr(getattr(client, "meta", None), "config", None), "read_timeout", None)
-        timeout = float(read_timeout) if isinstance(read_timeout, (int, float)) else None
-        _botocore.attach(client, _botocore.StubServer(self.handle_request, read_timeout=timeout))
+        _botocore.attach(client, _botocore.serve_with(self.handle_request, client))
         return client
 
     def detach(self, client: Any) -> None:
