@@ -197,3 +197,49 @@ def test_a_misspelt_stop_reason_fails_at_construction() -> None:
     )
     assert Turn(stop_reason="pause_turn").stop_reason == "pause_turn"
     assert Turn(stop_reason="length").stop_reason == "length"
+
+
+# A lone surrogate where UTF-8 cannot carry it, in each place a script holds text: a value, a key,
+# inside a list, a tuple, a header name and value, a dropped event's name.
+_SURROGATE_PLACES: list[tuple[object, str]] = [
+    ({"text": "ok \ud800"}, "text"),
+    ({"tool": {"name": "f", "input": {"k\udc00": 1}}}, "tool.input.k\udc00"),
+    ({"tool": {"name": "f", "input": {"a": [1, {"b": ("x", "\udbff")}]}}}, "tool.input.a[1].b[1]"),
+    ({"tools": [{"name": "f"}, {"name": "g", "input": {"v": "\ud800"}}]}, "tools[1].input.v"),
+    ({"thinking": "\ud800", "text": "x"}, "thinking"),
+    ({"error": {"status": 500, "headers": {"x-a": "b"}, "message": "\udfff"}}, "error.message"),
+    ({"error": {"status": 500, "headers": {"x-\ud800": "b"}}}, "error.headers"),
+    ({"fault": {"drop": ["message_stop", "\ud800"]}}, "fault.drop[1]"),
+]
+
+
+@pytest.mark.parametrize(("turn", "field"), _SURROGATE_PLACES)
+def test_the_fast_proof_of_encodable_text_never_passes_a_lone_surrogate(turn: object, field: str) -> None:
+    """The one-pass proof that lets a script skip the per-turn walk says "not proven" for every surrogate."""
+    from wirescript.script import _all_encodable
+
+    assert _all_encodable([{"text": "fine"}, {"text": "é, 😀, 中文"}])  # valid non-ASCII text is proven at once
+    assert not _all_encodable([{"text": "fine"}, turn])
+
+
+@pytest.mark.parametrize(("turn", "field"), [p for p in _SURROGATE_PLACES if p[1] != "error.headers"])
+def test_a_lone_surrogate_anywhere_in_a_script_fails_at_construction_naming_the_field(turn: object, field: str) -> None:
+    with pytest.raises(ScriptError) as info:
+        ScriptTransport(["fine", "é 😀", turn])
+    assert str(info.value).startswith(f"invalid script[2]: field {field!r} holds the lone surrogate ")
+
+
+def test_what_the_fast_proof_cannot_read_is_walked_turn_by_turn() -> None:
+    """A Turn, bytes that look like a surrogate's, a non-dict mapping: not proven, and still exactly checked."""
+    import types
+
+    from wirescript.script import _all_encodable
+
+    raw = {"text": "x", "fault": {"raw": b"\xed\xa0\x80"}}  # bytes: not text, so no surrogate to refuse
+    proxied = {"tool": {"name": "f", "input": types.MappingProxyType({"k": "\ud800"})}}
+    assert not _all_encodable([raw])
+    assert not _all_encodable([proxied])
+    assert _all_encodable([Turn(text="built and checked already"), {"text": "x"}])
+    assert ScriptTransport([raw, Turn(text="y")]).pending[0].turn.fault is not None
+    with pytest.raises(ScriptError, match=r"^invalid script\[1\]: field 'tool.input.k' holds the lone surrogate"):
+        ScriptTransport(["x", proxied])

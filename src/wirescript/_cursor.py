@@ -33,6 +33,10 @@ _STOP_EXAMPLES = (
 )
 
 
+_NO_SIDE = SideScript()
+"""The side script of a stub given none: frozen and only read, so every such stub shares it."""
+
+
 class PendingTurn(NamedTuple):
     """A scripted turn that no request has consumed yet."""
 
@@ -66,14 +70,16 @@ class Ask:
     """For the fallback: why the script could not answer, reported if the fallback cannot either."""
 
 
-def check_turns(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire]) -> None:
+def check_turns(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire], known: frozenset[str] | None = None) -> None:
     """Refuse, at construction, what no wire of the stub can send: unknown stop reasons, impossible faults.
+
+    `known` is `known_stop_reasons(wires)`, when the caller has it already.
 
     Raises:
         ScriptError: Naming the turn (`where`) and the field.
 
     """
-    known = known_stop_reasons(wires)
+    known = known_stop_reasons(wires) if known is None else known
     labelled = list(turns)
     for where, turn in labelled:
         check_stop_reason(turn, where, known)
@@ -99,7 +105,7 @@ class Cursor:
         if fallback is not None and not callable(fallback):
             raise ScriptError(f"fallback: expected a function (RecordedRequest) -> turn, got {type(fallback).__name__}")
         for what, candidate in (("script", script), ("fallback", fallback)):
-            if inspect.iscoroutinefunction(candidate):
+            if callable(candidate) and inspect.iscoroutinefunction(candidate):
                 raise ScriptError(
                     f"{what}: {getattr(candidate, '__name__', 'the function')} is async, but script functions must "
                     "be plain functions (they answer sync and async clients alike); make it a plain def"
@@ -120,15 +126,16 @@ class Cursor:
                 self._queues[key] = parse_turns(turns, f"script[{key!r}]")
         else:
             self._queues[DEFAULT_QUEUE] = parse_turns(script, "script")
-        self._known = known_stop_reasons(wires)
-        check_turns(
-            (
-                (f"{queue_label(queue)}[{i}]", turn)
-                for queue, turns in self._queues.items()
-                for i, turn in enumerate(turns)
-            ),
-            wires,
-        )
+        self._known = known = known_stop_reasons(wires)
+        # Only a stop reason or a fault can be beyond the wires: the other turns are not even labelled.
+        flagged = [
+            (f"{queue_label(queue)}[{i}]", turn)
+            for queue, turns in self._queues.items()
+            for i, turn in enumerate(turns)
+            if turn.stop_reason is not None or turn.fault is not None
+        ]
+        if flagged:
+            check_turns(flagged, wires, known)
         self._cursor = dict.fromkeys(self._queues, 0)
 
     def side_script(self, given: SideScript | None) -> SideScript:
@@ -140,8 +147,10 @@ class Cursor:
         """
         if given is not None and self._side is not None:
             raise ScriptError(f"side: given twice, as side= and as the script's {SIDE_KEY!r} entry; keep one")
-        side = given or self._side or SideScript()
         named = [queue for queue in self._queues if queue != DEFAULT_QUEUE]
+        if given is None and self._side is None and not named:
+            return _NO_SIDE
+        side = given or self._side or _NO_SIDE
         return side.model_copy(update={"models": list(dict.fromkeys([*named, *side.models]))})
 
     def pending(self, limit: int | None = None) -> list[PendingTurn]:

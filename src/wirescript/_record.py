@@ -37,15 +37,19 @@ class Vocabulary:
     of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_pairs", "endpoints", "headers", "query", "wires")
+    __slots__ = ("_pairs", "headers", "query", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
-        self.endpoints = ", ".join(w.endpoint for w in wires)
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
+
+    @property
+    def endpoints(self) -> str:
+        """The endpoints the wires serve, for the answer to one none of them does."""
+        return ", ".join(w.endpoint for w in self.wires)
 
     def read_headers(self, headers: Any) -> tuple[dict[str, str], list[str]]:
         """The request's headers as `headers.items()` gives them, and the names whose values are credentials.

@@ -8,13 +8,23 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 from __future__ import annotations
 
 import functools
+import marshal
 import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ._text import clip, did_you_mean
 from .errors import ScriptError
@@ -251,7 +261,7 @@ class Turn(_Model):
     """Damage the response on the wire."""
 
     @model_validator(mode="after")
-    def _check(self) -> Turn:
+    def _check(self, info: ValidationInfo) -> Turn:
         if self.tool is not None and self.tools is not None:
             raise ValueError("give either 'tool' (one call) or 'tools' (several), not both")
         if self.error is not None:
@@ -270,7 +280,7 @@ class Turn(_Model):
             )
         if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
             raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
-        bad = _unencodable(self, "")
+        bad = None if info.context is _ENCODABLE else _unencodable(self, "")
         if bad is not None:
             where, char = bad
             raise ValueError(
@@ -302,6 +312,7 @@ class Turn(_Model):
 
 
 _JSON_KINDS = "expected an object, array, string, number, true, false or null"
+_JSON_LEAVES = frozenset({str, bool, type(None)})
 
 
 def _check_int(value: int) -> None:
@@ -323,41 +334,43 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
     is refused when the script is built instead of when the turn is served.
     """
     cls = value.__class__
-    if value is None or cls is str or cls is bool:
-        return None
     at = f" at {where!r}" if where else ""
-    if isinstance(value, (str, bool)):
-        return None
-    if isinstance(value, int):
-        try:
-            _check_int(value)
-        except ValueError as exc:
-            return f"{exc}{at}"
-        return None
-    if isinstance(value, float):
-        if math.isfinite(value):
+    if cls is not dict and cls is not list:  # a plain dict or list goes straight to its items
+        if value is None or isinstance(value, (str, bool)):
             return None
-        return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
-    if cls is not dict and cls is not list and not isinstance(value, (Mapping, list, tuple)):
-        return f"{type(value).__name__} {clip(repr(value), 50)}{at} is not a JSON value ({_JSON_KINDS})"
+        if isinstance(value, int):
+            try:
+                _check_int(value)
+            except ValueError as exc:
+                return f"{exc}{at}"
+            return None
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return None
+            return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
+        if not isinstance(value, (Mapping, list, tuple)):
+            return f"{type(value).__name__} {clip(repr(value), 50)}{at} is not a JSON value ({_JSON_KINDS})"
     if id(value) in open_containers:
         return f"the value{at} is an object or array it is itself inside; JSON cannot hold a cycle"
     if depth > MAX_DEPTH:
         return f"the value{at} is nested more than {MAX_DEPTH} levels deep (the most a script may nest)"
     open_containers.add(id(value))
     try:
+        # A str, bool or None item is JSON as it is: told here by its class, without a call of its own.
         if cls is dict or (cls is not list and isinstance(value, Mapping)):
             for key, item in value.items():
                 if not isinstance(key, str):
                     return f"the key {key!r}{at} has type {type(key).__name__}; JSON object keys are strings"
-                problem = _not_json(item, f"{where}.{key}" if where else key, open_containers, depth + 1)
-                if problem is not None:
-                    return problem
+                if item.__class__ not in _JSON_LEAVES:
+                    problem = _not_json(item, f"{where}.{key}" if where else key, open_containers, depth + 1)
+                    if problem is not None:
+                        return problem
         else:
             for index, item in enumerate(value):
-                problem = _not_json(item, f"{where}[{index}]", open_containers, depth + 1)
-                if problem is not None:
-                    return problem
+                if item.__class__ not in _JSON_LEAVES:
+                    problem = _not_json(item, f"{where}[{index}]", open_containers, depth + 1)
+                    if problem is not None:
+                        return problem
     finally:
         open_containers.discard(id(value))
     return None
@@ -467,7 +480,7 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
             value = dict(value)
         items.append(value)
     try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
-        return _TURNS.validate_python(items)
+        return _TURNS.validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)
     except ValidationError as exc:
         bad = next(int(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"] and isinstance(e["loc"][0], int))
         parse_turn(items[bad], f"{where}[{bad}]")  # the same message as validating that turn alone
@@ -475,6 +488,30 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
 
 
 _TURNS: TypeAdapter[list[Turn]] = TypeAdapter(list[Turn])
+
+_ENCODABLE: dict[str, bool] = {"wirescript.encodable": True}
+"""The validation context that tells `Turn` its input is known to hold no lone surrogate (`_all_encodable`)."""
+
+
+def _all_encodable(items: list[object]) -> bool:
+    """Whether every string (and key) of these turns is known to encode as UTF-8, proven at C speed.
+
+    `marshal` takes only the built-in types (a `Turn`, a subclass or any other object makes it
+    refuse, and it runs no code of theirs) and writes each non-ASCII string as UTF-8 with
+    `surrogatepass`, so a lone surrogate, and only a surrogate, shows as the bytes ED A0-BF (valid
+    UTF-8 has ED 80-9F only; other bytes of the output may match too, which only costs the walk).
+    The validated turns hold only strings the input holds. When not proven, each turn is walked
+    (`_unencodable`) as validation builds it, which names the field; `Turn`s were walked when built.
+    """
+    try:
+        dumped = marshal.dumps([item for item in items if item.__class__ is not Turn])
+    except ValueError:  # an object marshal does not take, or nesting too deep for it
+        return False
+    return _SURROGATE_BYTES.search(dumped) is None
+
+
+_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
+"""What a lone surrogate (U+D800-U+DFFF) is in UTF-8 with `surrogatepass`: ED, then A0-BF."""
 
 
 def _explain(exc: ValidationError, where: str) -> str:
