@@ -589,3 +589,31 @@ def test_recorded_headers_are_what_the_library_reads_repeats_and_non_ascii_inclu
     assert first.headers["x-trace"] == "one, two"
     assert second.headers["x-note"] == third.headers["x-note"] == "caf\xe9"
     assert fourth.headers["x-note"] == "caf\xc3\xa9"
+
+
+def test_records_share_their_repeated_strings_and_key_but_no_container() -> None:
+    """What every request repeats (method, path, body keys, the API key) is one object for all records;
+    what a test may change (the body, its messages, headers, lists) is each record's own, and the body
+    is exactly what `json.loads` reads, in order."""
+    stub = ScriptTransport(["a", "b"])
+    body = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}], "stream": False}
+    with ANTHROPIC_HX.Client(transport=stub) as client:
+        for _ in range(2):  # each request's body is new bytes, read anew
+            client.post(URL, content=json.dumps(body).encode(), headers={"x-api-key": "test-key"})
+    first, second = stub.requests
+    assert first.body == second.body == json.loads(json.dumps(body))
+    assert list(first.body) == list(body)
+    assert list(first.messages[0]) == ["role", "content"]
+    assert first.api_key is second.api_key
+    assert first.api_key == "test-key"
+    assert first.method is second.method
+    assert first.path is second.path
+    for a, b in ((first.body, second.body), (first.messages[0], second.messages[0])):
+        assert all(x is y for x, y in zip(a, b, strict=True))  # the keys: one copy
+    assert first.body is not second.body
+    assert first.messages is not second.messages
+    assert first.messages[0] is not second.messages[0]
+    assert first.headers is not second.headers
+    assert first.tools is not second.tools
+    first.messages[0]["content"] = "mutated"
+    assert second.messages[0]["content"] == "hi"

@@ -37,7 +37,7 @@ class Vocabulary:
     of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_pairs", "headers", "query", "wires")
+    __slots__ = ("_pairs", "_secrets", "_texts", "headers", "query", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
@@ -45,6 +45,28 @@ class Vocabulary:
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
+        self._texts: dict[str, str] = {}
+        """One copy of each method and path seen (an SDK sends the same few with every request)."""
+        self._secrets: dict[str, Secret] = {}
+        """One `Secret` per API key seen (a client sends its one key with every request)."""
+
+    def text(self, value: str) -> str:
+        """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
+        shared = self._texts.get(value)
+        if shared is not None:
+            return shared
+        if len(value) <= _SHARED_LONGEST and len(self._texts) < _SHARED_MOST:
+            self._texts[value] = value
+        return value
+
+    def secret(self, key: str) -> Secret:
+        """The stub's one `Secret` of `key`: every record of a client's requests shares it (it is immutable)."""
+        secret = self._secrets.get(key)
+        if secret is None:
+            secret = Secret(key)
+            if len(key) <= _SHARED_LONGEST and len(self._secrets) < _SHARED_MOST:
+                self._secrets[key] = secret
+        return secret
 
     @property
     def endpoints(self) -> str:
@@ -108,9 +130,9 @@ class Reading:
 
 def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
     """Read `request` into a record (index 0: the stub numbers it under its lock)."""
-    method: str = request.method
+    method: str = vocabulary.text(request.method)
     url = request.url
-    path: str = url.path
+    path: str = vocabulary.text(url.path)
     host: str = url.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = url.query
@@ -162,7 +184,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         content=content,
         body=body,
         body_error=body_error,
-        api_key=Secret(api_key) if api_key is not None else None,
+        api_key=vocabulary.secret(api_key) if api_key is not None else None,
         retry_count=_int(headers.get("x-stainless-retry-count")),
         turn_index=None,
         queue=None,
