@@ -77,7 +77,7 @@ class ScriptTransport(_TransportBase):
         max_records: Keep only the last this many requests in `requests` (None: all). Counts
             (`request_count`, `overflow`), `problems` and the requests they name are kept whatever
             the bound, so a long-running server stays loud without growing. A record costs about
-            3 KB for a small SDK body and about 6 times the body for a long conversation.
+            2.4 KB for a small SDK body and about 5 times the body for a long conversation.
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
             provider's own error, consumes no turn and is a `strict` problem. False turns every rule off.
