@@ -8,7 +8,6 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 from __future__ import annotations
 
 import functools
-import marshal
 import math
 import os
 import re
@@ -25,6 +24,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticSerializationError, to_json
 
 from ._text import clip, did_you_mean
 from .errors import ScriptError
@@ -494,24 +494,19 @@ _ENCODABLE: dict[str, bool] = {"wirescript.encodable": True}
 
 
 def _all_encodable(items: list[object]) -> bool:
-    """Whether every string (and key) of these turns is known to encode as UTF-8, proven at C speed.
+    """Whether every string (and key) of these turns is known to encode as UTF-8, proven in one pass.
 
-    `marshal` takes only the built-in types (a `Turn`, a subclass or any other object makes it
-    refuse, and it runs no code of theirs) and writes each non-ASCII string as UTF-8 with
-    `surrogatepass`, so a lone surrogate, and only a surrogate, shows as the bytes ED A0-BF (valid
-    UTF-8 has ED 80-9F only; other bytes of the output may match too, which only costs the walk).
-    The validated turns hold only strings the input holds. When not proven, each turn is walked
-    (`_unencodable`) as validation builds it, which names the field; `Turn`s were walked when built.
+    pydantic-core's `to_json` writes UTF-8 and refuses a lone surrogate, the one string UTF-8
+    cannot carry. Whatever else it refuses or cannot walk (an object it does not know, a cycle,
+    deep nesting) leaves the proof unmade. The validated turns hold only strings the input holds.
+    When not proven, each turn is walked (`_unencodable`) as validation builds it, which names the
+    field; `Turn`s were walked when built.
     """
     try:
-        dumped = marshal.dumps([item for item in items if item.__class__ is not Turn])
-    except ValueError:  # an object marshal does not take, or nesting too deep for it
+        to_json([item for item in items if item.__class__ is not Turn])
+    except (PydanticSerializationError, ValueError, RecursionError):
         return False
-    return _SURROGATE_BYTES.search(dumped) is None
-
-
-_SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
-"""What a lone surrogate (U+D800-U+DFFF) is in UTF-8 with `surrogatepass`: ED, then A0-BF."""
+    return True
 
 
 def _explain(exc: ValidationError, where: str) -> str:
