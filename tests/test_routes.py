@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from types import ModuleType
 from typing import Any
 
@@ -81,6 +82,13 @@ def test_an_error_status_reaches_the_app_as_the_sdk_error() -> None:
         (lambda r: "text", "returned str; expected a JSON-able dict or list, or (status, dict)"),
         (lambda r: (99, {}), "returned status 99; expected 200 to 599"),
         (lambda r: {"when": object()}, "returned a body JSON cannot carry"),
+        # What JSON has no type for is refused, not turned into a string or an array on the way out.
+        (
+            lambda r: {"when": datetime.date(2026, 12, 1)},
+            "returned a body JSON cannot carry: date datetime.date(2026, 12, 1) at 'when' is not a JSON value",
+        ),
+        (lambda r: {"ids": {1, 2}}, "returned a body JSON cannot carry: set {1, 2} at 'ids' is not a JSON value"),
+        (lambda r: [b"raw"], "returned a body JSON cannot carry: bytes b'raw' at '[0]' is not a JSON value"),
     ],
 )
 def test_a_failing_handler_is_a_loud_problem_never_an_escaped_exception(handler: Any, message: str) -> None:

@@ -39,7 +39,8 @@ def plain_steps(frames: Iterable[Frame]) -> Iterator[bytes]:
     Without a fault nothing depends on when each event arrives, and every chunk costs the client's
     stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
     that delivers them faster than the client reads. Rendering stays lazy (a chunk is rendered when
-    it is read) and no frame is ever split. A faulted stream (`plan_fault`) goes event by event.
+    it is read; the answerer looks at the first two, to send a one-chunk answer whole) and no frame
+    is ever split. A faulted stream (`plan_fault`) goes event by event.
     """
     batch: list[bytes] = []
     size = 0

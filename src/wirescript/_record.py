@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
@@ -52,21 +52,11 @@ class Vocabulary:
 
     def text(self, value: str) -> str:
         """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
-        shared = self._texts.get(value)
-        if shared is not None:
-            return shared
-        if len(value) <= _SHARED_LONGEST and len(self._texts) < _SHARED_MOST:
-            self._texts[value] = value
-        return value
+        return _one_copy(self._texts, value, str)
 
     def secret(self, key: str) -> Secret:
         """The stub's one `Secret` of `key`: every record of a client's requests shares it (it is immutable)."""
-        secret = self._secrets.get(key)
-        if secret is None:
-            secret = Secret(key)
-            if len(key) <= _SHARED_LONGEST and len(self._secrets) < _SHARED_MOST:
-                self._secrets[key] = secret
-        return secret
+        return _one_copy(self._secrets, key, Secret)
 
     @property
     def endpoints(self) -> str:
@@ -105,6 +95,19 @@ class Vocabulary:
         if ascii_pair and len(raw_value) <= _SHARED_LONGEST and len(self._pairs) < _SHARED_MOST:
             self._pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
         return pair
+
+
+_Shared = TypeVar("_Shared")
+
+
+def _one_copy(cache: dict[str, _Shared], key: str, make: Callable[[str], _Shared]) -> _Shared:
+    """`cache`'s value for `key`, made and kept on first sight when the key is short and there is room."""
+    found = cache.get(key)
+    if found is None:
+        found = make(key)
+        if len(key) <= _SHARED_LONGEST and len(cache) < _SHARED_MOST:
+            cache[key] = found
+    return found
 
 
 _SHARED_MOST = 4096

@@ -24,7 +24,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import to_json
 
 from ._text import clip, did_you_mean
 from .errors import ScriptError
@@ -504,7 +504,7 @@ def _all_encodable(items: list[object]) -> bool:
     """
     try:
         to_json([item for item in items if item.__class__ is not Turn])
-    except (PydanticSerializationError, ValueError, RecursionError):
+    except (ValueError, RecursionError):  # pydantic-core's serialization error is a ValueError
         return False
     return True
 

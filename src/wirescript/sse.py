@@ -24,11 +24,13 @@ def json_dumps(value: Any) -> str:
     a request may send as a JSON escape that the answer echoes): then the whole document is escaped
     to ASCII, which decodes to the same value. Encoded by pydantic-core's `to_json` (a third of the
     standard library's cost for an event: most of what an answer costs to render), whose strings
-    are escaped as `json.dumps(..., ensure_ascii=False)` escapes them.
+    are escaped as `json.dumps(..., ensure_ascii=False)` escapes them. It also carries what JSON
+    has no type for (a date, a set, bytes), so `value` must hold JSON values only: the wires render
+    turns, checked when the script is built, and a route's handler body is checked before it comes here.
     """
     try:
         return to_json(value).decode()
-    except PydanticSerializationError:  # a lone surrogate; anything else fails the same way below
+    except PydanticSerializationError:  # a lone surrogate (the standard library fails on anything else)
         return _ASCII_ENCODER.encode(value)
 
 

@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 
 from ..errors import ScriptError, UsageError
 from ..recorded import RecordedRequest
+from ..script import _not_json
 from ..side import SideScript
 from ..sse import json_dumps
 from .base import Rendered, TurnlessWire
@@ -142,8 +143,9 @@ class RouteWire(TurnlessWire):
                 f"the handler of route {route.key!r} returned {type(result).__name__}; "
                 "expected a JSON-able dict or list, or (status, dict)"
             )
-        try:
-            body = json_dumps(result).encode()
-        except (TypeError, ValueError) as exc:
-            raise ScriptError(f"the handler of route {route.key!r} returned a body JSON cannot carry: {exc}") from exc
+        # Checked as a turn's tool input is: the encoder would carry a date, a set or bytes without a word.
+        problem = _not_json(result, "", set(), 1)
+        if problem is not None:
+            raise ScriptError(f"the handler of route {route.key!r} returned a body JSON cannot carry: {problem}")
+        body = json_dumps(result).encode()
         return Rendered(status, {"content-type": "application/json"}, body)
