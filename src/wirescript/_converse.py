@@ -79,8 +79,10 @@ def _tool_id(call_id: str | None, index: int, k: int) -> str:
     return call_id or f"tooluse_{index:04d}_{k}"
 
 
-def _usage(turn: Turn) -> dict[str, int]:
-    chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, int]:
+    """The usage of a turn; `arguments`: its tool inputs as already encoded, so they are not encoded again."""
+    encoded = arguments if arguments is not None else [json_dumps(c.input) for c in turn.tool_calls]
+    chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, encoded))
     input_tokens, output_tokens = default_usage(turn, chars)
     usage = {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens}
     if turn.usage is not None and turn.usage.cache_read_input_tokens:
@@ -158,16 +160,16 @@ def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = F
             yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"text": piece}})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
-    for k, call in enumerate(turn.tool_calls):
+    arguments = [json_dumps(call.input) for call in turn.tool_calls]  # encoded once: streamed, and counted
+    for k, (call, encoded) in enumerate(zip(turn.tool_calls, arguments, strict=True)):
         start = {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}}
         yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
-        arguments = json_dumps(call.input)
-        for piece in chunks(break_json(arguments) if malformed_tool_json else arguments):
+        for piece in chunks(break_json(encoded) if malformed_tool_json else encoded):
             yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"toolUse": {"input": piece}}})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
     yield event("messageStop", {"stopReason": bedrock_stop(turn)})
-    yield event("metadata", {"usage": _usage(turn), "metrics": {"latencyMs": 1}})
+    yield event("metadata", {"usage": _usage(turn, arguments), "metrics": {"latencyMs": 1}})
 
 
 def error_response(spec: ErrorSpec, index: int = 0) -> tuple[int, dict[str, str], bytes]:
