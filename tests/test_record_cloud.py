@@ -176,6 +176,7 @@ def vertex(transport: Any) -> Any:
 
 def bedrock(transport: Any) -> Any:
     assert httpx2 is not None
+    pytest.importorskip("botocore", reason="AnthropicBedrock signs its requests with botocore (the bedrock group)")
     return anthropic.AnthropicBedrock(
         aws_access_key="AKIDTEST",
         aws_secret_key="test-secret",

@@ -119,6 +119,7 @@ def test_a_signature_needs_thinking_and_no_error() -> None:
 @pytest.mark.skipif(httpx2 is None, reason="AnthropicBedrock runs on httpx2 (anthropic >= 1)")
 @pytest.mark.parametrize("stream", [False, True], ids=["invoke", "invoke-stream"])
 def test_bedrock_hosted_anthropic_sends_the_turns_signature(stream: bool) -> None:
+    pytest.importorskip("botocore", reason="AnthropicBedrock signs its requests with botocore (the bedrock group)")
     stub = ScriptTransport([THOUGHT])
     client = anthropic.AnthropicBedrock(
         aws_access_key="AKIDTEST",
