@@ -43,6 +43,8 @@ from .intercept import KNOWN_HOSTS, host_matcher
 
 __all__ = ["BlockedAttempt", "NetworkGuard"]
 
+_LOCK = threading.Lock()
+"""Guards what the guards saw (refused attempts, resolved names): one lock for all, as one guard is active at a time."""
 _IP_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6})
 _HINT = (
     "Give the app's client the stub (http_client=httpx2.Client(transport=stub)), or intercept the "
@@ -92,11 +94,10 @@ class NetworkGuard:
     """
 
     def __init__(self, *, allowed_hosts: Iterable[str] = ()) -> None:
+        # Made for every test that uses the fixture: only what a test without network calls needs.
         self.allowed_hosts: tuple[str, ...] = tuple(allowed_hosts)
         """The hosts that stay reachable."""
         self._allows = host_matcher(self.allowed_hosts) if self.allowed_hosts else _nothing
-        self._known = _known_hosts()
-        self._lock = threading.Lock()
         self._blocked: list[BlockedAttempt] = []
         self._names: dict[str, str] = {}  # address -> the host name it was resolved from
         self._allowed_addresses: set[str] = set()
@@ -113,7 +114,7 @@ class NetworkGuard:
         added = tuple(host for host in hosts if host not in self.allowed_hosts)
         if added:
             matcher = host_matcher((*self.allowed_hosts, *added))
-            with self._lock:
+            with _LOCK:
                 self.allowed_hosts = (*self.allowed_hosts, *added)
                 self._allows = matcher
 
@@ -125,7 +126,7 @@ class NetworkGuard:
     @property
     def blocked(self) -> list[BlockedAttempt]:
         """Every attempt refused so far, in order."""
-        with self._lock:
+        with _LOCK:
             return list(self._blocked)
 
     def report(self) -> str | None:
@@ -159,13 +160,13 @@ class NetworkGuard:
         if mapped is not None and (mapped.is_loopback or mapped.is_unspecified):
             return True
         shown = str(address)
-        with self._lock:
+        with _LOCK:
             if shown in self._allowed_addresses:
                 return True
         return self._allows(shown)
 
     def _refuse(self, kind: str, host: str, port: int | None) -> NetworkBlockedError:
-        with self._lock:
+        with _LOCK:
             name = self._names.get(host)
             attempt = BlockedAttempt(kind, name or host, port, host if name is not None else None)
             self._blocked.append(attempt)
@@ -184,7 +185,7 @@ class NetworkGuard:
             raise self._refuse("connection", host, port if isinstance(port, int) else None)
 
     def _check_lookup(self, host: str | None, port: Any) -> None:
-        if host is None or _address(host) is not None or self.allows(host) or not self._known(host):
+        if host is None or _address(host) is not None or self.allows(host) or not _known_hosts()(host):
             return
         raise self._refuse("DNS lookup", host, port if isinstance(port, int) else None)
 
@@ -193,7 +194,7 @@ class NetworkGuard:
         if host is None or _address(host) is not None:
             return
         allowed = self._allows(host)
-        with self._lock:
+        with _LOCK:
             for result in results:
                 sockaddr = result[4] if isinstance(result, tuple) and len(result) > 4 else None
                 if isinstance(sockaddr, tuple) and sockaddr and isinstance(sockaddr[0], str):
@@ -276,27 +277,30 @@ class _Hold:
 
     def __init__(self) -> None:
         self.on = False
-        self.owners: tuple[Any, ...] = ()
-        self.names: tuple[str, ...] = ()
-        self.laid: tuple[Any, ...] | None = None
-        self.modules: tuple[Any, ...] = ()
+        self.laid: tuple[Any, ...] | None = None  # the wrappers laid, spot by spot
+        self.spots: tuple[tuple[Any, str, Any], ...] = ()  # (owner, name, the wrapper laid there)
+        self.modules: tuple[tuple[str, Any], ...] = ()  # (name, the module the spots were found in)
 
     def take(self) -> None:
         """Remember what is at every spot of both sets now (under the lock, right after acquiring them)."""
         self.on = True
-        spots = (_SOCKETS.spots, _hooks.transports.spots)
-        self.owners = tuple(owner for group in spots for owner, _ in group)
-        self.names = tuple(name for group in spots for _, name in group)
-        self.laid = tuple(map(getattr, self.owners, self.names))
-        self.modules = tuple(map(sys.modules.get, _hooks.MODULES))
+        spots = (*_SOCKETS.spots, *_hooks.transports.spots)
+        self.spots = tuple((owner, name, getattr(owner, name)) for owner, name in spots)
+        self.laid = tuple(laid for _, _, laid in self.spots)
+        self.modules = tuple((name, sys.modules.get(name)) for name in _hooks.MODULES)
 
     def intact(self) -> bool:
-        """Whether every wrapper is still in place, on the same modules: one comparison of what is there."""
-        return (
-            self.on
-            and tuple(map(getattr, self.owners, self.names)) == self.laid
-            and tuple(map(sys.modules.get, _hooks.MODULES)) == self.modules
-        )
+        """Whether every wrapper is still in place, on the same modules (each guard's one check: a plain loop)."""
+        if not self.on:
+            return False
+        for owner, name, laid in self.spots:
+            if getattr(owner, name, None) is not laid:
+                return False
+        modules = sys.modules
+        for name, module in self.modules:  # noqa: SIM110 - all() over a generator costs each test more
+            if modules.get(name) is not module:
+                return False
+        return True
 
 
 _hold = _Hold()
