@@ -154,3 +154,13 @@ def test_an_upward_import_is_caught(tmp_path: Path) -> None:
     module.write_text("def f():\n    from .transport import ScriptTransport\n", encoding="utf-8")
     assert "transport" in _imports(module, "_cursor")
     assert LAYER["transport"] > LAYER["_cursor"]
+
+
+def test_the_transport_stays_a_thin_shell() -> None:
+    """`ScriptTransport` holds the public API and the two entry points; the work is the core's (issue 13)."""
+    import inspect
+
+    from wirescript import ScriptTransport
+
+    lines = inspect.getsource(ScriptTransport).count("\n")
+    assert lines <= 250, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"

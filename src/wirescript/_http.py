@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from ._steps import Disconnect, Sleep, Step, Timeout
 from .errors import UsageError
@@ -25,12 +25,14 @@ from .errors import UsageError
 __all__ = [
     "PER_EVENT",
     "Finished",
+    "Reply",
     "async_lead",
     "default_module",
     "http_module",
     "make_response",
     "network_transport",
     "read_timeout",
+    "respond",
     "sync_lead",
     "teed_response",
 ]
@@ -93,6 +95,29 @@ def make_response(
     # As bytes: httpx encodes `str` values as ASCII, and a scripted header may be any Latin-1 text.
     raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
     return hx.Response(status, headers=[*raw, _CHUNKED], stream=stream, request=request)
+
+
+class Reply(Protocol):
+    """What a response is made of (`_answer.Answer`)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def body(self) -> bytes | Iterator[Step]: ...
+
+
+def respond(request: Any, reply: Reply, loud: Callable[[Exception], Reply], *, is_async: bool) -> Any:
+    """The response for `reply`; where it cannot be built, the response for `loud(exc)`, the refusal.
+
+    Raised out of the transport, the failure would be retried by the SDKs as a connection error.
+    """
+    try:
+        return make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
+    except Exception as exc:
+        refusal = loud(exc)
+        return make_response(request, refusal.status, refusal.headers, refusal.body, is_async=is_async)
 
 
 def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:

@@ -10,19 +10,32 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ._answer import Answer, answer, refuse, refuse_strictly, respond
 from ._cursor import Ask, Cursor, PendingTurn, Refusal
 from ._record import Attempts, Vocabulary, read_request
-from ._report import LISTED, allowed_kinds, check_message, failed, refused_strictly, retried
-from ._signal import Signal
+from ._report import (
+    LISTED,
+    abandoned,
+    allowed_kinds,
+    check_message,
+    failed,
+    held_too_long,
+    refused_strictly,
+    retried,
+    short_of,
+)
+from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
+from .errors import ScriptError, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import Turn
-from .side import SideScript
-from .wires import TurnlessWire, Wire
+from .script import ScriptLike, Turn, TurnLike
+from .side import SideScript, parse_side
+from .strict import skip_ids
+from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires.routes import RouteHandler
 
 __all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless"]
 
@@ -67,14 +80,14 @@ class Ledger:
         "_problems",
         "_records",
         "_side",
-        "_strict",
-        "_strict_skip",
         "_troubled",
         "_vocabulary",
         "_wires",
         "gate",
         "lock",
         "signal",
+        "strict",
+        "strict_skip",
     )
 
     def __init__(
@@ -90,8 +103,8 @@ class Ledger:
         self._cursor = cursor
         self._wires = wires
         self._side = side
-        self._strict = strict
-        self._strict_skip = strict_skip
+        self.strict = strict
+        self.strict_skip = strict_skip
         self._vocabulary = Vocabulary(wires)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
@@ -103,6 +116,32 @@ class Ledger:
         self.lock = threading.Lock()
         self.signal = Signal(self.lock)
         self.gate: Gate | None = None
+
+    @classmethod
+    def built(
+        cls,
+        script: ScriptLike,
+        fallback: Callable[[RecordedRequest], TurnLike | None] | None,
+        wires: Sequence[Wire] | None,
+        side: SideScript | Mapping[str, Any] | None,
+        routes: Mapping[str, RouteHandler] | None,
+        max_records: int | None,
+        strict: bool,
+        strict_skip: Iterable[str],
+    ) -> Ledger:
+        """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
+        if not isinstance(strict, bool):
+            raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        if max_records is not None and (
+            isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
+        ):
+            raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
+        skipped = skip_ids(strict_skip)
+        route_wire = RouteWire(routes)
+        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        cursor = Cursor(script, fallback, wired)
+        side_script = cursor.side_script(parse_side(side) if side is not None else None)
+        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -171,13 +210,46 @@ class Ledger:
             with self.lock:
                 self._held.pop(arrival.record.index, None)
 
+    def admit(self, arrival: Arrival, hold_timeout: float) -> Arrival:
+        """Wait while `arrival` is held (a thread's wait); past `hold_timeout` its answer is the refusal."""
+        gate = arrival.gate
+        if gate is not None and not self.signal.wait(lambda: gate.open, hold_timeout):
+            arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
+        self.unhold(arrival)
+        return arrival
+
+    async def admit_async(self, arrival: Arrival, hold_timeout: float) -> Arrival:
+        """`admit` without blocking the event loop; a request cancelled while held is an `abandoned` problem."""
+        gate = arrival.gate
+        try:
+            if gate is not None and not await self.signal.wait_async(lambda: gate.open, hold_timeout):
+                arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
+        except BaseException:  # cancelled while held: the turn it took is never delivered
+            self.problem(arrival.record, abandoned())
+            raise
+        finally:
+            self.unhold(arrival)
+        return arrival
+
+    def wait_for(self, n: int, timeout: float) -> list[RecordedRequest]:
+        """The records once at least `n` requests arrived (`WaitTimeoutError` past `timeout` seconds)."""
+        if not self.signal.wait(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=True))
+        return self.records()
+
+    async def wait_for_async(self, n: int, timeout: float) -> list[RecordedRequest]:
+        """`wait_for` without blocking the event loop (asyncio or trio)."""
+        if not await self.signal.wait_async(lambda: self._count >= n, seconds(timeout, "timeout", zero=True)):
+            raise WaitTimeoutError(short_of(n, self._count, timeout, sync=False))
+        return self.records()
+
     # ------------------------------------------------------------------ serving
 
     def arrive(self, request: Any) -> Arrival:
         """Record the request and decide its turn, atomically, in arrival order."""
         reading = read_request(request, self._vocabulary)
         record, wire, refusal = reading.record, reading.wire, reading.refusal
-        if refusal is None and wire is not None and self._strict:
+        if refusal is None and wire is not None and self.strict:
             refusal = self._checked(wire, record)
         decision: Turn | Ask | Refusal | Turnless
         with self.lock:
@@ -233,6 +305,11 @@ class Ledger:
             return refuse_strictly(wire, record, refusal.violation)
         return refuse(wire, record, f"wirescript: {record.problem}", not_found=refusal.kind == "unknown_endpoint")
 
+    def unbuildable(self, arrival: Arrival, exc: Exception) -> Answer:
+        """The loud answer to a request whose response could not be built (a problem of its own)."""
+        refusal = self.problem(arrival.record, failed("building the response", exc))
+        return self.refusal(arrival.record, arrival.wire, refusal)
+
     def problem(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
         """Record why `record` was not answered as scripted; return the refusal."""
         with self.lock:
@@ -251,7 +328,7 @@ class Ledger:
     def _checked(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
         """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
         try:
-            violation = wire.check(record, skip=self._strict_skip)
+            violation = wire.check(record, skip=self.strict_skip)
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None

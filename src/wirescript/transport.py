@@ -11,22 +11,19 @@ do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client` and
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _http
-from ._answer import Answer
-from ._cursor import Cursor, PendingTurn
+from ._cursor import PendingTurn
 from ._http import PER_EVENT
-from ._ledger import Arrival, Ledger
-from ._report import abandoned, failed, held_too_long, short_of
+from ._ledger import Ledger
 from ._signal import seconds
-from .errors import ScriptError, WaitTimeoutError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
-from .side import SideScript, parse_side
-from .strict import skip_ids
-from .wires import RouteWire, Wire, merge_wires
+from .side import SideScript
+from .wires import Wire
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
@@ -74,9 +71,8 @@ class ScriptTransport(_TransportBase):
         routes: The escape hatch for endpoints no wire serves: `{"GET /v1/files/{file_id}":
             handler}`, `handler(record)` returning a JSON-able dict (200) or `(status, dict)`; the
             placeholders are in `record.path_params`. Tried before every wire; consume no turn.
-        max_records: Keep only the last this many requests in `requests` (None: all). Counts
-            (`request_count`, `overflow`), `problems` and the requests they name are kept whatever
-            the bound, so a long-running server stays loud without growing. A record costs about
+        max_records: Keep only the last this many requests in `requests` (None: all). The counts,
+            `problems` and the requests they name are kept whatever the bound. A record costs about
             2.4 KB for a small SDK body and about 5 times the body for a long conversation.
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
@@ -89,7 +85,6 @@ class ScriptTransport(_TransportBase):
 
     Use it as the transport of any httpx or httpx2 client::
 
-        stub = ScriptTransport([{"text": "Hello!"}])
         client = anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=stub))
 
     """
@@ -107,20 +102,8 @@ class ScriptTransport(_TransportBase):
         strict: bool = True,
         strict_skip: Iterable[str] = (),
     ) -> None:
-        if not isinstance(strict, bool):
-            raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
-        if max_records is not None and (
-            isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
-        ):
-            raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
-        self._strict, self._strict_skip, self.max_records = strict, skip_ids(strict_skip), max_records
-        route_wire = RouteWire(routes)
-        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
-        cursor = Cursor(script, fallback, wired)
-        side_script = cursor.side_script(parse_side(side) if side is not None else None)
-        self._ledger = Ledger(
-            cursor, wired, side_script, strict=strict, strict_skip=self._strict_skip, max_records=max_records
-        )
+        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip)
+        self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
         for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
@@ -129,12 +112,12 @@ class ScriptTransport(_TransportBase):
     @property
     def strict(self) -> bool:
         """Whether requests are checked against the strict rules (`strict=`)."""
-        return self._strict
+        return self._ledger.strict
 
     @property
     def strict_skip(self) -> frozenset[str]:
         """The strict rule ids not checked (`strict_skip=`)."""
-        return self._strict_skip
+        return self._ledger.strict_skip
 
     # ------------------------------------------------------------------ evidence
 
@@ -150,12 +133,10 @@ class ScriptTransport(_TransportBase):
 
     @property
     def problems(self) -> list[Problem]:
-        """Every request the stub could not answer as scripted, as a `Problem`. A passing test has none.
+        """Every request the stub could not answer as scripted, as a `Problem` (its `kind` says why).
 
-        Requests past the end of the script, to an endpoint no wire knows, with a body that cannot be
-        read, that the real API would refuse (a strict rule), that a script function failed to answer,
-        held and never released, abandoned by their client while held, or whose fault could not take
-        effect: each is a `Problem` of its own kind.
+        A passing test has none. The kinds are `wirescript.ProblemKind`'s: past the script, an unknown
+        endpoint, an unreadable body, a strict rule, a failed script function, held too long, and so on.
         """
         return self._ledger.problems()
 
@@ -179,12 +160,9 @@ class ScriptTransport(_TransportBase):
     ) -> None:
         """Raise `AssertionError` listing every problem, every held request and every unconsumed turn.
 
-        Each request the stub could not answer as scripted is listed by its `summary()` (number,
-        method, path, model, last message) and the reason. `problems=False` leaves those (and held
-        requests) out, `unused_turns=False` the turns never requested; `unanswered` is the former
-        name of `problems`. `allow` leaves out the problems of the kinds it names (`"fault"`,
-        `"unscripted"`, …; `"hold_timeout"` also leaves out requests still held). This is what the
-        pytest fixture runs at teardown; call it yourself when not using the plugin.
+        What the pytest fixture runs at teardown. `problems=False` leaves out the problems and held
+        requests (`unanswered` is its former name), `unused_turns=False` the turns never requested,
+        `allow` the problems of the kinds it names (`"hold_timeout"` also the requests still held).
 
         Raises:
             UsageError: `allow` names a kind that is not a `ProblemKind`.
@@ -207,14 +185,7 @@ class ScriptTransport(_TransportBase):
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[ScriptTransport]:
-        """Hold responses while the block runs and release them when it ends, even on error.
-
-        ::
-
-            with stub.holding():
-                start_three_workers()
-                stub.wait_for_requests(3)   # three in flight, none answered
-        """
+        """Hold responses while the block runs and release them when it ends, even on error."""
         self.hold()
         try:
             yield self
@@ -233,17 +204,11 @@ class ScriptTransport(_TransportBase):
             WaitTimeoutError: Fewer than `n` arrived within `timeout` seconds.
 
         """
-        ledger = self._ledger
-        if not ledger.signal.wait(lambda: ledger.count >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, ledger.count, timeout, sync=True))
-        return self.requests
+        return self._ledger.wait_for(n, timeout)
 
     async def wait_for_requests_async(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """The async twin of `wait_for_requests`: awaits without blocking the event loop (asyncio or trio)."""
-        ledger = self._ledger
-        if not await ledger.signal.wait_async(lambda: ledger.count >= n, seconds(timeout, "timeout", zero=True)):
-            raise WaitTimeoutError(short_of(n, ledger.count, timeout, sync=False))
-        return self.requests
+        return await self._ledger.wait_for_async(n, timeout)
 
     # ------------------------------------------------------------------ other ways in
 
@@ -251,9 +216,8 @@ class ScriptTransport(_TransportBase):
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
         """Serve this stub over real HTTP on a loopback port while the block runs; yield the base URL.
 
-        For an app under test in another process: point its SDK at the URL (`ANTHROPIC_BASE_URL`,
-        `OPENAI_BASE_URL` + `/v1`). Recording, problems, hold and faults are the same as in-process.
-        Needs the `wirescript[server]` extra (uvicorn); see `wirescript.server.ScriptServer`.
+        For an app in another process (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` + `/v1`); needs the
+        `wirescript[server]` extra (uvicorn). See `wirescript.server.ScriptServer`.
         """
         from .server import ScriptServer  # the convenience above: the server imports nothing of this module
 
@@ -261,10 +225,9 @@ class ScriptTransport(_TransportBase):
             yield server.base_url
 
     def intercept(self, hosts: Iterable[str] | str | None = None) -> Interception:
-        """A context manager that sends the requests of every httpx/httpx2 client to this stub, by host.
+        """A context manager: while open, every httpx/httpx2 client's requests to `hosts` come to this stub.
 
-        Reaches the clients an app or a framework builds itself (no `http_client=` needed); `hosts`
-        replaces `KNOWN_HOSTS` (`"*"`: every host). See `wirescript.intercept.Interception`.
+        `hosts` replaces `KNOWN_HOSTS` (`"*"`: every host). See `wirescript.intercept.Interception`.
         """
         from .intercept import Interception
 
@@ -273,10 +236,8 @@ class ScriptTransport(_TransportBase):
     def attach(self, client: _Client) -> _Client:
         """Serve a boto3/botocore client (`bedrock-runtime`) with this stub, in-process; return the client.
 
-        The client's requests go to the stub through botocore's own `before-send` hook: no port, no
-        network. botocore's retry modes decide for real, without sleeping their backoff. Undo with
-        `detach(client)`. Create the client with explicit credentials and region
-        (`aws_access_key_id="AKIDTEST"`, ...) so that botocore looks for none on the machine.
+        Through botocore's own `before-send` hook; its retry modes decide for real, without sleeping.
+        Give the client explicit credentials and region, so that botocore looks for none on the machine.
 
         Raises:
             UsageError: `client` is not a botocore client, or is already attached.
@@ -298,46 +259,22 @@ class ScriptTransport(_TransportBase):
     def handle_request(self, request: Any) -> Any:
         """Serve one request of a sync httpx/httpx2 client."""
         request.read()
-        ledger = self._ledger
-        arrival = ledger.arrive(request)
-        gate = arrival.gate
-        if gate is not None and not ledger.signal.wait(lambda: gate.open, self.hold_timeout):
-            arrival = arrival._replace(decision=ledger.problem(arrival.record, held_too_long(self.hold_timeout)))
-        ledger.unhold(arrival)
+        arrival = self._ledger.admit(self._ledger.arrive(request), self.hold_timeout)
         per_event, read_timeout = _http.options(request)
-        reply = ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
+        reply = self._ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
         if reply.lead:
             _http.sync_lead(request, reply.lead)
-        return self._response(request, arrival, reply, is_async=False)
+        return _http.respond(request, reply, functools.partial(self._ledger.unbuildable, arrival), is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
         await request.aread()
-        ledger = self._ledger
-        arrival = ledger.arrive(request)
-        gate = arrival.gate
-        try:
-            if gate is not None and not await ledger.signal.wait_async(lambda: gate.open, self.hold_timeout):
-                arrival = arrival._replace(decision=ledger.problem(arrival.record, held_too_long(self.hold_timeout)))
-        except BaseException:  # cancelled while held: the turn it took is never delivered
-            ledger.problem(arrival.record, abandoned())
-            raise
-        finally:
-            ledger.unhold(arrival)
+        arrival = await self._ledger.admit_async(self._ledger.arrive(request), self.hold_timeout)
         per_event, read_timeout = _http.options(request)
-        reply = ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
+        reply = self._ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
         if reply.lead:
             await _http.async_lead(request, reply.lead)
-        return self._response(request, arrival, reply, is_async=True)
-
-    def _response(self, request: Any, arrival: Arrival, reply: Answer, *, is_async: bool) -> Any:
-        """The HTTP response for `reply`; one that cannot be built is a problem and the loud refusal."""
-        try:
-            return _http.make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
-        except Exception as exc:  # raised out of the transport, the SDK would retry it as a connection error
-            refusal = self._ledger.problem(arrival.record, failed("building the response", exc))
-            loud = self._ledger.refusal(arrival.record, arrival.wire, refusal)
-            return _http.make_response(request, loud.status, loud.headers, loud.body, is_async=is_async)
+        return _http.respond(request, reply, functools.partial(self._ledger.unbuildable, arrival), is_async=True)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
