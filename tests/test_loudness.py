@@ -182,7 +182,7 @@ SCENARIOS = [
         with stub.serve() as base:
             stub.hold()
             with pytest.raises(hx.ReadTimeout):
-                hx.post(base + "/v1/messages", json=P, timeout=0.5)
+                hx.post(base + "/v1/messages", json=P, timeout=hx.Timeout(5, read=0.2))
             for _ in range(50):  # recorded when the client goes, not only when the server stops
                 if stub.problems:
                     break
@@ -337,11 +337,16 @@ SCENARIOS = [
         "server-timeout-after-bounded",
         "11",
         """
+        import wirescript.server
         stub = make([{"fault": {"timeout_after": 0}}, "b"])
-        with stub.serve() as base:
-            started = time.monotonic()
-            with anthropic.Anthropic(base_url=base, api_key="test-key") as sdk:
-                reply = sdk.messages.create(**P)
+        stall, wirescript.server.STALL_TIMEOUT = wirescript.server.STALL_TIMEOUT, 0.2  # the bound, shorter
+        try:
+            with stub.serve() as base:
+                started = time.monotonic()
+                with anthropic.Anthropic(base_url=base, api_key="test-key") as sdk:
+                    reply = sdk.messages.create(**P)
+        finally:
+            wirescript.server.STALL_TIMEOUT = stall
         assert reply.content[0].text == "b"
         assert time.monotonic() - started < 10    # not the SDK's 600 s read timeout
         """,
