@@ -1,9 +1,10 @@
-"""The strict rules' shortcut for plainly valid bodies refuses nothing less than the rules do.
+"""The strict rules' shortcuts for plainly valid bodies refuse nothing less than the rules do.
 
-`check_anthropic` decides the body nearly every request sends (a model, max_tokens, text messages)
-in one pass instead of running each rule. These tests pin that the shortcut says "valid" only of
-bodies every rule passes, so the answer is the same with it as without it, for any body; and that
-what the real SDK sends takes the shortcut (else it would save nothing).
+`check_anthropic` and `check_openai_chat` decide the body nearly every request sends (a model,
+max_tokens, text messages) in one pass instead of running each rule. These tests pin that a
+shortcut says "valid" only of bodies every rule passes, so the answer is the same with it as
+without it, for any body; and that what the real SDKs send takes the shortcut (else it would save
+nothing).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _support import anthropic_client, examples
+from _support import anthropic_client, examples, openai_client
 from wirescript import ScriptTransport
 from wirescript._strict_anthropic import plainly_valid, rules_violation
-from wirescript.strict import check_anthropic
+from wirescript._strict_openai import chat_rules_violation, plainly_valid_chat
+from wirescript.strict import check_anthropic, check_openai_chat
 
 TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object", "properties": {}}}
 CACHED = {"type": "ephemeral"}
@@ -174,3 +176,101 @@ def test_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
     for body in refused:
         assert rules_violation(body) is not None, body
         assert not plainly_valid(body), body
+
+
+# --- Chat Completions --------------------------------------------------------------------------------
+
+FUNCTION = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+CHAT_ROLE_VALUES: list[Any] = ["system", "developer", "user", "assistant", "tool", "function", None, 3]
+CHAT_MESSAGE_VALUES: list[Any] = [
+    *(
+        {"role": role, "content": "hi", **extra}
+        for role in CHAT_ROLE_VALUES
+        for extra in ({}, {"tool_calls": [CALL]}, {"tool_calls": []}, {"tool_calls": None}, {"tool_call_id": "call_1"})
+    ),
+    {"content": "hi"},
+    "a string message",
+]
+CHAT_FIELD_VALUES: dict[str, list[Any]] = {
+    "model": ["gpt-test", None, 3],
+    "messages": [None, [], "hi", {}, ["hi"]],
+    "stream": [True, False, "true", None],
+    "stream_options": [{"include_usage": True}, {}, None],
+    "n": [1, 2, 0, -1, 1.0, 0.0, True, False, "1", None],
+    "temperature": [0, 2, 1.5, 2.5, -0.1, True, float("nan"), float("inf"), "1", None],
+    "tools": [
+        [],
+        None,
+        [FUNCTION],
+        [{"type": "function", "function": {"name": "bad name"}}],
+        [{"type": "function", "function": {"name": "x" * 65}}],
+        [{"type": "custom", "custom": {"name": "bad name"}}],
+    ],
+    "response_format": [
+        {"type": "text"},
+        {"type": "json_object"},
+        {"type": "json_schema", "json_schema": {"name": "answer", "schema": {}}},
+        {"type": "json_schema", "json_schema": {}},
+        {"type": "json_schema"},
+        {"type": "text", "extra": 1},
+        "json",
+        None,
+    ],
+}
+PLAIN_CHAT_BODY: dict[str, Any] = {
+    "model": "gpt-test",
+    "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+}
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    body=st.fixed_dictionaries(
+        {},
+        optional={
+            **{key: st.sampled_from(values) for key, values in CHAT_FIELD_VALUES.items()},
+            "messages": st.lists(st.sampled_from(CHAT_MESSAGE_VALUES), max_size=6),
+        },
+    )
+)
+def test_the_chat_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any]) -> None:
+    expected = chat_rules_violation(body)
+    if plainly_valid_chat(body):
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_openai_chat(body) == expected
+
+
+def test_every_one_off_chat_body_is_decided_as_the_rules_do() -> None:
+    bodies = [{**PLAIN_CHAT_BODY, key: value} for key, values in CHAT_FIELD_VALUES.items() for value in values]
+    bodies += [{**PLAIN_CHAT_BODY, "stream": True, key: value} for key, value in [("stream_options", {})]]
+    for message in CHAT_MESSAGE_VALUES:
+        for follower in (None, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}):
+            for at in (0, 1, 2):
+                messages = list(PLAIN_CHAT_BODY["messages"])
+                messages[at:at] = [message] if follower is None else [message, follower]
+                bodies.append({**PLAIN_CHAT_BODY, "messages": messages})
+    plain = 0
+    for body in bodies:
+        expected = chat_rules_violation(body)
+        if plainly_valid_chat(body):
+            plain += 1
+            assert expected is None, f"plainly valid, yet {expected}: {body}"
+        assert check_openai_chat(body) == expected
+    assert 0 < plain < len(bodies)
+
+
+def test_what_the_openai_sdk_sends_is_plainly_valid() -> None:
+    stub = ScriptTransport([{"text": "a"}, {"text": "b"}])
+    client = openai_client(stub)
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    stream = client.chat.completions.create(
+        model="gpt-test",
+        stream=True,
+        stream_options={"include_usage": True},
+        temperature=0.5,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+    )
+    assert list(stream)
+    assert [plainly_valid_chat(r.body) for r in stub.requests] == [True, True]
+    assert stub.problems == []
