@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, encode_deltas, encode_event, json_dumps
+from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps
 from ..strict import check_request
 from . import _messages
 from .base import (
@@ -232,13 +232,31 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
     """The documented event sequence of a Message (`_messages.stream_items`), as SSE frames."""
     for item in _messages.stream_items(message, arguments, malformed_tool_json):
         if isinstance(item, _messages.Pieces):
-            data = item.event(PIECE)
-            for chunk in encode_deltas("content_block_delta", data, item.pieces, joined=joined):
+            # The data around a piece is the same in every answer for a block index and delta type: encoded once.
+            shape = (item.index, item.kind, item.key)
+            template = _TEMPLATES.get(shape)
+            if template is None:
+                template = delta_template("content_block_delta", item.event(PIECE))
+                if template is not None and len(_TEMPLATES) < 256:
+                    _TEMPLATES[shape] = template
+            if template is None:
+                encoded = encode_deltas("content_block_delta", item.event(PIECE), item.pieces, joined=joined)
+            else:
+                encoded = encode_pieces(template, item.pieces, joined=joined)
+            for chunk in encoded:
                 yield Frame("content_block_delta", chunk)
         elif item[0] == "ping":
             yield Frame("ping", _PING)
         elif item[0] == "message_stop":
             yield Frame("message_stop", _MESSAGE_STOP)
+        elif item[0] == "message_delta":  # a stop reason and an output count: most answers share one
+            delta = (item[1]["delta"]["stop_reason"], item[1]["usage"]["output_tokens"])
+            frame = _ENDS.get(delta)
+            if frame is None:
+                frame = encode_event("message_delta", json_dumps(item[1]))
+                if len(_ENDS) < 256:
+                    _ENDS[delta] = frame
+            yield Frame("message_delta", frame)
         elif item[0] == "content_block_stop" or (
             item[0] == "content_block_start" and item[1]["content_block"]["type"] in ("text", "thinking")
         ):  # the same bytes in every answer (an index and a block type): encoded once
@@ -253,6 +271,10 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
             yield Frame(item[0], encode_event(item[0], json_dumps(item[1])))
 
 
+_ENDS: dict[tuple[str | None, int], bytes] = {}
+"""The `message_delta` frame by stop reason and output count, the only values `stream_items` puts in it."""
+_TEMPLATES: dict[tuple[int, str, str], tuple[str, str]] = {}
+"""The `delta_template` of each block index and delta type (`Pieces`)."""
 _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 """The frames of block stops and of text and thinking block starts, by event, index and block type."""
 
