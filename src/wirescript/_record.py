@@ -172,8 +172,9 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
                 "nothing was consumed from the script.",
             )
     # The serving wire reads its own credential first; a key sent any other wire's way is still the key.
-    readers = vocabulary.wires if wire is None else (wire, *vocabulary.wires)
-    api_key = next((k for w in readers if (k := w.api_key(headers, query)) is not None), None)
+    api_key = wire.api_key(headers, query) if wire is not None else None
+    if api_key is None:
+        api_key = next((k for w in vocabulary.wires if (k := w.api_key(headers, query)) is not None), None)
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     record = RecordedRequest.model_construct(
