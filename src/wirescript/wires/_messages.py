@@ -112,21 +112,18 @@ def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, 
 
     """
     content = blocks(turn, index)
-    arguments = [json_dumps(call.input) for call in turn.tool_calls]
-    chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, arguments))
+    calls = turn.tool_calls
+    arguments = [json_dumps(call.input) for call in calls] if calls else []
+    chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if calls else 0)
     input_tokens, output_tokens = default_usage(turn, chars)
+    scripted = turn.usage
     usage = {
         "input_tokens": input_tokens,
-        "cache_creation_input_tokens": _opt(turn, "cache_creation_input_tokens"),
-        "cache_read_input_tokens": _opt(turn, "cache_read_input_tokens"),
+        "cache_creation_input_tokens": (scripted.cache_creation_input_tokens or 0) if scripted else 0,
+        "cache_read_input_tokens": (scripted.cache_read_input_tokens or 0) if scripted else 0,
         "output_tokens": output_tokens,
     }
     return _message(msg_id, model, content, canonical_stop(turn), usage), arguments
-
-
-def _opt(turn: Turn, name: str) -> int:
-    value = getattr(turn.usage, name, None) if turn.usage else None
-    return value or 0
 
 
 def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:

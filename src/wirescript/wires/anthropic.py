@@ -245,30 +245,29 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
                 encoded = encode_pieces(template, item.pieces, joined=joined)
             for chunk in encoded:
                 yield Frame("content_block_delta", chunk)
-        elif item[0] == "ping":
-            yield Frame("ping", _PING)
-        elif item[0] == "message_stop":
-            yield Frame("message_stop", _MESSAGE_STOP)
-        elif item[0] == "message_delta":  # a stop reason and an output count: most answers share one
-            delta = (item[1]["delta"]["stop_reason"], item[1]["usage"]["output_tokens"])
-            frame = _ENDS.get(delta)
+            continue
+        name, data = item
+        frame = _CONSTANT.get(name)  # ping, message_stop: the same bytes in every answer
+        if frame is None and name == "message_delta":  # a stop reason and an output count: most answers share one
+            ending = (data["delta"]["stop_reason"], data["usage"]["output_tokens"])
+            frame = _ENDS.get(ending)
             if frame is None:
-                frame = encode_event("message_delta", json_dumps(item[1]))
+                frame = encode_event(name, json_dumps(data))
                 if len(_ENDS) < 256:
-                    _ENDS[delta] = frame
-            yield Frame("message_delta", frame)
-        elif item[0] == "content_block_stop" or (
-            item[0] == "content_block_start" and item[1]["content_block"]["type"] in ("text", "thinking")
+                    _ENDS[ending] = frame
+        elif frame is None and (
+            name == "content_block_stop"
+            or (name == "content_block_start" and data["content_block"]["type"] in ("text", "thinking"))
         ):  # the same bytes in every answer (an index and a block type): encoded once
-            key = (item[0], item[1]["index"], item[1].get("content_block", {}).get("type"))
+            key = (name, data["index"], data.get("content_block", {}).get("type"))
             frame = _FIXED.get(key)
             if frame is None:
-                frame = encode_event(item[0], json_dumps(item[1]))
+                frame = encode_event(name, json_dumps(data))
                 if len(_FIXED) < 256:
                     _FIXED[key] = frame
-            yield Frame(item[0], frame)
-        else:
-            yield Frame(item[0], encode_event(item[0], json_dumps(item[1])))
+        elif frame is None:
+            frame = encode_event(name, json_dumps(data))
+        yield Frame(name, frame)
 
 
 _ENDS: dict[tuple[str | None, int], bytes] = {}
@@ -279,5 +278,5 @@ _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 """The frames of block stops and of text and thinking block starts, by event, index and block type."""
 
 
-_PING = encode_event("ping", json_dumps({"type": "ping"}))
-_MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
+_CONSTANT = {name: encode_event(name, json_dumps({"type": name})) for name in ("ping", "message_stop")}
+"""The frames of the events that carry nothing but their type."""
