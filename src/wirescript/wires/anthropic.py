@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps
+from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
 from ..strict import check_request
 from . import _messages
 from .base import (
@@ -248,7 +248,9 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
             continue
         name, data = item
         frame = _CONSTANT.get(name)  # ping, message_stop: the same bytes in every answer
-        if frame is None and name == "message_delta":  # a stop reason and an output count: most answers share one
+        if frame is None and name == "message_start":  # the same around its id for a model and usage
+            frame = _message_start(data)
+        elif frame is None and name == "message_delta":  # a stop reason and an output count: most answers share one
             ending = (data["delta"]["stop_reason"], data["usage"]["output_tokens"])
             frame = _ENDS.get(ending)
             if frame is None:
@@ -270,6 +272,27 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
         yield Frame(name, frame)
 
 
+def _message_start(data: dict[str, Any]) -> bytes:
+    """The `message_start` frame: its template around the message id, kept by model and usage, with the id put in.
+
+    `stream_items` puts nothing else in it that differs between answers (the content is empty, the stop
+    reason and sequence null).
+    """
+    message = data["message"]
+    shape = (message["model"], *message["usage"].items())
+    template = _STARTS.get(shape)
+    if template is None:
+        template = delta_template("message_start", {**data, "message": {**message, "id": PIECE}})
+        if template is None:  # a model name that is not ASCII: encoded whole
+            return encode_event("message_start", json_dumps(data))
+        if len(_STARTS) < 256:
+            _STARTS[shape] = template
+    before, after = template
+    return f"{before}{json_string(message['id'])}{after}".encode()
+
+
+_STARTS: dict[tuple[Any, ...], tuple[str, str]] = {}
+"""The `delta_template` of `message_start` around the message id, by model and usage."""
 _ENDS: dict[tuple[str | None, int], bytes] = {}
 """The `message_delta` frame by stop reason and output count, the only values `stream_items` puts in it."""
 _TEMPLATES: dict[tuple[int, str, str], tuple[str, str]] = {}
