@@ -285,7 +285,7 @@ class Ledger:
         if isinstance(decision, Turnless) and wire is not None:
             side = respond(wire, record, self._side)
             if isinstance(side, Answer):
-                return Answer(side.status, side.headers, side.lead, self._guarded(record, side.body))
+                return self._guarded(record, side)
             decision = self.problem(record, side)
         if isinstance(decision, Turn) and wire is not None:
             try:
@@ -294,7 +294,7 @@ class Ledger:
                 decision = self.problem(record, failed("rendering the answer", exc))
             else:
                 if not isinstance(reply, str):
-                    return Answer(reply.status, reply.headers, reply.lead, self._guarded(record, reply.body))
+                    return self._guarded(record, reply)
                 decision = self.problem(record, Refusal("fault", reply))
         assert isinstance(decision, Refusal)
         return self.refusal(record, wire, decision)
@@ -333,9 +333,10 @@ class Ledger:
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
 
-    def _guarded(self, record: RecordedRequest, body: bytes | Iterator[Step]) -> bytes | Iterator[Step]:
-        """The body, with a failure while it is rendered recorded and sent as a dropped connection."""
-        return body if isinstance(body, bytes) else self._guarded_steps(record, body)
+    def _guarded(self, record: RecordedRequest, reply: Answer) -> Answer:
+        """`reply`, a failure while its steps are rendered recorded and sent as a dropped connection."""
+        body = reply.body
+        return reply if isinstance(body, bytes) else reply._replace(body=self._guarded_steps(record, body))
 
     def _guarded_steps(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
         try:

@@ -172,8 +172,9 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
                 "nothing was consumed from the script.",
             )
     # The serving wire reads its own credential first; a key sent any other wire's way is still the key.
-    readers = vocabulary.wires if wire is None else (wire, *vocabulary.wires)
-    api_key = next((k for w in readers if (k := w.api_key(headers, query)) is not None), None)
+    api_key = wire.api_key(headers, query) if wire is not None else None
+    if api_key is None:
+        api_key = next((k for w in vocabulary.wires if (k := w.api_key(headers, query)) is not None), None)
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     record = RecordedRequest.model_construct(
@@ -182,7 +183,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         provider=wire.name if wire is not None else None,
         method=method,
         path=path,
-        query=_redacted(query, lambda name: name.lower() in vocabulary.query),
+        query=_redacted(query, vocabulary.query) if query else query,
         headers=_without(headers, secret_headers),
         content=content,
         body=body,
@@ -292,9 +293,9 @@ def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
     return headers
 
 
-def _redacted(values: dict[str, str], secret: Any) -> dict[str, str]:
-    """`values` with the value of every name `secret(name)` holds for redacted (in place; the order is kept)."""
-    names: Iterable[str] = [name for name in values if secret(name)]
+def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
+    """`values` with the value of every name whose lower-cased form is in `secret` redacted (in place, in order)."""
+    names: Iterable[str] = [name for name in values if name.lower() in secret]
     for name in names:
         values[name] = REDACTED
     return values

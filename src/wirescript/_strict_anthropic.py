@@ -233,6 +233,62 @@ def check_anthropic(
         The violation of the first broken rule, in the order of `RULES`; None when the request passes.
 
     """
+    if history is None and plainly_valid(body):  # what nearly every request sends: no rule can refuse it
+        return None
+    return rules_violation(body, history=history, served_without_thinking=served_without_thinking, skip=skip)
+
+
+def plainly_valid(body: dict[str, Any]) -> bool:
+    """Whether no rule can refuse `body` (not a continued thread), decided in one pass without running each.
+
+    True only for the shape most requests have: a `model`; an integer `max_tokens` of at least 0;
+    a non-empty list of `user` and `assistant` messages, each with a string content or a list of
+    text blocks that carry neither `cache_control` nor a nested `content`; no `thread`, no `tools`,
+    no list `system`, no `thinking` of type `enabled`; a `temperature`, if any, in [0, 1]. Then
+    no role is foreign or misplaced, no tool block or thinking block exists, no block counts
+    against the cache-control limit and no budget applies. Anything else, and so every request a
+    rule refuses, is left to the rules. `tests/test_strict_fast.py` checks that this says True
+    only of bodies every rule passes.
+    """
+    if body.get("model") is None or "thread" in body or body.get("tools"):
+        return False
+    max_tokens = body.get("max_tokens")
+    if type(max_tokens) is not int or max_tokens < 0:
+        return False
+    temperature = body.get("temperature")
+    if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature <= 1):
+        return False
+    thinking = body.get("thinking")
+    if isinstance(body.get("system"), list) or (isinstance(thinking, dict) and thinking.get("type") == "enabled"):
+        return False
+    messages = body.get("messages")
+    if type(messages) is not list or not messages:
+        return False
+    for message in messages:
+        if type(message) is not dict or message.get("role") not in _PLAIN_ROLES:
+            return False
+        content = message.get("content")
+        if type(content) is str:
+            continue
+        if type(content) is not list:
+            return False
+        for block in content:
+            if type(block) is not dict or block.get("type") != "text" or "cache_control" in block or "content" in block:
+                return False
+    return True
+
+
+_PLAIN_ROLES = ("user", "assistant")
+
+
+def rules_violation(
+    body: dict[str, Any],
+    *,
+    history: list[Any] | None = None,
+    served_without_thinking: Collection[str] = frozenset(),
+    skip: frozenset[str] = frozenset(),
+) -> Violation | None:
+    """`check_anthropic` without its shortcut for plainly valid bodies: every rule, run in turn."""
     conv = _Conversation(body, history)
     for rule, check, reads in _CHECKS:  # a table built once, not closures per request
         if rule.id in skip:

@@ -163,6 +163,47 @@ def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset(
         The violation of the first broken rule, in the order of `CHAT_RULES`; None when the request passes.
 
     """
+    if plainly_valid_chat(body):  # what nearly every request sends: no rule can refuse it
+        return None
+    return chat_rules_violation(body, skip=skip)
+
+
+def plainly_valid_chat(body: dict[str, Any]) -> bool:
+    """Whether no Chat Completions rule can refuse `body`, decided in one pass without running each.
+
+    True only for the shape most requests have: a `model`; a non-empty list of `system`,
+    `developer`, `user` and `assistant` messages without `tool_calls`; no `tools`; a
+    `temperature`, if any, in [0, 2]; an integer `n`, if any, of at least 1; a `response_format`,
+    if any, of type `text` or `json_object`; `stream_options` only with `stream: true`. Then no tool
+    call or tool message exists and no other rule has anything to refuse. Anything else, and so every
+    request a rule refuses, is left to the rules. `tests/test_strict_fast.py` checks that this
+    says True only of bodies every rule passes.
+    """
+    if body.get("model") is None or body.get("tools"):
+        return False
+    n, fmt = body.get("n"), body.get("response_format")
+    if (n is not None and not (type(n) is int and n >= 1)) or (fmt is not None and fmt not in _PLAIN_FORMATS):
+        return False
+    if body.get("stream_options") is not None and body.get("stream") is not True:
+        return False
+    temperature = body.get("temperature")
+    if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature <= 2):
+        return False
+    messages = body.get("messages")
+    if type(messages) is not list or not messages:
+        return False
+    for message in messages:
+        if type(message) is not dict or message.get("role") not in _PLAIN_CHAT_ROLES or "tool_calls" in message:
+            return False
+    return True
+
+
+_PLAIN_CHAT_ROLES = ("system", "developer", "user", "assistant")
+_PLAIN_FORMATS = ({"type": "text"}, {"type": "json_object"})
+
+
+def chat_rules_violation(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
+    """`check_openai_chat` without its shortcut for plainly valid bodies: every rule, run in turn."""
     checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
         (CHAT_MODEL_MISSING, lambda: _chat_model(body)),
         (CHAT_MESSAGES_MISSING, lambda: _chat_messages_missing(body)),

@@ -10,7 +10,18 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-__all__ = ["PIECE", "SEQUENCE", "SSEEvent", "encode_deltas", "encode_event", "json_dumps", "json_string", "parse_sse"]
+__all__ = [
+    "PIECE",
+    "SEQUENCE",
+    "SSEEvent",
+    "delta_template",
+    "encode_deltas",
+    "encode_event",
+    "encode_pieces",
+    "json_dumps",
+    "json_string",
+    "parse_sse",
+]
 
 
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -95,10 +106,35 @@ def encode_deltas(
             yield f"{prefix}{head}{first}{middle}{second}{tail}\n\n".encode()
         return
     head, _, tail = text.partition(_PIECE_JSON)
-    before, after = f"{prefix}{head}", f"{tail}\n\n"
+    yield from encode_pieces((f"{prefix}{head}", f"{tail}\n\n"), pieces, joined=joined)
+
+
+def delta_template(event: str | None, data: Any) -> tuple[str, str] | None:
+    """What `encode_deltas(event, data, ...)` puts around each piece, to encode pieces with `encode_pieces`.
+
+    None when the data is not ASCII (or holds a lone surrogate): `encode_deltas` encodes those events whole.
+    A wire whose delta data is the same in every answer keeps its template instead of encoding it each time.
+    """
+    prefix = f"event: {event}\ndata: " if event else "data: "
+    try:
+        text = to_json(data).decode()
+    except PydanticSerializationError:
+        return None
+    if not text.isascii():
+        return None
+    head, _, tail = text.partition(_PIECE_JSON)
+    return f"{prefix}{head}", f"{tail}\n\n"
+
+
+def encode_pieces(template: tuple[str, str], pieces: Sequence[str], *, joined: bool = False) -> Iterator[bytes]:
+    """The frames of a run of deltas from their `delta_template`: the bytes `encode_deltas` gives."""
+    before, after = template
     if not joined:
         for piece in pieces:
             yield f"{before}{json_string(piece)}{after}".encode()
+        return
+    if len(pieces) == 1:  # a one-delta answer: no batching
+        yield f"{before}{json_string(pieces[0])}{after}".encode()
         return
     step = max(1, _JOINED_CHARS // (len(before) + len(after) + 16))
     for start in range(0, len(pieces), step):

@@ -58,19 +58,21 @@ def parse_messages(body: Any) -> Parsed:
     """Model, system, messages, tools and tool_result blocks of a Messages request body."""
     messages = as_list(body.get("messages"))
     tools = as_list(body.get("tools"))
+    model = body.get("model")
+    tool_results: list[Any] = []
+    for m in messages:  # a loop, not a comprehension: no function call per request for the usual text messages
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list):
+            tool_results += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
     return Parsed(
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        model=model if isinstance(model, str) else None,
         system=text_of(body.get("system"), sep="\n"),
         messages=messages,
         tools=tools,
-        tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
-        tool_results=[
-            block
-            for m in messages
-            if isinstance(m, dict) and isinstance(m.get("content"), list)
-            for block in m["content"]
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        ],
+        tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        if tools
+        else [],
+        tool_results=tool_results,
         stream=body.get("stream") is True,
         max_tokens=as_int(body.get("max_tokens")),
         temperature=as_float(body.get("temperature")),
@@ -110,21 +112,18 @@ def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, 
 
     """
     content = blocks(turn, index)
-    arguments = [json_dumps(call.input) for call in turn.tool_calls]
-    chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, arguments))
+    calls = turn.tool_calls
+    arguments = [json_dumps(call.input) for call in calls] if calls else []
+    chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if calls else 0)
     input_tokens, output_tokens = default_usage(turn, chars)
+    scripted = turn.usage
     usage = {
         "input_tokens": input_tokens,
-        "cache_creation_input_tokens": _opt(turn, "cache_creation_input_tokens"),
-        "cache_read_input_tokens": _opt(turn, "cache_read_input_tokens"),
+        "cache_creation_input_tokens": (scripted.cache_creation_input_tokens or 0) if scripted else 0,
+        "cache_read_input_tokens": (scripted.cache_read_input_tokens or 0) if scripted else 0,
         "output_tokens": output_tokens,
     }
     return _message(msg_id, model, content, canonical_stop(turn), usage), arguments
-
-
-def _opt(turn: Turn, name: str) -> int:
-    value = getattr(turn.usage, name, None) if turn.usage else None
-    return value or 0
 
 
 def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def token_counts(turn: Turn, args: list[str]) -> TokenCounts:
 
     Reasoning tokens default to one per four characters of thinking, within the output count.
     """
-    chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(a) for a in args)
+    chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, args)) if args else 0)
     input_tokens, output_tokens = default_usage(turn, chars)
     usage = turn.usage
     thinking = len(turn.thinking or "")

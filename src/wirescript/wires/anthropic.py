@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, encode_deltas, encode_event, json_dumps
+from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
 from ..strict import check_request
 from . import _messages
 from .base import (
@@ -232,30 +232,74 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
     """The documented event sequence of a Message (`_messages.stream_items`), as SSE frames."""
     for item in _messages.stream_items(message, arguments, malformed_tool_json):
         if isinstance(item, _messages.Pieces):
-            data = item.event(PIECE)
-            for chunk in encode_deltas("content_block_delta", data, item.pieces, joined=joined):
+            # The data around a piece is the same in every answer for a block index and delta type: encoded once.
+            shape = (item.index, item.kind, item.key)
+            template = _TEMPLATES.get(shape)
+            if template is None:
+                template = delta_template("content_block_delta", item.event(PIECE))
+                if template is not None and len(_TEMPLATES) < 256:
+                    _TEMPLATES[shape] = template
+            if template is None:
+                encoded = encode_deltas("content_block_delta", item.event(PIECE), item.pieces, joined=joined)
+            else:
+                encoded = encode_pieces(template, item.pieces, joined=joined)
+            for chunk in encoded:
                 yield Frame("content_block_delta", chunk)
-        elif item[0] == "ping":
-            yield Frame("ping", _PING)
-        elif item[0] == "message_stop":
-            yield Frame("message_stop", _MESSAGE_STOP)
-        elif item[0] == "content_block_stop" or (
-            item[0] == "content_block_start" and item[1]["content_block"]["type"] in ("text", "thinking")
+            continue
+        name, data = item
+        frame = _CONSTANT.get(name)  # ping, message_stop: the same bytes in every answer
+        if frame is None and name == "message_start":  # the same around its id for a model and usage
+            frame = _message_start(data)
+        elif frame is None and name == "message_delta":  # a stop reason and an output count: most answers share one
+            ending = (data["delta"]["stop_reason"], data["usage"]["output_tokens"])
+            frame = _ENDS.get(ending)
+            if frame is None:
+                frame = encode_event(name, json_dumps(data))
+                if len(_ENDS) < 256:
+                    _ENDS[ending] = frame
+        elif frame is None and (
+            name == "content_block_stop"
+            or (name == "content_block_start" and data["content_block"]["type"] in ("text", "thinking"))
         ):  # the same bytes in every answer (an index and a block type): encoded once
-            key = (item[0], item[1]["index"], item[1].get("content_block", {}).get("type"))
+            key = (name, data["index"], data.get("content_block", {}).get("type"))
             frame = _FIXED.get(key)
             if frame is None:
-                frame = encode_event(item[0], json_dumps(item[1]))
+                frame = encode_event(name, json_dumps(data))
                 if len(_FIXED) < 256:
                     _FIXED[key] = frame
-            yield Frame(item[0], frame)
-        else:
-            yield Frame(item[0], encode_event(item[0], json_dumps(item[1])))
+        elif frame is None:
+            frame = encode_event(name, json_dumps(data))
+        yield Frame(name, frame)
 
 
+def _message_start(data: dict[str, Any]) -> bytes:
+    """The `message_start` frame: its template around the message id, kept by model and usage, with the id put in.
+
+    `stream_items` puts nothing else in it that differs between answers (the content is empty, the stop
+    reason and sequence null).
+    """
+    message = data["message"]
+    shape = (message["model"], *message["usage"].items())
+    template = _STARTS.get(shape)
+    if template is None:
+        template = delta_template("message_start", {**data, "message": {**message, "id": PIECE}})
+        if template is None:  # a model name that is not ASCII: encoded whole
+            return encode_event("message_start", json_dumps(data))
+        if len(_STARTS) < 256:
+            _STARTS[shape] = template
+    before, after = template
+    return f"{before}{json_string(message['id'])}{after}".encode()
+
+
+_STARTS: dict[tuple[Any, ...], tuple[str, str]] = {}
+"""The `delta_template` of `message_start` around the message id, by model and usage."""
+_ENDS: dict[tuple[str | None, int], bytes] = {}
+"""The `message_delta` frame by stop reason and output count, the only values `stream_items` puts in it."""
+_TEMPLATES: dict[tuple[int, str, str], tuple[str, str]] = {}
+"""The `delta_template` of each block index and delta type (`Pieces`)."""
 _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 """The frames of block stops and of text and thinking block starts, by event, index and block type."""
 
 
-_PING = encode_event("ping", json_dumps({"type": "ping"}))
-_MESSAGE_STOP = encode_event("message_stop", json_dumps({"type": "message_stop"}))
+_CONSTANT = {name: encode_event(name, json_dumps({"type": name})) for name in ("ping", "message_stop")}
+"""The frames of the events that carry nothing but their type."""

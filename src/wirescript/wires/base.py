@@ -446,8 +446,8 @@ def chunks(text: str, most: int = 8) -> list[str]:
     Pieces are at most `most` characters long and cut at fixed positions, mid-word included, so
     a consumer that assumes whole words per delta is caught.
     """
-    if not text:
-        return []
+    if len(text) < 2:  # nothing to split: no comprehension for a one-character answer
+        return [text] if text else []
     size = max(1, min(most, len(text) // 2))
     return [text[i : i + size] for i in range(0, len(text), size)]
 

@@ -142,10 +142,15 @@ class OpenAIChatWire(Wire):
         `malformed_tool_json` breaks the arguments string of every tool call, streamed or not.
         """
         index = record.index
-        calls = [
-            (call_id(call, index, k), call.name, arguments(call, malformed_tool_json))
-            for k, call in enumerate(turn.tool_calls)
-        ]
+        tool_calls = turn.tool_calls
+        calls = (
+            [
+                (call_id(call, index, k), call.name, arguments(call, malformed_tool_json))
+                for k, call in enumerate(tool_calls)
+            ]
+            if tool_calls
+            else []
+        )
         counts = token_counts(turn, [args for _, _, args in calls])
         head = {
             "id": f"chatcmpl-{index:04d}",
@@ -367,4 +372,7 @@ def _stream(
     yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
-    yield Frame("[DONE]", encode_event(None, "[DONE]"))
+    yield Frame("[DONE]", _DONE)
+
+
+_DONE = encode_event(None, "[DONE]")

@@ -1,0 +1,276 @@
+"""The strict rules' shortcuts for plainly valid bodies refuse nothing less than the rules do.
+
+`check_anthropic` and `check_openai_chat` decide the body nearly every request sends (a model,
+max_tokens, text messages) in one pass instead of running each rule. These tests pin that a
+shortcut says "valid" only of bodies every rule passes, so the answer is the same with it as
+without it, for any body; and that what the real SDKs send takes the shortcut (else it would save
+nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _support import anthropic_client, examples, openai_client
+from wirescript import ScriptTransport
+from wirescript._strict_anthropic import plainly_valid, rules_violation
+from wirescript._strict_openai import chat_rules_violation, plainly_valid_chat
+from wirescript.strict import check_anthropic, check_openai_chat
+
+TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object", "properties": {}}}
+CACHED = {"type": "ephemeral"}
+
+# Values on both sides of every rule's line, and of the shortcut's.
+BLOCK_VALUES: list[Any] = [
+    {"type": "text", "text": "hi"},
+    {"type": "text", "text": "hi", "cache_control": CACHED},
+    {"type": "text", "text": "hi", "content": [{"type": "text", "text": "x", "cache_control": CACHED}] * 5},
+    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}},
+    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+    {"type": "tool_result", "tool_use_id": "toolu_9", "content": [{"type": "text", "text": "x"}]},
+    {"type": "thinking", "thinking": "hm", "signature": "sig"},
+    {"type": "redacted_thinking", "data": "x"},
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+    {"type": "image", "source": {}, "cache_control": CACHED},
+    {"text": "no type"},
+    "a string block",
+]
+CONTENT_VALUES: list[Any] = [
+    "hi",
+    "",
+    None,
+    3,
+    {"type": "text"},
+    [],
+    *([block] for block in BLOCK_VALUES),
+    *([{"type": "text", "text": "hi"}, block] for block in BLOCK_VALUES),
+    [{"type": "text", "text": "hi", "cache_control": CACHED}] * 5,
+]
+ROLE_VALUES: list[Any] = ["user", "assistant", "system", "tool", "developer", None, 3]
+MESSAGE_VALUES: list[Any] = [
+    *({"role": role, "content": content} for role in ROLE_VALUES for content in CONTENT_VALUES),
+    *({"role": role} for role in ROLE_VALUES),
+    {"content": "hi"},
+    "a string message",
+]
+FIELD_VALUES: dict[str, list[Any]] = {
+    "model": ["claude-test", None, 3],
+    "max_tokens": [64, 0, -1, None, 1.0, -1.0, True, "64", 2**70],
+    "messages": [None, [], "hi", {}, ["hi"]],
+    "stream": [True, False],
+    "temperature": [0, 1, 0.5, 1.5, -0.1, True, float("nan"), float("inf"), "0.5", None],
+    "thread": [{"type": "continue", "previous_message_id": "msg_1"}, {"type": "new"}, None],
+    "tools": [[], None, [TOOL], [TOOL, TOOL], [{"name": "bad name"}], [{**TOOL, "cache_control": CACHED}] * 5],
+    "system": ["be brief", [], [{"type": "text", "text": "s", "cache_control": CACHED}] * 5, None],
+    "thinking": [
+        {"type": "enabled", "budget_tokens": 512},
+        {"type": "enabled", "budget_tokens": 2048},
+        {"type": "disabled"},
+        {"type": "adaptive"},
+        "enabled",
+    ],
+}
+MESSAGES = st.sampled_from(MESSAGE_VALUES)
+FIELDS = {key: st.sampled_from(values) for key, values in FIELD_VALUES.items()}
+FIELDS["messages"] = st.one_of(st.lists(MESSAGES, max_size=6), FIELDS["messages"])
+PLAIN_MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant"]),
+            "content": st.one_of(st.just("hi"), st.lists(st.just({"type": "text", "text": "hi"}), max_size=2)),
+        }
+    ),
+    min_size=1,
+    max_size=4,
+)
+PLAIN = st.fixed_dictionaries(
+    {"model": st.just("claude-test"), "max_tokens": st.sampled_from([0, 64]), "messages": PLAIN_MESSAGES},
+    optional={"stream": st.just(True), "system": st.just("Be brief."), "temperature": st.sampled_from([0, 0.5, 1])},
+)
+
+
+@st.composite
+def one_off(draw: st.DrawFn) -> dict[str, Any]:
+    """A plainly valid body with one field, or one message, changed to a value near some rule's line."""
+    body = draw(PLAIN)
+    if draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(FIELDS)))
+        return {**body, key: draw(FIELDS[key])}
+    messages = list(body["messages"])
+    messages.insert(draw(st.integers(0, len(messages))), draw(MESSAGES))
+    return {**body, "messages": messages}
+
+
+BODIES = st.one_of(st.fixed_dictionaries({}, optional=FIELDS), PLAIN, one_off())
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(body=BODIES, served=st.sampled_from([frozenset(), frozenset({"toolu_1"})]))
+def test_the_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any], served: frozenset[str]) -> None:
+    expected = rules_violation(body, served_without_thinking=served)
+    if plainly_valid(body):
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_anthropic(body, served_without_thinking=served) == expected
+
+
+def test_what_the_sdk_sends_is_plainly_valid() -> None:
+    stub = ScriptTransport([{"text": "a"}, {"text": "b"}])
+    client = anthropic_client(stub)
+    client.messages.create(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}])
+    with client.messages.stream(
+        model="claude-test",
+        max_tokens=64,
+        system="Be brief.",
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "How are you?"},
+        ],
+    ) as stream:
+        stream.get_final_text()
+    assert [plainly_valid(r.body) for r in stub.requests] == [True, True]
+    assert stub.problems == []
+
+
+PLAIN_BODY: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello."}],
+}
+
+
+def test_every_one_off_body_is_decided_as_the_rules_do() -> None:
+    """Every value above, one at a time in an otherwise plainly valid body: in place of a field, or as a message."""
+    bodies = [{**PLAIN_BODY, key: value} for key, values in FIELD_VALUES.items() for value in values]
+    for message in MESSAGE_VALUES:
+        for at in (0, 1, 2):
+            messages = list(PLAIN_BODY["messages"])
+            messages.insert(at, message)
+            bodies.append({**PLAIN_BODY, "messages": messages})
+    plain = 0
+    for body in bodies:
+        expected = rules_violation(body)
+        if plainly_valid(body):
+            plain += 1
+            assert expected is None, f"plainly valid, yet {expected}: {body}"
+        assert check_anthropic(body) == expected
+    assert 0 < plain < len(bodies)  # both ways are taken
+
+
+def test_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
+    plain: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    assert plainly_valid(plain)
+    refused = [
+        {**plain, "max_tokens": -1},
+        {**plain, "temperature": 1.5},
+        {**plain, "messages": []},
+        {**plain, "messages": [{"role": "system", "content": "hi"}]},
+        {**plain, "tools": [TOOL, TOOL]},
+        {**plain, "system": [{"type": "text", "text": "s", "cache_control": CACHED}] * 5},
+        {**plain, "thinking": {"type": "enabled", "budget_tokens": 512}},
+        {k: v for k, v in plain.items() if k != "model"},
+    ]
+    for body in refused:
+        assert rules_violation(body) is not None, body
+        assert not plainly_valid(body), body
+
+
+# --- Chat Completions --------------------------------------------------------------------------------
+
+FUNCTION = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+CHAT_ROLE_VALUES: list[Any] = ["system", "developer", "user", "assistant", "tool", "function", None, 3]
+CHAT_MESSAGE_VALUES: list[Any] = [
+    *(
+        {"role": role, "content": "hi", **extra}
+        for role in CHAT_ROLE_VALUES
+        for extra in ({}, {"tool_calls": [CALL]}, {"tool_calls": []}, {"tool_calls": None}, {"tool_call_id": "call_1"})
+    ),
+    {"content": "hi"},
+    "a string message",
+]
+CHAT_FIELD_VALUES: dict[str, list[Any]] = {
+    "model": ["gpt-test", None, 3],
+    "messages": [None, [], "hi", {}, ["hi"]],
+    "stream": [True, False, "true", None],
+    "stream_options": [{"include_usage": True}, {}, None],
+    "n": [1, 2, 0, -1, 1.0, 0.0, True, False, "1", None],
+    "temperature": [0, 2, 1.5, 2.5, -0.1, True, float("nan"), float("inf"), "1", None],
+    "tools": [
+        [],
+        None,
+        [FUNCTION],
+        [{"type": "function", "function": {"name": "bad name"}}],
+        [{"type": "function", "function": {"name": "x" * 65}}],
+        [{"type": "custom", "custom": {"name": "bad name"}}],
+    ],
+    "response_format": [
+        {"type": "text"},
+        {"type": "json_object"},
+        {"type": "json_schema", "json_schema": {"name": "answer", "schema": {}}},
+        {"type": "json_schema", "json_schema": {}},
+        {"type": "json_schema"},
+        {"type": "text", "extra": 1},
+        "json",
+        None,
+    ],
+}
+PLAIN_CHAT_BODY: dict[str, Any] = {
+    "model": "gpt-test",
+    "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+}
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    body=st.fixed_dictionaries(
+        {},
+        optional={
+            **{key: st.sampled_from(values) for key, values in CHAT_FIELD_VALUES.items()},
+            "messages": st.lists(st.sampled_from(CHAT_MESSAGE_VALUES), max_size=6),
+        },
+    )
+)
+def test_the_chat_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any]) -> None:
+    expected = chat_rules_violation(body)
+    if plainly_valid_chat(body):
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_openai_chat(body) == expected
+
+
+def test_every_one_off_chat_body_is_decided_as_the_rules_do() -> None:
+    bodies = [{**PLAIN_CHAT_BODY, key: value} for key, values in CHAT_FIELD_VALUES.items() for value in values]
+    bodies += [{**PLAIN_CHAT_BODY, "stream": True, key: value} for key, value in [("stream_options", {})]]
+    for message in CHAT_MESSAGE_VALUES:
+        for follower in (None, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}):
+            for at in (0, 1, 2):
+                messages = list(PLAIN_CHAT_BODY["messages"])
+                messages[at:at] = [message] if follower is None else [message, follower]
+                bodies.append({**PLAIN_CHAT_BODY, "messages": messages})
+    plain = 0
+    for body in bodies:
+        expected = chat_rules_violation(body)
+        if plainly_valid_chat(body):
+            plain += 1
+            assert expected is None, f"plainly valid, yet {expected}: {body}"
+        assert check_openai_chat(body) == expected
+    assert 0 < plain < len(bodies)
+
+
+def test_what_the_openai_sdk_sends_is_plainly_valid() -> None:
+    stub = ScriptTransport([{"text": "a"}, {"text": "b"}])
+    client = openai_client(stub)
+    client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    stream = client.chat.completions.create(
+        model="gpt-test",
+        stream=True,
+        stream_options={"include_usage": True},
+        temperature=0.5,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+    )
+    assert list(stream)
+    assert [plainly_valid_chat(r.body) for r in stub.requests] == [True, True]
+    assert stub.problems == []
