@@ -86,46 +86,26 @@ def refused(port: int) -> bool:
 # prove: the app reaches the stub only through its environment.
 
 
-def test_openai_app_in_a_subprocess_runs_its_tool_loop_from_the_base_url_variable() -> None:
-    stub = ScriptTransport([WEATHER_TOOL, "Sunny in Paris."])
-    with stub.serve() as base_url:
-        done = run_app(
-            "openai_agent.py",
-            "Weather in Paris?",
-            app_env(OPENAI_BASE_URL=f"{base_url}/v1", OPENAI_API_KEY="dummy-key"),
-        )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "Sunny in Paris.\n", "")
-    first, second = stub.requests
-    assert (first.provider, first.path, first.model, first.system) == (
-        "openai_chat",
-        "/v1/chat/completions",
-        "gpt-test",
-        "Be brief.",
-    )
-    assert (first.tool_names, first.api_key) == (["get_weather"], "dummy-key")
-    assert second.tool_results == [{"role": "tool", "tool_call_id": "call_0000_0", "content": WEATHER_RESULT}]
-    stub.check()
-
-
-# Slow as the others above (two children, importing anthropic at once): two processes are the claim. The same two
-# children prove the anthropic app's whole tool loop from its environment (a third child would cost 2-3 s of CPU).
-def test_two_anthropic_apps_in_other_processes_are_held_then_run_their_tool_loops_from_the_base_url_variable() -> None:
+# Slow as the others above: two children, importing their SDKs at once. Two processes are the claim; the same two
+# children prove each app's whole tool loop from its environment (a child more would cost 1-3 s of CPU).
+def test_an_anthropic_and_an_openai_app_in_other_processes_are_held_then_run_their_tool_loops() -> None:
     def answer(request: Any) -> Any:
         return WEATHER_TOOL if not request.tool_results else f"Answer to {request.last_user_text}."
 
     stub = ScriptTransport(answer)
     stub.hold()
     with stub.serve() as base_url:
-        env = app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy-key")
+        env = app_env(ANTHROPIC_BASE_URL=base_url, OPENAI_BASE_URL=f"{base_url}/v1")
+        env.update(ANTHROPIC_API_KEY="dummy-key", OPENAI_API_KEY="dummy-key")
         apps = [
             subprocess.Popen(
-                [PYTHON, str(APPS / "anthropic_agent.py"), question],
+                [PYTHON, str(APPS / app), question],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for question in ("one", "two")
+            for app, question in (("anthropic_agent.py", "one"), ("openai_agent.py", "two"))
         ]
         try:
             held = stub.wait_for_requests(2, timeout=30)
@@ -141,21 +121,33 @@ def test_two_anthropic_apps_in_other_processes_are_held_then_run_their_tool_loop
     assert outputs == [("Answer to one.\n", ""), ("Answer to two.\n", "")]
     assert [app.returncode for app in apps] == [0, 0]
     assert len(stub.requests) == 4
-    for question in ("one", "two"):
+    wires = {
+        "one": ("anthropic", "/v1/messages", "claude-test", True),
+        "two": ("openai_chat", "/v1/chat/completions", "gpt-test", False),
+    }
+    for question, (provider, path, model, stream) in wires.items():
         first, second = (r for r in stub.requests if r.last_user_text == question)
-        assert (first.provider, first.path, first.model, first.system) == (
-            "anthropic",
-            "/v1/messages",
-            "claude-test",
-            "Be brief.",
-        )
-        assert (first.stream, first.tool_names, first.tool_results) == (True, ["get_weather"], [])
+        assert (first.provider, first.path, first.model, first.system) == (provider, path, model, "Be brief.")
+        assert (first.stream, first.tool_names, first.tool_results) == (stream, ["get_weather"], [])
         assert first.api_key == "dummy-key"
         assert "dummy-key" not in repr(first.headers)
         # the app ran the tool and sent its result back: the loop really closed over the wire
-        assert second.tool_results == [
-            {"type": "tool_result", "tool_use_id": f"toolu_{first.index:04d}_0", "content": WEATHER_RESULT}
-        ]
+        assert [result["content"] for result in second.tool_results] == [WEATHER_RESULT]
+    anthropic_result, openai_result = (
+        next(r for r in stub.requests if r.last_user_text == q and r.tool_results).tool_results[0] for q in wires
+    )
+    first_anthropic = next(r for r in stub.requests if r.last_user_text == "one")
+    assert anthropic_result == {
+        "type": "tool_result",
+        "tool_use_id": f"toolu_{first_anthropic.index:04d}_0",
+        "content": WEATHER_RESULT,
+    }
+    first_openai = next(r for r in stub.requests if r.last_user_text == "two")
+    assert openai_result == {
+        "role": "tool",
+        "tool_call_id": f"call_{first_openai.index:04d}_0",
+        "content": WEATHER_RESULT,
+    }
     stub.check()
 
 
@@ -636,8 +628,9 @@ def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
     process, base_url = served
     assert base_url.startswith("http://127.0.0.1:")
     port = int(base_url.rpartition(":")[2])
+    # the openai app: its SDK imports in half the CPU time of anthropic's; the anthropic app is served above
     done = run_app(
-        "anthropic_agent.py", "Weather in Paris?", app_env(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy")
+        "openai_agent.py", "Weather in Paris?", app_env(OPENAI_BASE_URL=f"{base_url}/v1", OPENAI_API_KEY="dummy")
     )
     assert (done.returncode, done.stdout) == (0, "Sunny, 21 °C in Paris.\n")
     with hx.Client(base_url=f"{base_url}/_wirescript") as control:
