@@ -454,6 +454,32 @@ def test_stop_leaves_no_thread_and_no_listening_port_behind() -> None:
     assert len(stub.requests) == 1  # the stub keeps its records
 
 
+def test_stop_returns_at_once_when_a_client_reads_nothing_of_a_long_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # From Python 3.12 on, closing a listener waits for its every connection: one whose client reads nothing
+    # held stop() past the grace period, and it raised with the server's thread left behind.
+    import wirescript.server
+
+    monkeypatch.setattr(wirescript.server, "_STOP_TIMEOUT", 2.0)
+    before = set(threading.enumerate())
+    stub = ScriptTransport([{"text": "x" * 16_000_000}])
+    server = ScriptServer(stub)
+    server.start()
+    body = json.dumps(PARAMS).encode()
+    with socket.socket() as reader:
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.connect(("127.0.0.1", server.port))
+        reader.sendall(
+            b"POST /v1/messages HTTP/1.1\r\nhost: stub\r\nx-api-key: test-key\r\nanthropic-version: 2023-06-01\r\n"
+            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+        )
+        stub.wait_for_requests(1)
+        time.sleep(0.3)  # the answer is being written; the client reads none of it
+        started = time.monotonic()
+        server.stop()
+        assert time.monotonic() - started < 2.0  # within the grace period, not after it
+    assert set(threading.enumerate()) <= before  # no thread left behind
+
+
 def test_stop_answers_a_request_still_held_with_an_error_that_says_so() -> None:
     before = set(threading.enumerate())
     stub = ScriptTransport(["Never sent."])

@@ -254,7 +254,10 @@ class ScriptApp:
         transport = self._connections.get(tuple(client)) if client else None
         if transport is None:  # not under `ScriptServer`: the server drops it on an exception
             raise _Abort("wirescript: scripted disconnect")
-        transport.close()
+        if self._stopping:  # the server goes down: what the client has not read is dropped too
+            transport.abort()
+        else:
+            transport.close()
         if isinstance(gone, asyncio.Event):
             await gone.wait()
         else:
@@ -570,8 +573,12 @@ class ScriptServer:
                     await asyncio.sleep(0.005)
                 for task in state.tasks:
                     task.cancel(msg="the server stopped")
-                for listener in self.servers:
-                    await listener.wait_closed()
+                for connection in list(state.connections):  # past the grace: drop what is left (unread data too)
+                    connection.transport.abort()
+                # Python >= 3.12 waits here for every connection to go: bounded, as uvicorn bounds it.
+                closed = asyncio.gather(*(listener.wait_closed() for listener in self.servers))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(closed, max(deadline - loop.time(), 0.1))
                 if not self.force_exit:
                     await self.lifespan.shutdown()
 
