@@ -101,7 +101,7 @@ class ScriptApp:
         self._hx = _http.default_module()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._connections: dict[tuple[Any, ...], asyncio.BaseTransport] = {}
+        self._connections: dict[tuple[Any, ...], asyncio.Transport] = {}
         """The open connections by client address, when `ScriptServer` runs the app (to drop them)."""
         self._stopping = False
 
