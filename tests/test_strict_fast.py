@@ -107,13 +107,30 @@ def one_off(draw: st.DrawFn) -> dict[str, Any]:
 BODIES = st.one_of(st.fixed_dictionaries({}, optional=FIELDS), PLAIN, one_off())
 
 
+def decided_alike(body: dict[str, Any], served: frozenset[str] = frozenset()) -> bool:
+    """Assert the shortcut says "valid" only where every rule passes, and the answer is the rules'; True if taken."""
+    expected = rules_violation(body, served_without_thinking=served)
+    taken = plainly_valid(body)
+    if taken:
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_anthropic(body, served_without_thinking=served) == expected
+    return taken
+
+
+def chat_decided_alike(body: dict[str, Any]) -> bool:
+    """`decided_alike` for Chat Completions."""
+    expected = chat_rules_violation(body)
+    taken = plainly_valid_chat(body)
+    if taken:
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_openai_chat(body) == expected
+    return taken
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(body=BODIES, served=st.sampled_from([frozenset(), frozenset({"toolu_1"})]))
 def test_the_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any], served: frozenset[str]) -> None:
-    expected = rules_violation(body, served_without_thinking=served)
-    if plainly_valid(body):
-        assert expected is None, f"plainly valid, yet {expected}: {body}"
-    assert check_anthropic(body, served_without_thinking=served) == expected
+    decided_alike(body, served=served)
 
 
 def test_what_the_sdk_sends_is_plainly_valid() -> None:
@@ -150,13 +167,7 @@ def test_every_one_off_body_is_decided_as_the_rules_do() -> None:
             messages = list(PLAIN_BODY["messages"])
             messages.insert(at, message)
             bodies.append({**PLAIN_BODY, "messages": messages})
-    plain = 0
-    for body in bodies:
-        expected = rules_violation(body)
-        if plainly_valid(body):
-            plain += 1
-            assert expected is None, f"plainly valid, yet {expected}: {body}"
-        assert check_anthropic(body) == expected
+    plain = sum(decided_alike(body) for body in bodies)
     assert 0 < plain < len(bodies)  # both ways are taken
 
 
@@ -235,10 +246,7 @@ PLAIN_CHAT_BODY: dict[str, Any] = {
     )
 )
 def test_the_chat_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any]) -> None:
-    expected = chat_rules_violation(body)
-    if plainly_valid_chat(body):
-        assert expected is None, f"plainly valid, yet {expected}: {body}"
-    assert check_openai_chat(body) == expected
+    chat_decided_alike(body)
 
 
 def test_every_one_off_chat_body_is_decided_as_the_rules_do() -> None:
@@ -250,14 +258,8 @@ def test_every_one_off_chat_body_is_decided_as_the_rules_do() -> None:
                 messages = list(PLAIN_CHAT_BODY["messages"])
                 messages[at:at] = [message] if follower is None else [message, follower]
                 bodies.append({**PLAIN_CHAT_BODY, "messages": messages})
-    plain = 0
-    for body in bodies:
-        expected = chat_rules_violation(body)
-        if plainly_valid_chat(body):
-            plain += 1
-            assert expected is None, f"plainly valid, yet {expected}: {body}"
-        assert check_openai_chat(body) == expected
-    assert 0 < plain < len(bodies)
+    plain = sum(chat_decided_alike(body) for body in bodies)
+    assert 0 < plain < len(bodies)  # both ways are taken
 
 
 def test_what_the_openai_sdk_sends_is_plainly_valid() -> None:
