@@ -45,7 +45,7 @@ ORIGINAL_FUNCTIONS = [getattr(owner, name) for owner, name in SOCKET_FUNCTIONS]
 
 def as_before() -> list[bool]:
     """Per socket function: the original, or the session hold's wrapper laid right on it (no guard active)."""
-    laid = _hold.laid or () if _hold.on else ()
+    laid = _hold.laid if _hold.on else ()
     return [
         now is before or (now in laid and now.__wrapped__ is function)
         for now, before, function in zip(socket_state(), ORIGINAL_SOCKET, ORIGINAL_FUNCTIONS, strict=True)
@@ -434,7 +434,7 @@ def test_a_patch_laid_over_the_held_wrappers_is_wrapped_for_the_test_and_left_as
             assert socket.getaddrinfo is theirs  # and took it away when it left
         assert reached == ["search.example"]
         with NetworkGuard():  # theirs is gone: the hold's wrappers are in place again, and guard
-            assert socket.getaddrinfo in (_hold.laid or ())
+            assert socket.getaddrinfo in _hold.laid
             with pytest.raises(NetworkBlockedError):
                 socket.getaddrinfo("api.openai.com", 443)
     finally:

@@ -40,7 +40,7 @@ ORIGINALS = patched_functions()
 
 def as_before() -> list[bool]:
     """Per patched method: the original, or the session hold's wrapper laid right on it (nothing open)."""
-    laid = _hold.laid or () if _hold.on else ()
+    laid = _hold.laid if _hold.on else ()
     return [
         now is before or (now in laid and now.__wrapped__ is before)
         for now, before in zip(patched_functions(), ORIGINALS, strict=True)

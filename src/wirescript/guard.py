@@ -277,7 +277,6 @@ class _Hold:
 
     def __init__(self) -> None:
         self.on = False
-        self.laid: tuple[Any, ...] | None = None  # the wrappers laid, spot by spot
         self.spots: tuple[tuple[Any, str, Any], ...] = ()  # (owner, name, the wrapper laid there)
         self.modules: tuple[tuple[str, Any], ...] = ()  # (name, the module the spots were found in)
 
@@ -286,8 +285,12 @@ class _Hold:
         self.on = True
         spots = (*_SOCKETS.spots, *_hooks.transports.spots)
         self.spots = tuple((owner, name, getattr(owner, name)) for owner, name in spots)
-        self.laid = tuple(laid for _, _, laid in self.spots)
         self.modules = tuple((name, sys.modules.get(name)) for name in _hooks.MODULES)
+
+    @property
+    def laid(self) -> tuple[Any, ...]:
+        """The wrappers laid, spot by spot."""
+        return tuple(laid for _, _, laid in self.spots)
 
     def intact(self) -> bool:
         """Whether every wrapper is still in place, on the same modules (each guard's one check: a plain loop)."""
