@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from .._strict_base import Violation
@@ -237,8 +237,8 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
             template = _TEMPLATES.get(shape)
             if template is None:
                 template = delta_template("content_block_delta", item.event(PIECE))
-                if template is not None and len(_TEMPLATES) < 256:
-                    _TEMPLATES[shape] = template
+                if template is not None:
+                    _keep(_TEMPLATES, shape, template)
             if template is None:
                 encoded = encode_deltas("content_block_delta", item.event(PIECE), item.pieces, joined=joined)
             else:
@@ -252,21 +252,13 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
             frame = _message_start(data)
         elif frame is None and name == "message_delta":  # a stop reason and an output count: most answers share one
             ending = (data["delta"]["stop_reason"], data["usage"]["output_tokens"])
-            frame = _ENDS.get(ending)
-            if frame is None:
-                frame = encode_event(name, json_dumps(data))
-                if len(_ENDS) < 256:
-                    _ENDS[ending] = frame
+            frame = _ENDS.get(ending) or _keep(_ENDS, ending, encode_event(name, json_dumps(data)))
         elif frame is None and (
             name == "content_block_stop"
             or (name == "content_block_start" and data["content_block"]["type"] in ("text", "thinking"))
         ):  # the same bytes in every answer (an index and a block type): encoded once
             key = (name, data["index"], data.get("content_block", {}).get("type"))
-            frame = _FIXED.get(key)
-            if frame is None:
-                frame = encode_event(name, json_dumps(data))
-                if len(_FIXED) < 256:
-                    _FIXED[key] = frame
+            frame = _FIXED.get(key) or _keep(_FIXED, key, encode_event(name, json_dumps(data)))
         elif frame is None:
             frame = encode_event(name, json_dumps(data))
         yield Frame(name, frame)
@@ -285,10 +277,20 @@ def _message_start(data: dict[str, Any]) -> bytes:
         template = delta_template("message_start", {**data, "message": {**message, "id": PIECE}})
         if template is None:  # a model name that is not ASCII: encoded whole
             return encode_event("message_start", json_dumps(data))
-        if len(_STARTS) < 256:
-            _STARTS[shape] = template
+        _keep(_STARTS, shape, template)
     before, after = template
     return f"{before}{json_string(message['id'])}{after}".encode()
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _keep(cache: dict[_K, _V], key: _K, value: _V) -> _V:
+    """`value`, kept in `cache` under `key` while it holds fewer than 256 (a stub's answers take a few shapes)."""
+    if len(cache) < 256:
+        cache[key] = value
+    return value
 
 
 _STARTS: dict[tuple[Any, ...], tuple[str, str]] = {}
