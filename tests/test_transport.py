@@ -12,7 +12,7 @@ import anthropic
 import pytest
 
 from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, STACKS, anthropic_client
-from wirescript import HoldTimeoutError, RecordedRequest, ScriptError, ScriptTransport
+from wirescript import RecordedRequest, ScriptError, ScriptTransport, WaitTimeoutError
 
 URL = "https://api.anthropic.com/v1/messages"
 PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
@@ -364,10 +364,10 @@ def test_wait_for_requests_times_out_with_a_message() -> None:
         "wirescript: waited 0.01 s for 2 request(s), 0 arrived. Is the app still running, or did it send fewer "
         "requests than the test expects?"
     )
-    with pytest.raises(HoldTimeoutError) as info:
+    with pytest.raises(WaitTimeoutError) as info:
         stub.wait_for_requests(2, timeout=0.01)
     assert str(info.value) == expected
-    with pytest.raises(HoldTimeoutError) as info:
+    with pytest.raises(WaitTimeoutError) as info:
         asyncio.run(stub.wait_for_requests_async(2, timeout=0.01))
     assert str(info.value) == expected
 
