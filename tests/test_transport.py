@@ -536,6 +536,37 @@ def test_holding_releases_when_the_block_ends() -> None:
     assert not stub.held
 
 
+def test_holding_works_as_an_async_context_manager_too() -> None:
+    # `async with stub.holding():` is what an async test reaches for first: it holds and releases as
+    # `with` does, and hands over the stub.
+    stub = ScriptTransport(["a", "b"])
+    client = anthropic_client(stub, is_async=True)
+
+    async def main() -> list[str]:
+        async with stub.holding() as held:
+            assert held is stub
+            assert stub.held
+            tasks = [asyncio.create_task(client.messages.create(**PARAMS)) for _ in range(2)]
+            await stub.wait_for_requests_async(2)
+            assert not any(task.done() for task in tasks)  # both in flight at once, neither answered
+        assert not stub.held
+        return sorted(reply.content[0].text for reply in await asyncio.gather(*tasks))
+
+    assert asyncio.run(main()) == ["a", "b"]
+
+
+def test_holding_releases_on_error_in_an_async_block() -> None:
+    stub = ScriptTransport([])
+
+    async def main() -> None:
+        async with stub.holding():
+            raise KeyError("the test failed inside the block")
+
+    with pytest.raises(KeyError):
+        asyncio.run(main())
+    assert not stub.held
+
+
 def test_an_unfaulted_stream_travels_in_batches_of_whole_events_unless_asked_per_event() -> None:
     from wirescript.transport import PER_EVENT
 

@@ -183,14 +183,9 @@ class ScriptTransport(_TransportBase):
         """Answer every held request. `release(); hold()` frees exactly the requests held so far."""
         self._ledger.release()
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[ScriptTransport]:
-        """Hold responses while the block runs and release them when it ends, even on error."""
-        self.hold()
-        try:
-            yield self
-        finally:
-            self.release()
+    def holding(self) -> _Holding:
+        """Hold responses for a `with` or `async with` block; release them when it ends, even on error."""
+        return _Holding(self)
 
     @property
     def held(self) -> bool:
@@ -301,3 +296,25 @@ class ScriptTransport(_TransportBase):
             f"<ScriptTransport requests={self._ledger.count} pending={self._ledger.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
+
+
+class _Holding:
+    """`stub.holding()`: hold on entering the block, release on leaving it; for `with` and `async with`."""
+
+    __slots__ = ("_stub",)
+
+    def __init__(self, stub: ScriptTransport) -> None:
+        self._stub = stub
+
+    def __enter__(self) -> ScriptTransport:
+        self._stub.hold()
+        return self._stub
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stub.release()
+
+    async def __aenter__(self) -> ScriptTransport:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__()
