@@ -521,6 +521,44 @@ def test_an_async_script_function_is_refused_at_construction() -> None:
         ScriptTransport([], fallback=answer)  # type: ignore[arg-type]
 
 
+def _sdk_clients() -> list[Any]:
+    import openai
+
+    return [anthropic.Anthropic, anthropic.AsyncAnthropic, openai.OpenAI, openai.AsyncOpenAI]
+
+
+@pytest.mark.parametrize("sdk_client", _sdk_clients(), ids=lambda c: f"{c.__module__.split('.')[0]}.{c.__name__}")
+def test_the_stub_passed_as_the_http_client_is_refused_naming_the_client_to_build(sdk_client: Any) -> None:
+    # The natural slip `http_client=stub`: the SDK reads the client's `timeout` first, and gets the fix
+    # (the SDK's own message would be "'ScriptTransport' object has no attribute 'timeout'").
+    from wirescript import UsageError
+
+    stub = ScriptTransport(["never served"])
+    with pytest.raises(UsageError) as info:
+        sdk_client(api_key="test-key", http_client=stub)
+    assert str(info.value) == (
+        "http_client=stub: a ScriptTransport is the transport of an HTTP client, not the client. Pass "
+        "http_client=httpx2.Client(transport=stub) (httpx2.AsyncClient(transport=stub) for an async client; "
+        "httpx.Client / httpx.AsyncClient for anthropic 0.x and openai 2.x)."
+    )
+    assert type(info.value).__name__ == "NotAClientError"
+    assert isinstance(info.value, AttributeError)  # so `hasattr(stub, "timeout")` stays an honest False
+    assert not hasattr(stub, "timeout")
+    assert stub.request_count == 0
+
+
+def test_google_genai_refuses_the_stub_as_its_httpx_client_itself() -> None:
+    # google-genai validates `HttpOptions(httpx_client=...)` with pydantic's isinstance check, before
+    # anything of the stub is read: its own error names the field (the troubleshooting page says so).
+    types = pytest.importorskip("google.genai.types")
+    import pydantic
+
+    with pytest.raises(
+        pydantic.ValidationError, match=r"httpx_client\.is-instance\[Client\]\n\s+Input should be an instance of Client"
+    ):
+        types.HttpOptions(httpx_client=ScriptTransport([]))
+
+
 def test_holding_releases_when_the_block_ends() -> None:
     stub = ScriptTransport(["a", "b"])
     client = anthropic_client(stub)

@@ -7,6 +7,7 @@ WirescriptError
  ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting
  ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
+      └── NotAClientError (also AttributeError)  a stub was passed as an SDK's `http_client`
 ```
 
 Problems found while serving a request (a script that ran out, an endpoint no wire knows, a
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "NetworkBlockedError",
+    "NotAClientError",
     "ScriptError",
     "StreamValidationError",
     "UsageError",
@@ -54,6 +56,14 @@ class WaitTimeoutError(WirescriptError, TimeoutError):
 
 class UsageError(WirescriptError, TypeError):
     """The library was used in a way it does not support; the message says what to do instead."""
+
+
+class NotAClientError(UsageError, AttributeError):
+    """A stub was passed as an SDK's HTTP client (`http_client=stub`); the message names the client to build.
+
+    The SDKs read their `http_client`'s `timeout` first: the stub's `timeout` raises this. It is an
+    `AttributeError` too, so `hasattr(stub, "timeout")` stays False.
+    """
 
 
 class NetworkBlockedError(WirescriptError, ConnectionError):

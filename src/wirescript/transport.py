@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
 from ._cursor import PendingTurn
 from ._http import PER_EVENT
 from ._ledger import Ledger
 from ._signal import seconds
+from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
@@ -46,6 +47,13 @@ else:
     # neither library is a dependency. The clients duck-type their transport.
     _TransportBase = object
 
+
+_NOT_A_CLIENT = (
+    "http_client=stub: a {name} is the transport of an HTTP client, not the client. Pass "
+    "http_client=httpx2.Client(transport=stub) (httpx2.AsyncClient(transport=stub) for an async client; "
+    "httpx.Client / httpx.AsyncClient for anthropic 0.x and openai 2.x)."
+)
+"""What reading a transport's `timeout` raises: the SDKs read it first from the `http_client` they are given."""
 
 _WATCHERS: list[Callable[[ScriptTransport], None]] = []
 """Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
@@ -248,6 +256,11 @@ class ScriptTransport(_TransportBase):
         from . import _botocore
 
         _botocore.detach(client)
+
+    @property
+    def timeout(self) -> NoReturn:
+        """Raises `NotAClientError`, a `UsageError` naming the fix: the SDK reading it was given the stub as client."""
+        raise NotAClientError(_NOT_A_CLIENT.format(name=type(self).__name__))
 
     # ------------------------------------------------------------------ transport protocol
 
