@@ -467,6 +467,43 @@ def test_the_api_reference_documents_every_public_name_from_its_home_module() ->
     assert len(documented) == len(set(documented)), "a name is documented twice"
 
 
+# ------------------------------------------------------------------------------------ the newcomer's pages
+
+FIRST_PAGES = (DOCS / "index.md", DOCS / "getting-started.md")
+FIRST_COLUMNS = 80
+"""The site's content column shows about 80 columns: the first pages' code fits it, every line."""
+PYTHON_COLUMNS = 80
+"""Python blocks anywhere fit the same column (docs/ruff.toml formats the site's at 80; the README by hand)."""
+
+
+def too_wide(paths: list[Path], columns: int, *, python_only: bool) -> list[str]:
+    """Each code line of `paths` wider than `columns`, as `path:line (width)`."""
+    wide = []
+    for path in paths:
+        for block in code_blocks(path.read_text(encoding="utf-8")):
+            if python_only and block.language not in _PYTHON:
+                continue
+            for offset, line in enumerate(block.code.splitlines(), start=1):
+                if len(line) > columns:
+                    wide.append(f"{doc_id(path, block.line + offset)} ({len(line)} columns)")
+    return wide
+
+
+def test_the_first_pages_code_fits_the_sites_column() -> None:
+    assert too_wide(list(FIRST_PAGES), FIRST_COLUMNS, python_only=False) == []
+
+
+def test_every_python_block_fits_the_sites_column() -> None:
+    assert too_wide(markdown_files(), PYTHON_COLUMNS, python_only=True) == []
+
+
+def test_the_width_check_sees_a_long_line_where_it_is() -> None:
+    page = DOCS / "index.md"
+    [block] = code_blocks("intro\n\n```text\nshort\n" + "x" * 81 + "\n```\n")
+    assert [line for line in block.code.splitlines() if len(line) > FIRST_COLUMNS] == ["x" * 81]
+    assert doc_id(page, block.line + 2) == "docs/index.md:5"  # the fence is line 3, the long line 5
+
+
 @needs_current_sdks
 @pytest.mark.parametrize("doc", doc_params())
 def test_doc_block(
