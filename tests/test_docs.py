@@ -504,6 +504,57 @@ def test_the_width_check_sees_a_long_line_where_it_is() -> None:
     assert doc_id(page, block.line + 2) == "docs/index.md:5"  # the fence is line 3, the long line 5
 
 
+def test_getting_started_says_the_network_guard_is_the_fixtures() -> None:
+    text = " ".join((DOCS / "getting-started.md").read_text(encoding="utf-8").split())
+    assert "The network guard is the fixture's" in text
+    assert "reaches the real network" in text
+    assert "wirescript audit tests/" in text
+
+
+@pytest.mark.parametrize("page", ["record.md", "scripts.md"])
+def test_the_yaml_extra_is_named_before_the_first_yaml_example(page: str) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    named = text.find("wirescript[yaml]")
+    lines = text.splitlines()
+    first = min(
+        block.line
+        for block in code_blocks(text)
+        if block.language == "yaml" or ".yaml" in block.code or ".yml" in block.code
+    )
+    assert named >= 0, f"docs/{page} never names the wirescript[yaml] extra"
+    assert text.count("\n", 0, named) + 1 < first, (
+        f"docs/{page}:{first} writes YAML before the page names the wirescript[yaml] extra "
+        f"(line {text.count(chr(10), 0, named) + 1}): {lines[first - 1]!r}"
+    )
+
+
+MAINTAINER_FIGURES = re.compile(
+    r"callgrind|cProfile|\b95 ?% interval|\b\d[\d,.]*k? (?:CPU )?instructions\b|\bKB\b", re.IGNORECASE
+)
+MAINTAINER_PAGES = {"docs/performance.md", "docs/reliability.md", "docs/architecture.md", "docs/changelog.md"}
+
+
+def test_maintainer_figures_live_on_the_maintainer_pages() -> None:
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}: {match.group()}"
+        for path in markdown_files()
+        if path.relative_to(ROOT).as_posix() not in MAINTAINER_PAGES
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        for match in [MAINTAINER_FIGURES.search(line)]
+        if match
+    ]
+    assert found == [], "measurements belong on docs/performance.md (link them from the guide)"
+    assert MAINTAINER_FIGURES.search("about 17,000 CPU instructions (callgrind), 95% interval 1.00-1.04")
+
+
+def test_the_readme_client_table_has_a_row_per_client_the_stub_serves() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## Which client to hand the stub") :].split("\n\n")[1]
+    rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+    for client in ("`anthropic`", "`openai`", "`google-genai`", "`boto3`"):
+        assert any(client in row for row in rows), f"README's client table has no row for {client}"
+
+
 @needs_current_sdks
 @pytest.mark.parametrize("doc", doc_params())
 def test_doc_block(
