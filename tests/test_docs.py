@@ -13,9 +13,11 @@ session fixture of conftest.py) and those tests run last, so it overlaps the res
 under pytest-xdist the workers share it (a lock file in the session's shared temporary directory).
 
 A block preceded by the HTML comment `<!-- skip-test -->` (or `<!-- skip-test: reason -->`) on the
-line before is skipped, visibly. A block that imports a package that is not installed (an agent
-framework of the `agents` group) is skipped, unless `WIRESCRIPT_REQUIRE_AGENTS=1` (CI), which makes
-it fail.
+line before is skipped, visibly. A block preceded by `<!-- file: PATH -->` is a file of that pytest
+project instead (a `conftest.py`, a script file under `scripts/`): it is written there before the run,
+for the blocks with tests to use, and is not run by itself. A block that imports a package that is
+not installed (an agent framework of the `agents` group) is skipped, unless
+`WIRESCRIPT_REQUIRE_AGENTS=1` (CI), which makes it fail.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ needs_current_sdks = pytest.mark.skipif(
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
 _SKIP = re.compile(r"^\s*<!--\s*skip-test(?:\s*:\s*(?P<reason>.*?))?\s*-->\s*$")
+_FILE = re.compile(r"^\s*<!--\s*file:\s*(?P<path>[\w.-]+(?:/[\w.-]+)*)\s*-->\s*$")
 _PYTHON = frozenset({"python", "py", "python3"})
 
 
@@ -71,6 +74,8 @@ class Block:
     code: str
     skip: str | None = None
     """Why the block is skipped, when it is."""
+    file: str | None = None
+    """The path (relative to the docs' pytest project) the block is written to, when it is a file."""
     error: str | None = None
     """A problem with the markdown itself (an unclosed fence)."""
 
@@ -90,6 +95,7 @@ def code_blocks(text: str) -> list[Block]:
         closing = re.compile(rf"^ *{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
         previous = next((line for line in reversed(lines[:i]) if line.strip()), "")
         skip = _SKIP.match(previous)
+        file = _FILE.match(previous)
         end = next((j for j in range(i + 1, len(lines)) if closing.match(lines[j])), None)
         body = lines[i + 1 : end if end is not None else len(lines)]
         # Like CommonMark, remove up to the opening fence's indentation from each line.
@@ -100,6 +106,7 @@ def code_blocks(text: str) -> list[Block]:
                 language=language,
                 code=code,
                 skip=(skip["reason"] or "marked <!-- skip-test -->") if skip else None,
+                file=file["path"] if file and ".." not in file["path"].split("/") else None,
                 error=None if end is not None else f"the {fence} fence opened on line {i + 1} is never closed",
             )
         )
@@ -134,6 +141,16 @@ def python_blocks(paths: list[Path] | None = None) -> list[DocBlock]:
         for path in (markdown_files() if paths is None else paths)
         for block in code_blocks(path.read_text(encoding="utf-8"))
         if block.language in _PYTHON
+    ]
+
+
+def file_blocks() -> list[DocBlock]:
+    """The blocks of every page that are files of the docs' pytest project (`<!-- file: PATH -->`), any language."""
+    return [
+        DocBlock(path, block)
+        for path in markdown_files()
+        for block in code_blocks(path.read_text(encoding="utf-8"))
+        if block.file is not None
     ]
 
 
@@ -261,14 +278,22 @@ def module_name(doc_id: str) -> str:
     return "test_" + re.sub(r"\W+", "_", doc_id.lower()).strip("_")
 
 
-def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = True) -> dict[str, BlockOutcome]:
+def run_test_blocks(
+    docs: list[DocBlock], project: Path, *, autoload: bool = True, files: list[DocBlock] | None = None
+) -> dict[str, BlockOutcome]:
     """Run the tests of every block in one pytest subprocess; the outcome per block id.
 
-    Each block becomes its own module, padded so that its line numbers are the markdown file's.
+    Each block becomes its own module, padded so that its line numbers are the markdown file's; each
+    of `files` is first written to its own path in the project.
     The pytest run loads every installed plugin, as the reader's would (but langsmith's, which only
     costs time); `autoload=False` (for the harness's own tests) skips them, which starts several
     times faster.
     """
+    for doc in files or []:
+        assert doc.block.file is not None, f"{doc.id} is not a file block"
+        target = project / doc.block.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(doc.block.code, encoding="utf-8")
     modules: dict[str, str] = {}
     paths: dict[str, str] = {}
     for doc in docs:
@@ -348,7 +373,7 @@ def runnable_test_blocks(docs: list[DocBlock] | None = None) -> list[DocBlock]:
     """The blocks with tests that run (of `docs`, else of every page): not skipped, their packages installed."""
     runnable = []
     for doc in python_blocks() if docs is None else docs:
-        if doc.block.skip or doc.block.error or elsewhere(doc):
+        if doc.block.skip or doc.block.error or doc.block.file or elsewhere(doc):
             continue
         try:
             tree = parse_block(doc)
@@ -373,7 +398,9 @@ def _run_and_save(docs: list[DocBlock], project: Path, saved: Path) -> None:
     """Run the blocks' tests and save their outcomes (or why there are none) for every worker to read."""
     try:
         project.mkdir(exist_ok=True)
-        result: dict[str, object] = {key: vars(value) for key, value in run_test_blocks(docs, project).items()}
+        files = [doc for doc in file_blocks() if not doc.block.skip and not elsewhere(doc)]
+        outcomes = run_test_blocks(docs, project, files=files)
+        result: dict[str, object] = {key: vars(value) for key, value in outcomes.items()}
     except BaseException as exc:  # any failure reaches the blocks' tests as theirs, never a hang
         result = {ERROR: f"{type(exc).__name__}: {exc}"}
     partial = saved.with_suffix(".partial")
@@ -562,6 +589,8 @@ def test_doc_block(
 ) -> None:
     tree = parse_block(doc)
     check_imports(doc, tree)
+    if doc.block.file is not None:
+        return  # a file of the docs' pytest project (a conftest.py): the blocks that use it run it
     if defines_tests(tree):
         outcomes: dict[str, BlockOutcome] = request.getfixturevalue("docs_test_outcomes")
         assert_block_passed(doc.id, outcomes.get(doc.id))
@@ -717,3 +746,25 @@ def test_a_run_that_cannot_report_is_saved_as_its_error_for_every_block_to_fail_
     assert list(result) == [ERROR]
     assert result[ERROR].startswith("SyntaxError: ")
     assert not saved.with_suffix(".partial").exists()  # written whole, then moved into place
+
+
+def test_a_file_block_is_written_into_the_project_for_the_test_blocks(tmp_path: Path) -> None:
+    page = DOCS / "getting-started.md"
+    text = (
+        "<!-- file: conftest.py -->\n```python\nimport pytest\n\n\n@pytest.fixture\ndef greeting():\n"
+        "    return (__import__('pathlib').Path(__file__).parent / 'data' / 'hello.txt').read_text()\n```\n\n"
+        "<!-- file: data/hello.txt -->\n```text\nhello\n```\n\n"
+        "```python\ndef test_uses_both(greeting):\n    assert greeting == 'hello\\n'\n```\n"
+        "<!-- file: ../escape.txt -->\n```text\nnot a file\n```\n"
+    )
+    conftest, data, uses, escape = (DocBlock(page, block) for block in code_blocks(text))
+    assert (conftest.block.file, data.block.file, uses.block.file, escape.block.file) == (
+        "conftest.py",
+        "data/hello.txt",
+        None,
+        None,  # a path out of the project is not a file block
+    )
+    assert runnable_test_blocks([conftest, uses]) == [uses]  # a file block is never a test module
+    outcomes = run_test_blocks([uses], tmp_path, autoload=False, files=[conftest, data])
+    assert_block_passed(uses.id, outcomes[uses.id])
+    assert (tmp_path / "data" / "hello.txt").read_text(encoding="utf-8") == "hello\n"
