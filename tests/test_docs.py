@@ -574,6 +574,17 @@ def test_maintainer_figures_live_on_the_maintainer_pages() -> None:
     assert MAINTAINER_FIGURES.search("about 17,000 CPU instructions (callgrind), 95% interval 1.00-1.04")
 
 
+def test_the_site_nav_has_troubleshooting_and_the_changelog() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    top = {title: page for entry in config["nav"] for title, page in entry.items()}
+    assert top["Troubleshooting"] == "troubleshooting.md"
+    assert top["Changelog"] == "changelog.md"
+    # The site's changelog is the repository's, included whole (pymdownx.snippets), never a copy.
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changelog.md").read_text(encoding="utf-8")
+
+
 def test_the_readme_client_table_has_a_row_per_client_the_stub_serves() -> None:
     text = README.read_text(encoding="utf-8")
     table = text[text.index("## Which client to hand the stub") :].split("\n\n")[1]
