@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -248,6 +249,28 @@ def _finder_spec(finder: object, name: str, path: list[str]) -> importlib.machin
     return find_spec(name, path) if callable(find_spec) else None
 
 
+# Import names that are not their distribution's name, nor a prefix of it (`pydantic_ai` is
+# pydantic-ai-slim's, `strands` strands-agents'): openai-agents installs `agents`.
+_DISTRIBUTION_OF = {"agents": "openai-agents"}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def groups_installing(module: str) -> list[str]:
+    """The dependency groups of pyproject.toml whose requirements install `module` (its top-level name)."""
+    top = _normalized(module.split(".")[0])
+    wanted = _DISTRIBUTION_OF.get(top, top)
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["dependency-groups"]
+    found = []
+    for group, requirements in groups.items():
+        names = {_normalized(re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]) for requirement in requirements}
+        if any(name == wanted or name.startswith(f"{wanted}-") for name in names):
+            found.append(group)
+    return found
+
+
 def check_imports(doc: DocBlock, tree: ast.Module) -> None:
     """Skip a block whose packages are not installed; fail instead under WIRESCRIPT_REQUIRE_AGENTS=1."""
     missing = missing_imports(tree)
@@ -256,7 +279,11 @@ def check_imports(doc: DocBlock, tree: ast.Module) -> None:
     problem = f"{doc.id} imports {', '.join(missing)}, which is not installed"
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{problem}, and {REQUIRE_ENV}=1 requires it (uv sync --all-groups)", pytrace=False)
-    pytest.skip(f"{problem} (the frameworks are the 'agents' and 'frameworks' dependency groups)")
+    groups = sorted({group for module in missing for group in groups_installing(module)})
+    where = " or ".join(repr(group) for group in groups)
+    if not groups:  # installed with a group's package (langchain_core with langchain-anthropic)
+        pytest.skip(f"{problem} (uv sync --all-groups installs every dependency group)")
+    pytest.skip(f"{problem} (the {where} dependency group{'s' if len(groups) > 1 else ''})")
 
 
 def run_script_block(doc: DocBlock) -> None:
@@ -779,3 +806,24 @@ def test_a_file_block_is_written_into_the_project_for_the_test_blocks(tmp_path: 
     outcomes = run_test_blocks([uses], tmp_path, autoload=False, files=[conftest, data])
     assert_block_passed(uses.id, outcomes[uses.id])
     assert (tmp_path / "data" / "hello.txt").read_text(encoding="utf-8") == "hello\n"
+
+
+def test_a_skipped_blocks_reason_names_the_group_that_installs_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    [block] = code_blocks("```python\nimport boto3\nfrom pydantic_ai import Agent\n```\n")
+    doc = DocBlock(DOCS / "record.md", block)
+    monkeypatch.setattr(sys.modules[__name__], "_find", lambda module: None)  # as if neither were installed
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception) as info:
+        check_imports(doc, parse_block(doc))
+    assert str(info.value) == (
+        "docs/record.md:1 imports boto3, pydantic_ai, which is not installed "
+        "(the 'agents' or 'bedrock' dependency groups)"
+    )
+    assert groups_installing("botocore.session") == ["bedrock"]
+    assert groups_installing("agents") == ["agents"]  # openai-agents' import name
+    assert groups_installing("strands") == ["frameworks"]  # strands-agents'
+    assert groups_installing("nowhere_to_be_found") == []
+    [block] = code_blocks("```python\nimport langchain_core.messages\n```\n")
+    doc = DocBlock(DOCS / "side-endpoints.md", block)
+    with pytest.raises(pytest.skip.Exception, match=r"\(uv sync --all-groups installs every dependency group\)$"):
+        check_imports(doc, parse_block(doc))
