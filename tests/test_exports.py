@@ -79,3 +79,24 @@ def test_dir_lists_every_public_name_and_an_unknown_name_is_an_attribute_error()
 def test_the_installed_metadata_carries_the_version_from_init() -> None:
     # pyproject's version is dynamic, read by hatch from `__version__`: the two cannot drift apart.
     assert importlib.metadata.version("wirescript") == wirescript.__version__
+
+
+def test_the_former_name_of_wait_timeout_error_resolves_with_a_deprecation_warning() -> None:
+    # `HoldTimeoutError` was the name in 0.1.0: it is no longer a public name of its own (not in
+    # `__all__` nor in a star import), but old code still gets the class, warned at its own line.
+    from wirescript.errors import WaitTimeoutError
+
+    assert "HoldTimeoutError" not in wirescript.__all__
+    with pytest.warns(
+        DeprecationWarning, match=r"wirescript\.HoldTimeoutError is deprecated, use wirescript\.WaitTimeoutError"
+    ) as caught:
+        assert wirescript.HoldTimeoutError is WaitTimeoutError
+    with pytest.warns(DeprecationWarning, match="will be removed in 0.3.0"):
+        from wirescript.errors import HoldTimeoutError
+    assert HoldTimeoutError is WaitTimeoutError
+    assert [w.filename for w in caught] == [__file__]  # the user's line, not wirescript's
+    # Each use warns: the former name is not cached as a public one.
+    with pytest.warns(DeprecationWarning, match="HoldTimeoutError"):
+        assert wirescript.HoldTimeoutError is WaitTimeoutError
+    with pytest.raises(AttributeError, match=r"module 'wirescript\.errors' has no attribute 'NoSuchError'"):
+        wirescript.errors.NoSuchError  # noqa: B018

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
-        HoldTimeoutError,
         NetworkBlockedError,
         ScriptError,
         StreamValidationError,
@@ -43,7 +42,6 @@ __all__ = [
     "ErrorCase",
     "ErrorSpec",
     "Fault",
-    "HoldTimeoutError",
     "Interception",
     "NetworkBlockedError",
     "PendingTurn",
@@ -78,7 +76,6 @@ _EXPORTS = {
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",
-    "HoldTimeoutError": "errors",
     "Interception": "intercept",
     "KNOWN_HOSTS": "intercept",
     "NetworkBlockedError": "errors",
@@ -111,9 +108,17 @@ _EXPORTS = {
 """Where each public name lives; imported when first asked for."""
 
 
+_RENAMED = frozenset({"HoldTimeoutError"})
+"""Former names (in `wirescript.errors`), resolved on each use with a `DeprecationWarning`."""
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
+        if name in _RENAMED:
+            from .errors import _renamed
+
+            return _renamed(name, stacklevel=2)
         raise AttributeError(f"module 'wirescript' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value

@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
 from ._cursor import PendingTurn
 from ._http import PER_EVENT
 from ._ledger import Ledger
 from ._signal import seconds
+from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
@@ -46,6 +47,13 @@ else:
     # neither library is a dependency. The clients duck-type their transport.
     _TransportBase = object
 
+
+_NOT_A_CLIENT = (
+    "http_client=stub: a {name} is the transport of an HTTP client, not the client. Pass "
+    "http_client=httpx2.Client(transport=stub) (httpx2.AsyncClient(transport=stub) for an async client; "
+    "httpx.Client / httpx.AsyncClient for anthropic 0.x and openai 2.x)."
+)
+"""What reading a transport's `timeout` raises: the SDKs read it first from the `http_client` they are given."""
 
 _WATCHERS: list[Callable[[ScriptTransport], None]] = []
 """Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
@@ -183,14 +191,9 @@ class ScriptTransport(_TransportBase):
         """Answer every held request. `release(); hold()` frees exactly the requests held so far."""
         self._ledger.release()
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[ScriptTransport]:
-        """Hold responses while the block runs and release them when it ends, even on error."""
-        self.hold()
-        try:
-            yield self
-        finally:
-            self.release()
+    def holding(self) -> _Holding:
+        """Hold responses for a `with` or `async with` block; release them when it ends, even on error."""
+        return _Holding(self)
 
     @property
     def held(self) -> bool:
@@ -254,6 +257,11 @@ class ScriptTransport(_TransportBase):
 
         _botocore.detach(client)
 
+    @property
+    def timeout(self) -> NoReturn:
+        """Raises `NotAClientError`, a `UsageError` naming the fix: the SDK reading it was given the stub as client."""
+        raise NotAClientError(_NOT_A_CLIENT.format(name=type(self).__name__))
+
     # ------------------------------------------------------------------ transport protocol
 
     def handle_request(self, request: Any) -> Any:
@@ -301,3 +309,25 @@ class ScriptTransport(_TransportBase):
             f"<ScriptTransport requests={self._ledger.count} pending={self._ledger.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
+
+
+class _Holding:
+    """`stub.holding()`: hold on entering the block, release on leaving it; for `with` and `async with`."""
+
+    __slots__ = ("_stub",)
+
+    def __init__(self, stub: ScriptTransport) -> None:
+        self._stub = stub
+
+    def __enter__(self) -> ScriptTransport:
+        self._stub.hold()
+        return self._stub
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stub.release()
+
+    async def __aenter__(self) -> ScriptTransport:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__()
