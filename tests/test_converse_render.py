@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from wirescript import _botocore, _converse
-from wirescript import eventstream as es
+from wirescript import _botocore
 from wirescript.script import ErrorSpec, ToolCall, Turn, Usage
+from wirescript.wires.bedrock import converse as _converse
+from wirescript.wires.bedrock import eventstream as es
 
 boto3 = pytest.importorskip("boto3")
 botocore_config = pytest.importorskip("botocore.config")

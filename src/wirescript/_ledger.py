@@ -33,7 +33,7 @@ from .errors import ScriptError, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
-from .strict import skip_ids
+from .strict import check_wire_mismatch, skip_ids
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
@@ -328,7 +328,10 @@ class Ledger:
     def _checked(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
         """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
         try:
-            violation = wire.check(record, skip=self.strict_skip)
+            body = record.body
+            violation = check_wire_mismatch(wire.name, body, skip=self.strict_skip) if isinstance(body, dict) else None
+            if violation is None:
+                violation = wire.check(record, skip=self.strict_skip)
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from typing import get_args
 
 from ._cursor import PendingTurn, Refusal
-from ._strict_base import Violation
 from ._text import did_you_mean, ordinal
 from .errors import UsageError
 from .recorded import ProblemKind, RecordedRequest
 from .script import queue_label
 from .strict import DOCS_PAGE
+from .wires.base import Violation
 
 __all__ = [
     "LISTED",

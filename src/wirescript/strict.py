@@ -1,4 +1,4 @@
-"""Strict requests: refuse what the real provider API would refuse (issue 15's rule engine).
+"""Strict requests: refuse what the real provider API would refuse.
 
 Pure functions over a parsed request body; nothing here touches the transport. Each check returns
 the `Violation` of the first rule the body breaks, or None. A violation carries its `Rule` (a stable
@@ -24,14 +24,17 @@ import json
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from wirescript import _strict_anthropic, _strict_bedrock, _strict_gemini, _strict_openai
-from wirescript._strict_anthropic import check_anthropic
-from wirescript._strict_base import Rule, Violation, is_int, is_number, json_type
-from wirescript._strict_bedrock import check_converse
-from wirescript._strict_gemini import check_gemini
-from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
-from wirescript._text import did_you_mean
-from wirescript.errors import ScriptError
+from ._text import did_you_mean
+from .errors import ScriptError
+from .wires._rules import Rule, Violation, is_int, is_number, json_type
+from .wires.anthropic import rules as _strict_anthropic
+from .wires.anthropic.rules import check_anthropic
+from .wires.bedrock import rules as _strict_bedrock
+from .wires.bedrock.rules import check_converse
+from .wires.gemini import rules as _strict_gemini
+from .wires.gemini.rules import check_gemini
+from .wires.openai import rules as _strict_openai
+from .wires.openai.rules import check_openai_chat, check_openai_responses, previous_response_not_found
 
 __all__ = [
     "DOCS_PAGE",

@@ -1,7 +1,12 @@
-"""Wires: one module per provider API. Each is pure: it parses requests and renders turns as bytes.
+"""Wires: one package per provider (`anthropic`, `openai`, `gemini`, `bedrock`), each pure and self-contained.
+
+A provider's package parses its requests and renders turns as bytes, and holds everything
+wirescript knows of that provider (its rules, errors, renderings, side endpoints).
 
 `Wire` is the base a new provider API subclasses (see `wirescript.wires.base`); give instances to
-`ScriptTransport(script, wires=[...])`.
+`ScriptTransport(script, wires=[...])`. The side endpoints (`side`) and routes (`routes`) are wires
+of their own; the private modules here (`_render`, `_decode`, `_rules`, `_messages`, …) are the
+helpers the provider packages share, so that none of them imports another.
 """
 
 from __future__ import annotations
@@ -13,8 +18,7 @@ from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire
 from .bedrock import BedrockWire
 from .gemini import GeminiWire
-from .openai_chat import OpenAIChatWire
-from .openai_responses import OpenAIResponsesWire
+from .openai import OpenAIChatWire, OpenAIResponsesWire
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 

@@ -14,19 +14,9 @@ from typing import Any
 from .._text import text_of
 from ..script import Turn
 from ..sse import json_dumps
-from .base import (
-    Parsed,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    break_json,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    default_usage,
-)
+from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
+from ._render import break_json, canonical_stop, chunks, default_usage
+from .base import Parsed, Wire
 
 __all__ = [
     "Pieces",

@@ -35,60 +35,37 @@ Writing a wire::
 
 from __future__ import annotations
 
-import json
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .._strict_base import Violation
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
-from ..sse import json_dumps, parse_sse
+from ..sse import json_dumps
+from ._render import CANONICAL, RETRYABLE, error_message, json_answer, retry_headers
+from ._rules import Violation
 
 __all__ = [
+    "CANONICAL_STOP_REASONS",
     "RETRYABLE",
     "Frame",
     "Parsed",
     "Rendered",
     "TurnlessWire",
+    "Violation",
     "Wire",
-    "as_dict",
-    "as_float",
-    "as_int",
-    "as_list",
-    "break_json",
-    "canonical_stop",
-    "chunks",
-    "decoded_error",
-    "decoded_stop",
-    "decoded_turn",
-    "decoded_usage",
-    "default_usage",
     "error_message",
-    "is_event_stream",
-    "json_answer",
-    "json_body",
     "known_stop_reasons",
     "retry_headers",
-    "sse_json",
     "unknown_endpoint",
 ]
-
-RETRYABLE = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-"""The statuses the anthropic and openai SDKs retry (`_should_retry`): 408, 409, 429 and every 5xx."""
-
-DEFAULT_INPUT_TOKENS = 10
 
 CANONICAL_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"}
 )
 """The stop reasons every wire renders in its own terms (the script's own vocabulary)."""
-
-_CANONICAL: dict[str, str] = {}
-"""Every wire class's stop reasons, each mapped to the canonical one it stands for (filled by `Wire`)."""
 
 
 @dataclass(slots=True)
@@ -176,7 +153,7 @@ class Wire(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for native, canonical in cls.__dict__.get("stop_reasons", {}).items():
-            _CANONICAL.setdefault(native, canonical)
+            CANONICAL.setdefault(native, canonical)
 
     @abstractmethod
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
@@ -329,160 +306,9 @@ class TurnlessWire(Wire):
 _ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error"}
 
 
-def json_answer(value: Any) -> bytes:
-    """A JSON response body."""
-    return json_dumps(value).encode()
-
-
 def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     """Every stop reason a turn may script for these wires: the canonical ones and each wire's own."""
     return CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in wires))
-
-
-def canonical_stop(turn: Turn) -> str:
-    """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
-
-    A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
-    canonical equivalent passes through unchanged.
-    """
-    if turn.stop_reason is None:
-        return "tool_use" if turn.tool_calls else "end_turn"
-    return _CANONICAL.get(turn.stop_reason, turn.stop_reason)
-
-
-def is_event_stream(headers: Mapping[str, str]) -> bool:
-    """Whether a response's `content-type` (lower-case header names) says it is server-sent events."""
-    return headers.get("content-type", "").lower().startswith("text/event-stream")
-
-
-def json_body(body: bytes | str) -> Any:
-    """A response body's JSON, or None when it is not JSON."""
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-
-
-def sse_json(body: bytes) -> list[Any]:
-    """The JSON data of each event of an SSE body, in order; events whose data is not JSON (`[DONE]`) left out."""
-    events, _ = parse_sse(body.decode("utf-8", "replace"))
-    return [data for event in events if (data := json_body(event.data)) is not None]
-
-
-def decoded_stop(wire: Wire, native: Any, has_tool_calls: bool) -> str | None:
-    """A native stop reason as a turn's `stop_reason`: canonical, and None when it is the default.
-
-    The default (`tool_use` for a turn with tool calls, `end_turn` otherwise) is left out, so a
-    recorded turn reads as one written by hand; a reason no wire knows is kept as it came.
-    """
-    if not isinstance(native, str) or not native:
-        return None
-    canonical = wire.stop_reasons.get(native, _CANONICAL.get(native, native))
-    return None if canonical == ("tool_use" if has_tool_calls else "end_turn") else canonical
-
-
-def decoded_turn(
-    wire: Wire,
-    *,
-    thinking: Iterable[str] = (),
-    thinking_signature: str | None = None,
-    text: Iterable[str] = (),
-    calls: Iterable[Mapping[str, Any]] = (),
-    stop: Any = None,
-    usage: Mapping[str, int] | None = None,
-) -> dict[str, Any]:
-    """A decoded answer as a turn dict: its thinking and text joined, its tool calls, stop reason and usage.
-
-    Only what the answer had is set: no `thinking` key for an answer without reasoning, no
-    `text` for one without text, `tool` for one call and `tools` for several. The signature is
-    kept only with the one block of thinking it signs (`thinking_signature`).
-    """
-    turn: dict[str, Any] = {}
-    thought = list(thinking)
-    if thought:
-        turn["thinking"] = "".join(thought)
-        if thinking_signature and len(thought) == 1:
-            turn["thinking_signature"] = thinking_signature
-    said = list(text)
-    if said:
-        turn["text"] = "".join(said)
-    tool_calls = [dict(call) for call in calls]
-    if len(tool_calls) == 1:
-        turn["tool"] = tool_calls[0]
-    elif tool_calls:
-        turn["tools"] = tool_calls
-    reason = decoded_stop(wire, stop, bool(tool_calls))
-    if reason is not None:
-        turn["stop_reason"] = reason
-    if usage:
-        turn["usage"] = dict(usage)
-    return turn
-
-
-def decoded_error(status: int, type_: Any = None, message: Any = None, code: Any = None) -> dict[str, Any]:
-    """An error answer as an `error` turn: its status and, when they are strings, its type, message and code.
-
-    No header is kept: a recording holds no header value (the `retry-after` a replay sends is its own).
-    """
-    error: dict[str, Any] = {"status": status}
-    if isinstance(type_, str) and type_:
-        error["type"] = type_
-    if isinstance(message, str):
-        error["message"] = message
-    if isinstance(code, (str, int)) and not isinstance(code, bool) and str(code):
-        error["code"] = str(code)
-    return {"error": error}
-
-
-def decoded_usage(**counts: Any) -> dict[str, int] | None:
-    """A turn's `usage` from the counts an answer reported (non-negative ints only), or None when it reported none."""
-    usage = {name: value for name, value in counts.items() if as_int(value) is not None and value >= 0}
-    return usage or None
-
-
-def chunks(text: str, most: int = 8) -> list[str]:
-    """Split text for streaming: several pieces whenever it has two or more characters.
-
-    Pieces are at most `most` characters long and cut at fixed positions, mid-word included, so
-    a consumer that assumes whole words per delta is caught.
-    """
-    if len(text) < 2:  # nothing to split: no comprehension for a one-character answer
-        return [text] if text else []
-    size = max(1, min(most, len(text) // 2))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def default_usage(turn: Turn, output_chars: int) -> tuple[int, int]:
-    """The (input, output) token counts for a turn: scripted values, else deterministic defaults."""
-    usage = turn.usage
-    input_tokens = usage.input_tokens if usage and usage.input_tokens is not None else DEFAULT_INPUT_TOKENS
-    if usage and usage.output_tokens is not None:
-        output_tokens = usage.output_tokens
-    else:
-        output_tokens = max(1, math.ceil(output_chars / 4))
-    return input_tokens, output_tokens
-
-
-def error_message(spec: ErrorSpec) -> str:
-    """The scripted error message, or one naming the status."""
-    return spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error"
-
-
-def retry_headers(spec: ErrorSpec, retryable: frozenset[int] = RETRYABLE) -> dict[str, str]:
-    """Headers for an error response: the scripted ones, plus `retry-after-ms: 1` when retryable.
-
-    The SDKs honour a server delay only when it is positive (0 falls back to their backoff of
-    0.375 s or more), so 1 ms lets their real retry loop run without sleeping.
-    """
-    headers = {k.lower(): v for k, v in (spec.headers or {}).items()}
-    if spec.status in retryable and "retry-after" not in headers and "retry-after-ms" not in headers:
-        headers["retry-after-ms"] = "1"
-    return headers
-
-
-def break_json(arguments: str) -> str:
-    """Tool arguments made into text that is not JSON (`Fault.malformed_tool_json`)."""
-    return arguments[:-1] + ', "oops": }' if len(arguments) > 2 else '{"oops": }'
 
 
 def unknown_endpoint(message: str) -> Rendered:
@@ -500,25 +326,3 @@ def unknown_endpoint(message: str) -> Rendered:
         },
     }
     return Rendered(404, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
-
-
-def as_int(value: Any) -> int | None:
-    """An int field of a request body, or None when absent or of another type."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def as_float(value: Any) -> float | None:
-    """A number field of a request body, or None when absent or of another type."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """An object field of a response body, or {} when absent or of another type."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """A list field of a request body, or [] when absent or of another type."""
-    return value if isinstance(value, list) else []

@@ -28,7 +28,9 @@ from urllib.parse import unquote
 from .._text import text_of
 from ..recorded import RecordedRequest
 from ..side import SideScript
-from .base import Parsed, Rendered, TurnlessWire, as_int, as_list, json_answer, json_body
+from ._decode import as_int, as_list, json_body
+from ._render import json_answer
+from .base import Parsed, Rendered, TurnlessWire
 
 __all__ = [
     "DEFAULT_DIMENSIONS",

@@ -13,13 +13,25 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, encode_deltas, encode_event, json_dumps
-from ..strict import check_request
-from ._openai import (
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from .._decode import (
+    as_dict,
+    as_float,
+    as_int,
+    as_list,
+    decoded_turn,
+    decoded_usage,
+    is_event_stream,
+    json_body,
+    sse_json,
+)
+from .._render import canonical_stop, chunks
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .common import (
     CREATED,
     DEFAULT_MODEL,
     HOSTS,
@@ -39,23 +51,7 @@ from ._openai import (
     token_counts,
     tool_input,
 )
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_dict,
-    as_float,
-    as_int,
-    as_list,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    is_event_stream,
-    json_body,
-    sse_json,
-)
+from .rules import check_openai_chat
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
 
@@ -128,7 +124,7 @@ class OpenAIChatWire(Wire):
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Chat Completions strict rules (the request alone decides them)."""
-        return check_request("openai_chat", record.body, skip=skip) if isinstance(record.body, dict) else None
+        return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
 
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """OpenAI's envelope, with the offending `param`."""

@@ -22,27 +22,17 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import _converse, eventstream
-from .._strict_base import Violation
-from .._strict_bedrock import check_converse
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import json_dumps
-from . import _messages
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    decoded_error,
-    decoded_turn,
-    decoded_usage,
-    json_body,
-    retry_headers,
-)
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import json_dumps
+from .. import _messages
+from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, decoded_usage, json_body
+from .._render import retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from . import converse as _converse
+from . import eventstream
+from .rules import check_converse
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
 

@@ -7,25 +7,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
-from .._strict_base import Violation
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
-from ..strict import check_request
-from . import _messages
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_list,
-    decoded_error,
-    error_message,
-    is_event_stream,
-    json_body,
-    retry_headers,
-    sse_json,
-)
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
+from .. import _messages
+from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_json
+from .._render import error_message, retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .rules import check_anthropic
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
 
@@ -146,7 +136,7 @@ class AnthropicWire(Wire):
             body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
         # The live set: the rule only tests membership, which is safe while render adds to it.
         served = self._served_without_thinking
-        return check_request("anthropic", body, history=history, served_without_thinking=served, skip=skip)
+        return check_anthropic(body, history=history, served_without_thinking=served, skip=skip)
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False

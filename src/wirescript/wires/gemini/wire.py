@@ -12,33 +12,26 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps
-from ..strict import check_request
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import encode_event, json_dumps
+from .._decode import (
     as_dict,
     as_float,
     as_int,
     as_list,
-    canonical_stop,
-    chunks,
     decoded_error,
     decoded_turn,
     decoded_usage,
-    default_usage,
-    error_message,
     is_event_stream,
     json_body,
-    retry_headers,
     sse_json,
 )
+from .._render import canonical_stop, chunks, default_usage, error_message, retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .rules import check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
 
@@ -213,7 +206,7 @@ class GeminiWire(Wire):
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Gemini strict rules (snake_case and camelCase fields alike, as the API reads them)."""
-        return check_request("gemini", record.body, skip=skip) if isinstance(record.body, dict) else None
+        return check_gemini(record.body, skip=skip) if isinstance(record.body, dict) else None
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False

@@ -1,4 +1,4 @@
-"""Bedrock Converse renderings of a turn (a prototype for the Bedrock wire of issue 18).
+"""Bedrock Converse renderings of a turn, for the Bedrock wire.
 
 Pure functions from a `Turn` to what `bedrock-runtime` answers: the Converse JSON, the ConverseStream
 event-stream messages (named, so frame-level faults can count and drop them), an HTTP error as botocore
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...script import ErrorSpec, Turn
+from ...sse import json_dumps
+from .._render import break_json, canonical_stop, chunks, default_usage
 from . import eventstream
-from .script import ErrorSpec, Turn
-from .sse import json_dumps
-from .wires.base import break_json, canonical_stop, chunks, default_usage
 
 __all__ = [
     "ERROR_TYPES",

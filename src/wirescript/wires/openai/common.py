@@ -10,22 +10,14 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, ToolCall, Turn
-from ..sse import json_dumps
-from .base import (
-    RETRYABLE,
-    Rendered,
-    as_int,
-    break_json,
-    decoded_error,
-    default_usage,
-    error_message,
-    json_body,
-    retry_headers,
-)
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, ToolCall, Turn
+from ...sse import json_dumps
+from .._decode import as_int, decoded_error, json_body
+from .._render import RETRYABLE, break_json, default_usage, error_message, retry_headers
+from .._rules import Violation
+from ..base import Rendered
 
 __all__ = [
     "CREATED",

@@ -19,14 +19,15 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._strict_base import Violation
-from .._strict_openai import PREVIOUS_RESPONSE_NOT_FOUND
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
-from ..strict import check_request, previous_response_not_found
-from ._openai import (
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
+from .._render import canonical_stop, chunks
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .common import (
     CREATED,
     DEFAULT_MODEL,
     HOSTS,
@@ -45,22 +46,7 @@ from ._openai import (
     token_counts,
     tool_input,
 )
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    is_event_stream,
-    json_body,
-    sse_json,
-)
+from .rules import PREVIOUS_RESPONSE_NOT_FOUND, check_openai_responses, previous_response_not_found
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
 
@@ -178,7 +164,7 @@ class OpenAIResponsesWire(Wire):
         if isinstance(previous, str):
             with self._stored_lock:
                 items = self._stored.get(previous)
-        violation = check_request("openai_responses", body, previous_items=items, skip=skip)
+        violation = check_openai_responses(body, previous_items=items, skip=skip)
         unknown = isinstance(previous, str) and items is None
         if violation is None and unknown and PREVIOUS_RESPONSE_NOT_FOUND.id not in skip:
             return previous_response_not_found(str(previous))
