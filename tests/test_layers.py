@@ -27,14 +27,15 @@ LAYERS: list[set[str]] = [
         "wires._rules",
         "wires._messages",
         "wires._catalog",
+        "wires._side",
         "wires.side",
         "wires.routes",
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
-                "anthropic": (".wire", ".rules", ".errors", ".stream_check"),
-                "openai": (".chat", ".responses", ".common", ".rules", ".errors"),
-                "gemini": (".wire", ".rules", ".errors"),
+                "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
+                "openai": (".chat", ".responses", ".common", ".rules", ".errors", ".side"),
+                "gemini": (".wire", ".rules", ".errors", ".side"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
             }.items()
             for module in ("", *modules)
