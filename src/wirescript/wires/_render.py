@@ -13,11 +13,9 @@ from ..script import ErrorSpec, Turn
 from ..sse import json_dumps
 
 __all__ = [
-    "CANONICAL",
     "DEFAULT_INPUT_TOKENS",
     "RETRYABLE",
     "break_json",
-    "canonical_stop",
     "chunks",
     "default_usage",
     "error_message",
@@ -29,9 +27,6 @@ RETRYABLE = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 """The statuses the anthropic and openai SDKs retry (`_should_retry`): 408, 409, 429 and every 5xx."""
 
 DEFAULT_INPUT_TOKENS = 10
-
-CANONICAL: dict[str, str] = {}
-"""Every wire class's stop reasons, each mapped to the canonical one it stands for (filled by `Wire`)."""
 
 
 def json_answer(value: Any) -> bytes:
@@ -82,14 +77,3 @@ def retry_headers(spec: ErrorSpec, retryable: frozenset[int] = RETRYABLE) -> dic
 def break_json(arguments: str) -> str:
     """Tool arguments made into text that is not JSON (`Fault.malformed_tool_json`)."""
     return arguments[:-1] + ', "oops": }' if len(arguments) > 2 else '{"oops": }'
-
-
-def canonical_stop(turn: Turn) -> str:
-    """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
-
-    A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
-    canonical equivalent passes through unchanged.
-    """
-    if turn.stop_reason is None:
-        return "tool_use" if turn.tool_calls else "end_turn"
-    return CANONICAL.get(turn.stop_reason, turn.stop_reason)

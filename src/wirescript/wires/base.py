@@ -2,10 +2,11 @@
 
 A wire recognises its requests by method, path and host, reads their bodies into the fields of a
 `RecordedRequest`, and renders provider-neutral turns, errors and in-stream errors as its API
-sends them. Everything a provider calls its own lives on its wire: its stop reasons, credential
-headers and query parameters, error envelope, retryable statuses, the answer to an endpoint of its
-host that no wire serves, and how its tool results read as text. The transport and the script
-models know no provider.
+sends them. Everything a provider calls its own lives on its wire: its strict rules and what its
+request bodies' top-level fields are, its stop reasons, hosts, credential headers and query
+parameters, retry-count header, error envelope, retryable statuses, the answer to an endpoint of its
+host that no wire serves, and how its tool results read as text. A stub learns each of these from
+its own wires (`ScriptTransport(wires=[...])`): the transport and the script models know no provider.
 
 Writing a wire::
 
@@ -36,16 +37,18 @@ Writing a wire::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..errors import UsageError
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
 from ..sse import json_dumps
-from ._render import CANONICAL, RETRYABLE, error_message, json_answer, retry_headers
-from ._rules import Violation
+from ._hosts import host_matcher
+from ._render import RETRYABLE, error_message, json_answer, retry_headers
+from ._rules import Rule, Violation, json_type
 
 __all__ = [
     "CANONICAL_STOP_REASONS",
@@ -53,11 +56,14 @@ __all__ = [
     "Frame",
     "Parsed",
     "Rendered",
+    "Rule",
     "TurnlessWire",
     "Violation",
     "Wire",
+    "bind_stops",
     "error_message",
     "known_stop_reasons",
+    "loud_error",
     "retry_headers",
     "unknown_endpoint",
 ]
@@ -133,10 +139,35 @@ class Wire(ABC):
     credential_query: ClassVar[tuple[str, ...]] = ()
     """URL query parameters that carry its API key; always redacted."""
     hosts: ClassVar[tuple[str, ...]] = ()
-    """Its API's hosts (a leading `.` matches any subdomain): a request there that no wire serves is
-    answered in this wire's error envelope."""
+    """Its API's hosts, as host patterns (`*` within one DNS label: `*.openai.azure.com`, the syntax of
+    `intercept(hosts=...)`). `stub.intercept()` takes the hosts of the stub's wires, and a request
+    there that no wire serves is answered in this wire's error envelope."""
+    boto_service: ClassVar[str | None] = None
+    """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
+    the clients of it created while open (`bedrock-runtime`)."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
+    retry_count_header: ClassVar[str | None] = None
+    """The request header its SDK numbers its attempts in (`x-stainless-retry-count`), read into
+    `RecordedRequest.retry_count`; without one, the stub derives the count from what it answered."""
+    rules: ClassVar[Sequence[Rule]] = ()
+    """The strict rules it checks (`check`): the ids `strict_skip` may name, with its stub's `any.*` rules."""
+    label: ClassVar[str] = ""
+    """Its API's name in messages (`Anthropic Messages (POST /v1/messages)`); its `endpoint` when empty."""
+    own_fields: ClassVar[tuple[str, ...]] = ()
+    """Top-level request fields of its API that mark a body as written for it (Gemini's `contents`):
+    another wire of the stub that refuses unknown fields (`unknown_field`) refuses them as this API's
+    (`any.body-for-another-wire`). A field several wires own is told apart by `claims_body`."""
+    shared_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields other wires own that its bodies may carry all the same (Chat Completions takes Anthropic's
+    `max_tokens`): it never refuses them as another API's."""
+    unknown_field: ClassVar[str | None] = None
+    """Its API's wording for a top-level field it does not know, `{key}` standing for the field
+    (`"{key}: Extra inputs are not permitted"`); None: it refuses no field as another API's."""
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Well-known top-level fields and the JSON types its API takes for them (`{"stream": ("boolean",)}`,
+    names as `json_type` gives them; null always passes): another type is refused (`any.field-type`),
+    in the words of `field_type_message`."""
     endpoints: ClassVar[tuple[str, ...]] = ()
     """Every endpoint it serves, as `METHOD path` with `{name}` placeholders (`POST /v1/messages`):
     the rows of the coverage table (`docs/providers.md`), which a test keeps true."""
@@ -150,10 +181,8 @@ class Wire(ABC):
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for native, canonical in cls.__dict__.get("stop_reasons", {}).items():
-            CANONICAL.setdefault(native, canonical)
+    _stop_map: Mapping[str, str] | None = None
+    """The stop reasons of its stub's wires, bound when the stub is made (`bind_stops`)."""
 
     @abstractmethod
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
@@ -201,10 +230,11 @@ class Wire(ABC):
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The strict rule the request breaks, as the real API would refuse it, or None (the default: no rules).
 
-        Called for every request the wire parsed, before a turn is chosen, outside the stub's lock:
-        a wire that reads its own state here (threads, stored responses) guards it with its own lock.
-        The default wires call `wirescript.strict.check_request` with the context only they hold;
-        a refused request consumes no turn and is answered with `strict_error`.
+        Called for every request the wire parsed, before a turn is chosen, outside the stub's lock,
+        after the stub's `any.*` rules: a wire that reads its own state here (threads, stored
+        responses) guards it with its own lock. The rule of the violation must be one of its `rules`
+        (a violation of another is a loud problem: `strict_skip` could not name it); a refused
+        request consumes no turn and is answered with `strict_error`.
 
         Args:
             record: The request (not yet numbered or resolved).
@@ -225,7 +255,37 @@ class Wire(ABC):
 
     def claims(self, host: str) -> bool:
         """Whether `host` is one of its API's (`hosts`), so it answers what no wire serves there."""
-        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosts)
+        return bool(self.hosts) and host_matcher(self.hosts)(host)
+
+    def claims_body(self, body: dict[str, Any]) -> bool:
+        """Whether a body carrying a field several wires own (`messages`) reads as written for its API.
+
+        Only asked to name the API a refused body looks meant for; the default: it cannot tell.
+        """
+        return False
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """Its API's words for a `field_types` field of another JSON type (`any.field-type`)."""
+        return f"{key}: expected {' or '.join(kinds)}, got {json_type(value)}"
+
+    @property
+    def stop_map(self) -> Mapping[str, str]:
+        """Every stop reason its stub's wires declare, mapped to the canonical one it stands for.
+
+        Bound when the stub is made, so a turn scripted in another wire's vocabulary (OpenAI's
+        `length`) is translated; its own `stop_reasons` while no stub holds it.
+        """
+        return self.stop_reasons if self._stop_map is None else self._stop_map
+
+    def canonical_stop(self, turn: Turn) -> str:
+        """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
+
+        A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
+        canonical equivalent passes through unchanged.
+        """
+        if turn.stop_reason is None:
+            return "tool_use" if turn.tool_calls else "end_turn"
+        return self.stop_map.get(turn.stop_reason, turn.stop_reason)
 
     def api_key(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
         """The request's credential: a `credential_headers` value, a bearer token, or a `credential_query` value."""
@@ -311,18 +371,57 @@ def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     return CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in wires))
 
 
-def unknown_endpoint(message: str) -> Rendered:
-    """The loud 404 for a request no wire serves on a host no wire claims; readable by every SDK.
+def bind_stops(wires: Sequence[Wire]) -> None:
+    """Give each of one stub's wires the stop map of them all (`Wire.stop_map`), so each translates the others'.
 
-    Anthropic's error envelope with OpenAI's `error.code` in it: every SDK finds the message.
+    Raises:
+        UsageError: Two wires map a stop reason to different canonical ones, a wire maps a canonical
+            reason to another, or a wire another stub holds maps one differently.
+
+    """
+    stops: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for index, wire in enumerate(wires):
+        for native, canonical in wire.stop_reasons.items():
+            if native in CANONICAL_STOP_REASONS and canonical != native:
+                raise UsageError(
+                    f"wires[{index}]: the {wire.name} wire maps the canonical stop reason {native!r} to "
+                    f"{canonical!r}; a canonical reason stands for itself"
+                )
+            known = stops.setdefault(native, canonical)
+            if known != canonical:
+                raise UsageError(
+                    f"wires[{index}]: the {wire.name} wire maps the stop reason {native!r} to {canonical!r}, "
+                    f"the {owner[native]} wire to {known!r}; one stub serves one meaning of each reason"
+                )
+            owner.setdefault(native, wire.name)
+    for index, wire in enumerate(wires):
+        held = wire._stop_map
+        if held is not None and held != stops:
+            clash = next((k for k in held.keys() & stops.keys() if held[k] != stops[k]), None)
+            if clash is not None:
+                raise UsageError(
+                    f"wires[{index}]: this {type(wire).__name__} instance serves another stub, whose wires "
+                    f"map the stop reason {clash!r} to {held[clash]!r}: give each stub fresh wire instances"
+                )
+            wire._stop_map = {**held, **stops}
+        else:
+            wire._stop_map = stops
+
+
+def loud_error(status: int, kind: str, message: str, code: str) -> Rendered:
+    """A non-retryable error every SDK reads: Anthropic's error envelope with OpenAI's `error.code` in it.
+
+    What a request no wire serves is answered with (`unknown_endpoint`), and what the network guard
+    answers a connection it refused with.
     """
     body = {
         "type": "error",
-        "error": {
-            "type": "not_found_error",
-            "message": message,
-            "code": "wirescript_unscripted",
-            "details": {"error_code": "wirescript_unscripted"},
-        },
+        "error": {"type": kind, "message": message, "code": code, "details": {"error_code": code}},
     }
-    return Rendered(404, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
+    return Rendered(status, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
+
+
+def unknown_endpoint(message: str) -> Rendered:
+    """The loud 404 for a request no wire serves on a host no wire claims; readable by every SDK."""
+    return loud_error(404, "not_found_error", message, "wirescript_unscripted")

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any, ClassVar
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
-from .._render import canonical_stop, chunks
+from .._render import chunks
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .common import (
@@ -32,6 +32,7 @@ from .common import (
     DEFAULT_MODEL,
     HOSTS,
     JSON_HEADERS,
+    RETRY_COUNT_HEADER,
     SSE_HEADERS,
     TokenCounts,
     arguments,
@@ -45,8 +46,9 @@ from .common import (
     system_text,
     token_counts,
     tool_input,
+    type_message,
 )
-from .rules import PREVIOUS_RESPONSE_NOT_FOUND, check_openai_responses, previous_response_not_found
+from .rules import PREVIOUS_RESPONSE_NOT_FOUND, RESPONSES_RULES, check_openai_responses, previous_response_not_found
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
 
@@ -97,7 +99,24 @@ class OpenAIResponsesWire(Wire):
     )
     credential_headers = ("api-key",)  # Azure OpenAI
     hosts = HOSTS
+    retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
+    rules = RESPONSES_RULES
+    label = "OpenAI Responses (POST /responses)"
+    own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
+    # Chat's `response_format` and Anthropic's `max_tokens`: Responses answers them in words of its own
+    # ("moved to ..."), which no rule here pins, so they are left to the other rules.
+    shared_fields = frozenset({"response_format", "max_tokens"})
+    unknown_field = "Unknown parameter: '{key}'."
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "model": ("string",),
+        "input": ("string", "array"),
+        "stream": ("boolean",),
+        "max_output_tokens": ("integer",),
+        "temperature": ("number",),
+        "tools": ("array",),
+        "previous_response_id": ("string",),
+    }
 
     def __init__(self) -> None:
         self._stored: dict[str, list[Any]] = {}
@@ -170,6 +189,22 @@ class OpenAIResponsesWire(Wire):
             return previous_response_not_found(str(previous))
         return violation
 
+    @staticmethod
+    def check_body(
+        body: dict[str, Any],
+        *,
+        skip: frozenset[str],
+        history: list[Any] | None = None,
+        previous_items: list[Any] | None = None,
+        served_without_thinking: Collection[str] = frozenset(),
+    ) -> Violation | None:
+        """Its rules over a bare body, with the stored items of the previous response (`check_request`)."""
+        return check_openai_responses(body, previous_items=previous_items, skip=skip)
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """OpenAI's words: `Invalid type for 'input': expected a string or an array, but got …`."""
+        return type_message(key, value, kinds)
+
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """OpenAI's envelope, with the offending `param` and, for an unknown previous response, its `code`."""
         return strict_error(violation, message, record)
@@ -186,7 +221,7 @@ class OpenAIResponsesWire(Wire):
         """
         index = record.index
         body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
-        reason = INCOMPLETE_REASONS.get(canonical_stop(turn))
+        reason = INCOMPLETE_REASONS.get(self.canonical_stop(turn))
         items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
