@@ -26,6 +26,7 @@ observed, and every check reads only what it must, letting anything else through
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -111,45 +112,74 @@ def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
     return False
 
 
-class _Body(NamedTuple):
-    """What the `any.*` rules check of one wire's bodies, computed once per stub from its wires."""
+class _Shape(NamedTuple):
+    """What the `any.*` rules check of one wire's bodies, among the wires of a stub (from their classes)."""
 
-    wire: Wire
-    foreign: tuple[tuple[str, tuple[Wire, ...]], ...]
-    """The top-level fields other wires of the stub own and this one does not take, each with its owners."""
+    foreign: tuple[tuple[str, tuple[int, ...]], ...]
+    """The top-level fields other wires of the stub own and this one does not take, each with its owners'
+    positions among the stub's wires."""
     foreign_keys: frozenset[str]
     types: Mapping[str, tuple[str, ...]]
     plain: dict[str, frozenset[type]]
     """Per field: the exact types of a value that surely has the field's kind, tested in one lookup."""
 
-    @classmethod
-    def of(cls, wire: Wire, wires: tuple[Wire, ...]) -> _Body | None:
-        foreign: dict[str, list[Wire]] = {}
-        if wire.unknown_field is not None:
-            taken = {*wire.own_fields, *wire.shared_fields}
-            for other in wires:
-                for key in other.own_fields if other is not wire else ():
+
+@functools.lru_cache(maxsize=64)
+def _plan(kinds: tuple[type[Wire], ...]) -> tuple[dict[str, Rule], tuple[_Shape | None, ...]]:
+    """The rules and body shapes of a stub whose wires are of these classes: what they declare, worked out once.
+
+    Raises:
+        UsageError: Two different rules share an id.
+
+    """
+    shapes: list[_Shape | None] = []
+    for kind in kinds:
+        foreign: dict[str, list[int]] = {}
+        if kind.unknown_field is not None:
+            taken = {*kind.own_fields, *kind.shared_fields}
+            for index, other in enumerate(kinds):
+                for key in other.own_fields if other is not kind else ():
                     if key not in taken:
-                        foreign.setdefault(key, []).append(other)
-        types = wire.field_types
+                        foreign.setdefault(key, []).append(index)
+        types = kind.field_types
         if not foreign and not types:
-            return None
-        plain = {key: frozenset(t for kind in kinds for t in _EXACT[kind]) for key, kinds in types.items()}
+            shapes.append(None)
+            continue
+        plain = {key: frozenset(t for k in kinds_ for t in _EXACT[k]) for key, kinds_ in types.items()}
         pairs = tuple((key, tuple(owners)) for key, owners in foreign.items())
-        return cls(wire, pairs, frozenset(foreign), types, plain)
+        shapes.append(_Shape(pairs, frozenset(foreign), types, plain))
+    anys = [
+        *([BODY_FOR_ANOTHER_WIRE] if any(shape.foreign for shape in shapes if shape is not None) else []),
+        *([FIELD_TYPE] if any(shape.types for shape in shapes if shape is not None) else []),
+    ]
+    rules: dict[str, Rule] = {}
+    for owner, rule in [*(("wirescript", rule) for rule in anys), *((k.name, r) for k in kinds for r in k.rules)]:
+        known = rules.setdefault(rule.id, rule)
+        if known != rule:
+            raise UsageError(f"the {owner} wire declares a rule {rule.id!r} that another rule's id names already")
+    return rules, tuple(shapes)
+
+
+class _Body(NamedTuple):
+    """The `any.*` rules of one wire of a stub: its shape, and the stub's wires its foreign fields belong to."""
+
+    wire: Wire
+    wires: tuple[Wire, ...]
+    shape: _Shape
 
     def mismatch(self, body: dict[str, Any], skip: frozenset[str]) -> Violation | None:
         if BODY_FOR_ANOTHER_WIRE.id not in skip and (violation := self._foreign_field(body)) is not None:
             return violation
-        return self._field_type(body) if FIELD_TYPE.id not in skip and self.types else None
+        return self._field_type(body) if FIELD_TYPE.id not in skip and self.shape.types else None
 
     def _foreign_field(self, body: dict[str, Any]) -> Violation | None:
-        if body.keys().isdisjoint(self.foreign_keys):  # the usual case, decided in one set operation
+        if body.keys().isdisjoint(self.shape.foreign_keys):  # the usual case, decided in one set operation
             return None
         wire = self.wire
-        for key, owners in self.foreign:
+        for key, positions in self.shape.foreign:
             if key not in body:
                 continue
+            owners = [self.wires[i] for i in positions]
             labels = list(dict.fromkeys(_label(owner) for owner in owners))
             if len(labels) > 1:  # a field several APIs own: the rest of the body may tell which
                 labels = list(dict.fromkeys(_label(owner) for owner in owners if owner.claims_body(body)))
@@ -160,7 +190,7 @@ class _Body(NamedTuple):
         return None
 
     def _field_type(self, body: dict[str, Any]) -> Violation | None:
-        types, plain = self.types, self.plain
+        types, plain = self.shape.types, self.shape.plain
         # The fields sent, usually a few; the declared order decides only when one is wrong.
         for key, value in body.items():
             exact = plain.get(key)
@@ -184,7 +214,8 @@ def _label(wire: Wire) -> str:
 class StrictRules:
     """The strict rules of one stub: its wires' declared rules, and the `any.*` rules over their bodies.
 
-    Computed once, when the stub is made: nothing here is worked out per request.
+    Computed when the stub is made, from what its wires' classes declare: nothing here is worked out
+    per request.
 
     Args:
         wires: The stub's wires, in matching order.
@@ -198,19 +229,12 @@ class StrictRules:
 
     def __init__(self, wires: Iterable[Wire]) -> None:
         wired = tuple(wires)
-        bodies = {id(wire): body for wire in wired if (body := _Body.of(wire, wired)) is not None}
-        rules: dict[str, Rule] = {}
-        anys = [
-            *([BODY_FOR_ANOTHER_WIRE] if any(body.foreign for body in bodies.values()) else []),
-            *([FIELD_TYPE] if any(body.types for body in bodies.values()) else []),
-        ]
-        for owner, rule in [*(("wirescript", rule) for rule in anys), *((w.name, r) for w in wired for r in w.rules)]:
-            known = rules.setdefault(rule.id, rule)
-            if known != rule:
-                raise UsageError(f"the {owner} wire declares a rule {rule.id!r} that another rule's id names already")
+        # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
+        rules, shapes = _plan(tuple(type(wire) for wire in wired))
         self.rules: Mapping[str, Rule] = rules
-        """Every rule of the stub, by id: what `strict_skip` may name."""
-        self._bodies = bodies
+        """Every rule of the stub, by id: what `strict_skip` may name (read only)."""
+        pairs = zip(wired, shapes, strict=True)
+        self._bodies = {id(wire): _Body(wire, wired, shape) for wire, shape in pairs if shape is not None}
 
     def mismatch(self, wire: Wire, body: dict[str, Any], skip: frozenset[str] = frozenset()) -> Violation | None:
         """The `any.*` rules for a body on `wire`: a field another wire owns, or a field of the wrong JSON type."""

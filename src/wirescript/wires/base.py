@@ -36,9 +36,11 @@ Writing a wire::
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ..errors import UsageError
@@ -379,34 +381,41 @@ def bind_stops(wires: Sequence[Wire]) -> None:
             reason to another, or a wire another stub holds maps one differently.
 
     """
+    stops = _stop_map(tuple(type(wire) for wire in wires))
+    for index, wire in enumerate(wires):
+        held = wire._stop_map
+        if held is None or held is stops:
+            wire._stop_map = stops
+            continue
+        clash = next((k for k in held.keys() & stops.keys() if held[k] != stops[k]), None)
+        if clash is not None:
+            raise UsageError(
+                f"wires[{index}]: this {type(wire).__name__} instance serves another stub, whose wires map "
+                f"the stop reason {clash!r} to {held[clash]!r}: give each stub fresh wire instances"
+            )
+        wire._stop_map = {**held, **stops}
+
+
+@functools.lru_cache(maxsize=64)
+def _stop_map(kinds: tuple[type[Wire], ...]) -> Mapping[str, str]:
+    """The stop map of a stub whose wires are of these classes (declared on them: worked out once)."""
     stops: dict[str, str] = {}
     owner: dict[str, str] = {}
-    for index, wire in enumerate(wires):
-        for native, canonical in wire.stop_reasons.items():
+    for index, kind in enumerate(kinds):
+        for native, canonical in kind.stop_reasons.items():
             if native in CANONICAL_STOP_REASONS and canonical != native:
                 raise UsageError(
-                    f"wires[{index}]: the {wire.name} wire maps the canonical stop reason {native!r} to "
+                    f"wires[{index}]: the {kind.name} wire maps the canonical stop reason {native!r} to "
                     f"{canonical!r}; a canonical reason stands for itself"
                 )
             known = stops.setdefault(native, canonical)
             if known != canonical:
                 raise UsageError(
-                    f"wires[{index}]: the {wire.name} wire maps the stop reason {native!r} to {canonical!r}, "
+                    f"wires[{index}]: the {kind.name} wire maps the stop reason {native!r} to {canonical!r}, "
                     f"the {owner[native]} wire to {known!r}; one stub serves one meaning of each reason"
                 )
-            owner.setdefault(native, wire.name)
-    for index, wire in enumerate(wires):
-        held = wire._stop_map
-        if held is not None and held != stops:
-            clash = next((k for k in held.keys() & stops.keys() if held[k] != stops[k]), None)
-            if clash is not None:
-                raise UsageError(
-                    f"wires[{index}]: this {type(wire).__name__} instance serves another stub, whose wires "
-                    f"map the stop reason {clash!r} to {held[clash]!r}: give each stub fresh wire instances"
-                )
-            wire._stop_map = {**held, **stops}
-        else:
-            wire._stop_map = stops
+            owner.setdefault(native, kind.name)
+    return MappingProxyType(stops)
 
 
 def loud_error(status: int, kind: str, message: str, code: str) -> Rendered:

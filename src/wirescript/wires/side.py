@@ -59,6 +59,7 @@ MAX_DIMENSIONS = 16384
 DEFAULT_MODELS = {d.name: d.default_model for d in DIALECTS if d.default_model is not None}
 """The model each provider's listing ends with, so a listing is never empty."""
 
+_LISTERS = tuple(d for d in DIALECTS if d.default_model is not None)
 _JSON = {"content-type": "application/json"}
 
 
@@ -74,7 +75,7 @@ class TokenCountWire(TurnlessWire):
     endpoints = _endpoints(DIALECTS, "count")
 
     def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
-        self.dialects = tuple(dialects)
+        self.dialects = dialects if isinstance(dialects, tuple) else tuple(dialects)
         self._served = 0
         self._lock = threading.Lock()
 
@@ -136,8 +137,12 @@ class EmbeddingsWire(TurnlessWire):
     endpoints = _endpoints(DIALECTS, "embedding")
 
     def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
-        self.dialects = tuple(dialects)
-        self._dimensions = {model: size for d in self.dialects for model, size in d.dimensions.items()}
+        self.dialects = dialects if isinstance(dialects, tuple) else tuple(dialects)
+        self._dimensions = (
+            DEFAULT_DIMENSIONS
+            if self.dialects is DIALECTS
+            else {model: size for d in self.dialects for model, size in d.dimensions.items()}
+        )
 
     def _dialect(self, path: str) -> SideDialect | None:
         return next((d for d in self.dialects if d.embeds(path)), None)
@@ -202,7 +207,7 @@ class ModelsWire(TurnlessWire):
     endpoints = _endpoints(DIALECTS, "model")
 
     def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
-        self.dialects = tuple(d for d in dialects if d.default_model is not None)
+        self.dialects = _LISTERS if dialects is DIALECTS else tuple(d for d in dialects if d.default_model is not None)
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`GET …/models` and `GET …/models/{id}`."""
