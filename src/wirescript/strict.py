@@ -265,15 +265,8 @@ class StrictRules:
 class _BodyChecked(Protocol):
     """A default wire's rules over a bare body, with the context a request would get from the wire's state."""
 
-    def check_body(
-        self,
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None,
-        previous_items: list[Any] | None,
-        served_without_thinking: Collection[str],
-    ) -> Violation | None: ...
+    def check_body(self, body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over `body`; `context` holds `history`, `previous_items`, `served_without_thinking`."""
 
 
 _DEFAULT_WIRES = default_wires()

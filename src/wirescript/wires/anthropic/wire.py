@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import unquote
 
@@ -156,16 +156,10 @@ class AnthropicWire(Wire):
         return check_anthropic(body, history=history, served_without_thinking=served, skip=skip)
 
     @staticmethod
-    def check_body(
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None = None,
-        previous_items: list[Any] | None = None,
-        served_without_thinking: Collection[str] = frozenset(),
-    ) -> Violation | None:
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Its rules over a bare body, with the context `check` reads from the wire (`strict.check_request`)."""
-        return check_anthropic(body, history=history, served_without_thinking=served_without_thinking, skip=skip)
+        served = context.get("served_without_thinking") or frozenset()
+        return check_anthropic(body, history=context.get("history"), served_without_thinking=served, skip=skip)
 
     def claims_body(self, body: dict[str, Any]) -> bool:
         """A body with a field only Messages has (`system`, `thinking`, …), or a tool use, tool result or thinking."""

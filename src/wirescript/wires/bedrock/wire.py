@@ -19,7 +19,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...recorded import RecordedRequest
@@ -211,14 +211,7 @@ class BedrockWire(Wire):
         return check_converse(record.body, skip=skip)
 
     @staticmethod
-    def check_body(
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None = None,
-        previous_items: list[Any] | None = None,
-        served_without_thinking: Collection[str] = frozenset(),
-    ) -> Violation | None:
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Converse's rules over a bare body (`wirescript.strict.check_request`)."""
         return check_converse(body, skip=skip)
 

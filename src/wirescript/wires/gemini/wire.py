@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..._text import text_of
@@ -222,14 +222,7 @@ class GeminiWire(Wire):
         return check_gemini(record.body, skip=skip) if isinstance(record.body, dict) else None
 
     @staticmethod
-    def check_body(
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None = None,
-        previous_items: list[Any] | None = None,
-        served_without_thinking: Collection[str] = frozenset(),
-    ) -> Violation | None:
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Its rules over a bare body (`wirescript.strict.check_request`): the request alone decides them."""
         return check_gemini(body, skip=skip)
 

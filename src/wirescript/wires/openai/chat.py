@@ -9,7 +9,7 @@ frameworks such as pydantic-ai read it as thinking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
@@ -148,14 +148,7 @@ class OpenAIChatWire(Wire):
         return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
 
     @staticmethod
-    def check_body(
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None = None,
-        previous_items: list[Any] | None = None,
-        served_without_thinking: Collection[str] = frozenset(),
-    ) -> Violation | None:
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Its rules over a bare body (`wirescript.strict.check_request`): the request alone decides them."""
         return check_openai_chat(body, skip=skip)
 

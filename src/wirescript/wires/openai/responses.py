@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..._text import text_of
@@ -190,16 +190,9 @@ class OpenAIResponsesWire(Wire):
         return violation
 
     @staticmethod
-    def check_body(
-        body: dict[str, Any],
-        *,
-        skip: frozenset[str],
-        history: list[Any] | None = None,
-        previous_items: list[Any] | None = None,
-        served_without_thinking: Collection[str] = frozenset(),
-    ) -> Violation | None:
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Its rules over a bare body, with the stored items of the previous response (`check_request`)."""
-        return check_openai_responses(body, previous_items=previous_items, skip=skip)
+        return check_openai_responses(body, previous_items=context.get("previous_items"), skip=skip)
 
     def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
         """OpenAI's words: `Invalid type for 'input': expected a string or an array, but got …`."""
