@@ -134,6 +134,14 @@ def test_wires_must_be_wire_instances() -> None:
         ScriptTransport([], wires=["anthropic"])  # type: ignore[list-item]
 
 
+def test_a_wires_hosts_are_host_patterns_checked_at_construction() -> None:
+    class Misdeclared(MiniMessages):
+        hosts = ("https://mini.example",)
+
+    with pytest.raises(UsageError, match=r"^wires\[0\]: the mini wire's hosts: 'https://mini.example' is not a host"):
+        ScriptTransport([], wires=[Misdeclared()])
+
+
 def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
     stub = ScriptTransport([])
     with ANTHROPIC_HX.Client(transport=stub) as http:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
+from ._hosts import host_matcher
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
@@ -55,8 +56,8 @@ def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
     stop reason means is theirs alone, whatever another stub's wires say.
 
     Raises:
-        UsageError: An entry is not a `Wire` instance, two share a name, or two map a stop reason to
-            different canonical ones.
+        UsageError: An entry is not a `Wire` instance, two share a name, a wire's `hosts` are not host
+            patterns, or two map a stop reason to different canonical ones.
 
     """
     given = list(extra or ())
@@ -69,6 +70,10 @@ def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
         if wire.name in names:
             raise UsageError(f"wires[{index}]: two wires are named {wire.name!r}; each name serves once")
         names.add(wire.name)
+        try:
+            host_matcher(wire.hosts)  # checked now: a bad pattern must not fail a request that asks its hosts
+        except UsageError as exc:
+            raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
     bind_stops(wires)
     return wires
