@@ -60,7 +60,21 @@ def test_each_public_name_resolves_to_the_object_in_its_module(name: str) -> Non
         return
     module = importlib.import_module(f"wirescript.{wirescript._EXPORTS[name]}")
     assert value is getattr(module, name)
+    if name in TYPE_ALIASES:  # a `Literal[...]` alias belongs to `typing`, wherever it is defined
+        return
     assert getattr(value, "__module__", module.__name__).startswith("wirescript.")
+
+
+TYPE_ALIASES = {"ProblemKind"}
+
+
+def test_a_wire_of_ones_own_and_the_problem_kinds_are_public_names() -> None:
+    from wirescript.recorded import ProblemKind
+    from wirescript.wires import Wire
+
+    assert wirescript.Wire is Wire
+    assert wirescript.ProblemKind is ProblemKind
+    assert {"Wire", "ProblemKind"} <= set(wirescript.__all__)
 
 
 def test_star_import_gives_exactly_the_public_names() -> None:

@@ -27,13 +27,14 @@ if TYPE_CHECKING:
     from .files import load_script, script_json_schema
     from .intercept import KNOWN_HOSTS, Interception
     from .pytest_plugin import StubFactory
-    from .recorded import Problem, RecordedRequest, Secret
+    from .recorded import Problem, ProblemKind, RecordedRequest, Secret
     from .recording import RecordingTransport
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
+    from .wires import Wire
 
 __version__ = "0.1.0"
 
@@ -46,6 +47,7 @@ __all__ = [
     "NetworkBlockedError",
     "PendingTurn",
     "Problem",
+    "ProblemKind",
     "RecordedRequest",
     "RecordingTransport",
     "ScriptBuilder",
@@ -62,6 +64,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "WaitTimeoutError",
+    "Wire",
     "WirescriptError",
     "__version__",
     "anthropic_errors",
@@ -81,6 +84,7 @@ _EXPORTS = {
     "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "Problem": "recorded",
+    "ProblemKind": "recorded",
     "RecordedRequest": "recorded",
     "RecordingTransport": "recording",
     "ScriptBuilder": "builder",
@@ -97,6 +101,7 @@ _EXPORTS = {
     "Usage": "script",
     "UsageError": "errors",
     "WaitTimeoutError": "errors",
+    "Wire": "wires",
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
     "gemini_errors": "catalog",

@@ -83,9 +83,9 @@ class ScriptTransport(_TransportBase):
             `problems` and the requests they name are kept whatever the bound. A record costs about
             2.4 KB for a small SDK body and about 5 times the body for a long conversation.
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
-            the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
-            provider's own error, consumes no turn and is a `strict` problem. False turns every rule off.
-        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`).
+            its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
+            the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
@@ -116,6 +116,11 @@ class ScriptTransport(_TransportBase):
         self.closed = False
         for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
             watcher(self)
+
+    @property
+    def wires(self) -> tuple[Wire, ...]:
+        """The wires that serve this stub, in matching order: its `wires=`, then the default wires they leave."""
+        return self._ledger.wires
 
     @property
     def strict(self) -> bool:
@@ -230,7 +235,7 @@ class ScriptTransport(_TransportBase):
     def intercept(self, hosts: Iterable[str] | str | None = None) -> Interception:
         """A context manager: while open, every httpx/httpx2 client's requests to `hosts` come to this stub.
 
-        `hosts` replaces `KNOWN_HOSTS` (`"*"`: every host). See `wirescript.intercept.Interception`.
+        `hosts` replaces the hosts its wires declare (`"*"`: every host). See `wirescript.intercept.Interception`.
         """
         from .intercept import Interception
 
