@@ -29,7 +29,7 @@ from .._decode import (
     sse_json,
 )
 from .._render import chunks
-from .._rules import Violation
+from .._rules import ModelTable, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .common import (
     COMPATIBLE_HOSTS,
@@ -54,6 +54,7 @@ from .common import (
     tool_input,
     type_message,
 )
+from .models import OPENAI_MODELS, OpenAIModel
 from .rules import CHAT_RULES, check_openai_chat
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
@@ -73,6 +74,21 @@ _TOOL_RESULT_ROLES = ("tool", "function")
 _CHAT_ROLES = ("system", "developer", "tool")
 _OWN_HINTS = ("max_completion_tokens", "response_format", "n", "stream_options")
 """Top-level fields of Chat Completions that a Messages body does not carry."""
+
+
+def _since_last_assistant(messages: list[Any]) -> list[Any]:
+    """The `tool` (and legacy `function`) messages after the last assistant message: this request's tool results."""
+    found: list[Any] = []
+    for message in reversed(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            break
+        if role in _TOOL_RESULT_ROLES:
+            found.append(message)
+    found.reverse()
+    return found
 
 
 def finish_reason(stop: str) -> str:
@@ -97,8 +113,13 @@ class OpenAIChatWire(Wire):
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
     rules = CHAT_RULES
+    models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
+    """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
+    updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
     label = "OpenAI Chat Completions (POST /chat/completions)"
-    own_fields = ("max_completion_tokens", "response_format", "messages")
+    # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
+    # too (`generationConfig.stopSequences`).
+    own_fields = ("max_completion_tokens", "response_format", "messages", "stop")
     shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
     unknown_field = "Unrecognized request argument supplied: {key}"
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
@@ -137,15 +158,16 @@ class OpenAIChatWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=[name for t in tools if (name := _tool_name(t)) is not None],
-            tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
+            tool_results=_since_last_assistant(messages),
+            all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
             stream=body.get("stream") is True,
             max_tokens=max_tokens if max_tokens is not None else as_int(body.get("max_tokens")),
             temperature=as_float(body.get("temperature")),
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
-        """The Chat Completions strict rules (the request alone decides them)."""
-        return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
+        """The Chat Completions strict rules (the request alone decides them, with the wire's model table)."""
+        return check_openai_chat(record.body, skip=skip, models=self.models) if isinstance(record.body, dict) else None
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
