@@ -32,6 +32,7 @@ from wirescript.strict import (
     check_wire_mismatch,
     previous_response_not_found,
 )
+from wirescript.wires.anthropic.models import CLAUDE_MODELS
 from wirescript.wires.bedrock.rules import check_invoke
 
 # --- bodies -----------------------------------------------------------------------------------------
@@ -1721,6 +1722,13 @@ def test_each_wires_checks_run_in_the_order_of_its_rules() -> None:
         return tuple(entry[0] for entry in table)
 
     assert order(_messages_rules._CHECKS) == tuple(r for r in _messages_rules.RULES if r.retired is None)
+    # A check skipped for a body without the field it names refuses nothing without that field.
+    for rule, check, needs in _messages_rules._CHECKS:
+        refused = [case.bad for case in CASES if case.rule == rule.id and case.wire == "anthropic"]
+        assert refused, rule.id
+        for bad in refused if needs is not None else []:
+            request = _messages_rules._Request(without(bad, needs), None, (), "2026-10-21", CLAUDE_MODELS)
+            assert check(request) is None, (rule.id, needs)
     assert order(openai._CHAT_CHECKS) == openai.CHAT_RULES
     assert order(openai._RESPONSES_CHECKS) == openai.RESPONSES_RULES[:-1]  # the 404 is the wire's
     assert order(gemini._CHECKS) == gemini.RULES

@@ -485,9 +485,9 @@ def rules_violation(
 ) -> Violation | None:
     """`check_anthropic` without its shortcut for plainly valid bodies: every rule, run in turn."""
     request = _Request(body, history, betas, anthropic_version, models)
-    for rule, check in _CHECKS:  # a table built once, not closures per request
-        if rule.id in skip:
-            continue
+    for rule, check, needs in _CHECKS:  # a table built once, not closures per request
+        if (needs is not None and needs not in body) or rule.id in skip:
+            continue  # a check that reads a field the body does not have refuses nothing
         violation = check(request)
         if violation is not None:
             return violation
@@ -920,32 +920,33 @@ def _temperature_with_top_p(req: _Request) -> Violation | None:
     )
 
 
-_CHECKS: tuple[tuple[Rule, Callable[[_Request], Violation | None]], ...] = (
-    (MODEL_MISSING, _model_missing),
-    (MAX_TOKENS_INVALID, _max_tokens),
-    (MESSAGES_MISSING, _messages_missing),
-    (MESSAGES_EMPTY, _messages_empty),
-    (SAMPLING_REMOVED, _sampling_removed),
-    (INVALID_ROLE, _invalid_role),
-    (SYSTEM_ROLE_MISPLACED, _system_misplaced),
-    (EMPTY_CONTENT, _empty_content),
-    (EMPTY_TEXT_BLOCK, _empty_text_block),
-    (TRAILING_WHITESPACE, _trailing_whitespace),
-    (IMAGE_MEDIA_TYPE, _image_media_type),
-    (TOOL_USE_WITHOUT_RESULT, _tool_use_without_result),
-    (TOOL_RESULT_WITHOUT_USE, _tool_result_without_use),
-    (TOOL_RESULT_NOT_FIRST, _tool_result_not_first),
-    (DUPLICATE_TOOL_NAMES, _duplicate_tool_names),
-    (TOOL_NAME_PATTERN, _tool_name_pattern),
-    (TOOL_INPUT_SCHEMA, _tool_input_schema),
-    (CACHE_CONTROL_LIMIT, _cache_control_limit),
-    (THINKING_BUDGET_TOO_SMALL, _thinking_budget),
-    (THINKING_BUDGET_NOT_BELOW_MAX, _thinking_budget_below_max),
-    (THINKING_FORCED_TOOL, _thinking_forced_tool),
-    (THINKING_TEMPERATURE, _thinking_temperature),
-    (TEMPERATURE_RANGE, _temperature),
-    (MAX_TOKENS_ABOVE_MODEL, _max_tokens_above_model),
-    (PREFILL_UNSUPPORTED, _prefill_unsupported),
-    (TEMPERATURE_WITH_TOP_P, _temperature_with_top_p),
+_CHECKS: tuple[tuple[Rule, Callable[[_Request], Violation | None], str | None], ...] = (
+    (MODEL_MISSING, _model_missing, None),
+    (MAX_TOKENS_INVALID, _max_tokens, None),
+    (MESSAGES_MISSING, _messages_missing, None),
+    (MESSAGES_EMPTY, _messages_empty, "messages"),
+    (SAMPLING_REMOVED, _sampling_removed, None),
+    (INVALID_ROLE, _invalid_role, None),
+    (SYSTEM_ROLE_MISPLACED, _system_misplaced, None),
+    (EMPTY_CONTENT, _empty_content, None),
+    (EMPTY_TEXT_BLOCK, _empty_text_block, None),
+    (TRAILING_WHITESPACE, _trailing_whitespace, None),
+    (IMAGE_MEDIA_TYPE, _image_media_type, None),
+    (TOOL_USE_WITHOUT_RESULT, _tool_use_without_result, None),
+    (TOOL_RESULT_WITHOUT_USE, _tool_result_without_use, None),
+    (TOOL_RESULT_NOT_FIRST, _tool_result_not_first, None),
+    (DUPLICATE_TOOL_NAMES, _duplicate_tool_names, "tools"),
+    (TOOL_NAME_PATTERN, _tool_name_pattern, "tools"),
+    (TOOL_INPUT_SCHEMA, _tool_input_schema, "tools"),
+    (CACHE_CONTROL_LIMIT, _cache_control_limit, None),
+    (THINKING_BUDGET_TOO_SMALL, _thinking_budget, "thinking"),
+    (THINKING_BUDGET_NOT_BELOW_MAX, _thinking_budget_below_max, "thinking"),
+    (THINKING_FORCED_TOOL, _thinking_forced_tool, "thinking"),
+    (THINKING_TEMPERATURE, _thinking_temperature, "temperature"),
+    (TEMPERATURE_RANGE, _temperature, "temperature"),
+    (MAX_TOKENS_ABOVE_MODEL, _max_tokens_above_model, None),
+    (PREFILL_UNSUPPORTED, _prefill_unsupported, None),
+    (TEMPERATURE_WITH_TOP_P, _temperature_with_top_p, "top_p"),
 )
-"""Every Anthropic check, in the order of `RULES` (the retired rules have none)."""
+"""Every Anthropic check, in the order of `RULES` (the retired rules have none), with the top-level field
+it reads when it refuses nothing without it (skipped at once for a body without it)."""

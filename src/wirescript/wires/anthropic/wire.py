@@ -17,7 +17,7 @@ from .._render import error_message, retry_headers
 from .._rules import ModelTable, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .models import CLAUDE_MODELS, ClaudeModel
-from .rules import RULES, check_anthropic
+from .rules import RULES, check_anthropic, plainly_valid, rules_violation
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
 
@@ -154,9 +154,11 @@ class AnthropicWire(Wire):
             history = known[0] if known is not None else None
         if "model" not in body and _vertex_model(record.path) is not None:
             body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
+        if history is None and plainly_valid(body, self.models):  # no rule can refuse it: the headers are not read
+            return None
         version = body.get("anthropic_version")
         headers = record.headers
-        return check_anthropic(
+        return rules_violation(
             body,
             history=history,
             skip=skip,
