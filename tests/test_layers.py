@@ -42,12 +42,16 @@ LAYERS: list[set[str]] = [
     },
     # 3: the sans-IO core, the HTTP adapter and the validators
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
-    | {"validate", "catalog", "_append"}
+    | {"validate", "catalog"}
     | {"_hooks", "intercept", "guard"},
     # 4: the transport shell
     {"transport"},
     # 5: conveniences on top
-    {"builder", "files", "audit", "server", "recording", "pytest_plugin", "cli", "__main__", "__init__"},
+    {"builder", "files", "audit", "pytest_plugin", "cli", "__main__", "__init__"}
+    # the loopback server and record mode
+    | {"server", "_control", "_uvicorn"}
+    | {"recording", "recording._transport", "recording._forward", "recording._files", "recording._append"}
+    | {"recording._drift"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
 
