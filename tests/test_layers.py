@@ -51,7 +51,7 @@ LAYERS: list[set[str]] = [
     # the loopback server and record mode
     | {"server", "_control", "_uvicorn"}
     | {"recording", "recording._transport", "recording._forward", "recording._files", "recording._append"}
-    | {"recording._drift"},
+    | {"recording._drift", "recording._secrets"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
 

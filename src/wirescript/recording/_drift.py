@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from .._text import clip
 from ..recorded import RecordedRequest
 from ..script import DEFAULT_QUEUE
+from ._secrets import scrub_text
 
 __all__ = ["NOT_IN_COMMENT", "drift", "recorded_summaries", "summary"]
 
@@ -22,9 +23,12 @@ NOT_IN_COMMENT = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def summary(record: RecordedRequest) -> str:
-    """The request a turn answered, in one comment line: number, path, model, last message, tools offered."""
+    """The request a turn answered, in one comment line: number, path, model, last message, tools offered.
+
+    What looks like a key (`scrub_text`: a key pasted into the prompt) is left out of it.
+    """
     tools = f" tools=[{', '.join(clip(name, 40) for name in record.tool_names)}]" if record.tool_names else ""
-    return NOT_IN_COMMENT.sub("?", f"{record.summary()}{tools}")
+    return NOT_IN_COMMENT.sub("?", scrub_text(f"{record.summary()}{tools}"))
 
 
 _HEAD = re.compile(r"^requests\[\d+\] ")
@@ -75,7 +79,7 @@ def drift(records: Sequence[RecordedRequest], summaries: Mapping[tuple[str, int]
         if recorded is None:
             continue
         now = _HEAD.sub("", summary(record))
-        then = _HEAD.sub("", recorded)
+        then = _HEAD.sub("", scrub_text(recorded))  # a file written before keys were left out compares alike
         if now != then:
             found.append(
                 f"{record.summary().split(' model=')[0]} asks something else than the request its turn was "

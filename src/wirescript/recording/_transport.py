@@ -22,7 +22,7 @@ import os
 import pathlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -31,7 +31,7 @@ from .._record import UNREADABLE as _UNREADABLE
 from .._record import Vocabulary, read_request
 from ..errors import ScriptError, UsageError
 from ..files import script_format
-from ..recorded import RecordedRequest
+from ..recorded import REDACTED, RecordedRequest, request_head
 from ..script import Turn, parse_turn
 from ..side import SideScript, parse_side
 from ..wires import Wire, merge_wires
@@ -39,6 +39,7 @@ from ._append import append_json, append_yaml, check_appendable
 from ._drift import NOT_IN_COMMENT, summary
 from ._files import Item, json_text, queues, turn_data, write, yaml_item, yaml_text
 from ._forward import Episodes, Forwarding
+from ._secrets import Credentials
 
 __all__ = ["RecordingTransport"]
 
@@ -55,6 +56,15 @@ _USER_AGENTS = {
 
 def _sdks_of(user_agent: str) -> set[str]:
     return {sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent)}
+
+
+class _Written(NamedTuple):
+    """What the file holds: the turns, the side answers, and where a credential was replaced in them."""
+
+    items: list[Item]
+    side: dict[str, Any] | None
+    redacted: list[str]
+    """`requests[3] POST /v1/messages: a credential it sent came back in text, error.message`, one per request."""
 
 
 class _Entry:
@@ -134,6 +144,7 @@ class RecordingTransport(Forwarding):
         self._format = fmt
         self._wires = merge_wires(wires)
         self._vocabulary = Vocabulary(self._wires)
+        self._credentials = Credentials(self._vocabulary.headers, self._vocabulary.query)
         self._entries: list[_Entry] = []
         self._notes: list[str] = []
         self._libraries: set[str] = set()
@@ -158,32 +169,59 @@ class RecordingTransport(Forwarding):
 
     @property
     def turns(self) -> list[Turn]:
-        """The turns recorded so far, in the order their requests arrived."""
-        with self._lock:
-            return [entry.turn for entry in self._entries if entry.turn is not None]
+        """The turns recorded so far, in the order their requests arrived, as `save()` writes them."""
+        return [_turn(item) for item in self._written().items]
 
     @property
     def notes(self) -> list[str]:
-        """Why some requests have no turn: no wire serves them, or their answer could not be read."""
+        """Why some requests have no turn, and which answers held a credential their request sent.
+
+        No wire serves a request, or its answer could not be read; a credential that came back is
+        replaced by `<redacted>` in the file.
+        """
+        written = self._written()
         with self._lock:
-            return list(self._notes)
+            notes = list(self._notes)
+        return notes + [f"{where}: replaced by {REDACTED} in the file" for where in written.redacted]
 
     @property
     def side(self) -> SideScript | None:
         """What the side endpoints answered (token counts, embeddings, model listings), as the file's `"$side"`."""
-        with self._lock:
-            entries = list(self._entries)
-        data = _side_data(entries)
+        data = self._written().side
         return parse_side(data) if data is not None else None
 
     def script(self) -> list[Turn] | dict[str, list[Turn]]:
         """The recorded turns as the script `save()` writes: one queue per model when several were called."""
-        with self._lock:
-            items = [Item(e.record.model, e.summary, e.turn) for e in self._entries if e.turn is not None]
+        items = self._written().items
         grouped = queues(items)
         if grouped is None:
-            return [item.data for item in items]
-        return {model: [item.data for item in group] for model, group in grouped.items()}
+            return [_turn(item) for item in items]
+        return {model: [_turn(item) for item in group] for model, group in grouped.items()}
+
+    def _written(self, entries: list[_Entry] | None = None) -> _Written:
+        """What the file holds of `entries` (default: all): every credential any request sent replaced."""
+        if entries is None:
+            with self._lock:
+                entries = list(self._entries)
+        scrubber = self._credentials.scrubber()
+        items: list[Item] = []
+        redacted: list[str] = []
+        for entry in entries:
+            if entry.turn is None and entry.side is None:
+                continue
+            head = request_head(entry.record.index, entry.record.method, entry.record.path)
+            found: list[str] = []
+            if entry.turn is not None:
+                data, found = scrubber.data(turn_data(entry.turn))
+                comment, count = scrubber.text(entry.summary)
+                items.append(Item(entry.record.model, comment, data))
+                found += ["the summary comment"] * bool(count)
+            if entry.side is not None:
+                found += scrubber.data(entry.side, "$side")[1]
+            if found:
+                redacted.append(f"{head}: a credential it sent came back in {', '.join(dict.fromkeys(found))}")
+        side = _side_data(entries)
+        return _Written(items, scrubber.data(side)[0] if side is not None else None, redacted)
 
     # ------------------------------------------------------------------ the file
 
@@ -197,23 +235,28 @@ class RecordingTransport(Forwarding):
         schema allows no extra field), so a JSON file holds the turns and side answers alone. Either
         loads with `load_script`.
 
+        No credential any recorded request sent is written, in any form: a value the upstream
+        echoed back (in a text, a tool input, a thinking signature, an error message, a side
+        answer) is replaced by `<redacted>`, as sent, base64-, URL- or hex-encoded. The YAML header
+        says where, and so do `notes`. A summary comment leaves out what looks like a key.
+
         With an `Episodes` upstream and a file to append to, the file is the one read when this
         transport was made, with the turns forwarded past its end appended to the queues that serve
         them (`_append`); saving again writes the same, with a later end time.
         """
         with self._lock:
             every = list(self._entries)
-            entries = [entry for entry in every if entry.turn is not None]
-            providers = {entry.record.provider for entry in entries}
+            providers = {entry.record.provider for entry in every if entry.turn is not None}
             libraries = set(self._libraries)
-        side = _side_data(every)
         if self._base is not None:
-            text = self._appended([entry for entry in entries if entry.forwarded], providers, libraries)
+            text = self._appended([entry for entry in every if entry.forwarded], providers, libraries)
             self._note_side([entry for entry in every if entry.forwarded and entry.side])
-        elif self._format == "JSON":
-            text = json_text(_items(entries), side)
         else:
-            text = yaml_text(_items(entries), self._header(providers, libraries), side)
+            written = self._written(every)
+            if self._format == "JSON":
+                text = json_text(written.items, written.side)
+            else:
+                text = yaml_text(written.items, self._header(providers, libraries, written.redacted), written.side)
         write(self.path, text)
         return self.path
 
@@ -232,10 +275,12 @@ class RecordingTransport(Forwarding):
         """The replayed file with the turns forwarded past its end appended: its own bytes unchanged."""
         assert self._base is not None
         where = os.fspath(self.path)
+        written = self._written([entry for entry in entries if entry.turn is not None])
         if self._format == "JSON":
-            return append_json(self._base, [(item.model, item.data) for item in _items(entries)], where)
-        note = NOT_IN_COMMENT.sub("?", f"Appended {self._when(providers, libraries)} (new_episodes)")
-        return append_yaml(self._base, [(item.model, yaml_item(item, "")) for item in _items(entries)], note, where)
+            return append_json(self._base, [(item.model, item.data) for item in written.items], where)
+        redacted = f"; {_redaction(written.redacted)}" if written.redacted else ""
+        note = NOT_IN_COMMENT.sub("?", f"Appended {self._when(providers, libraries)} (new_episodes){redacted}")
+        return append_yaml(self._base, [(item.model, yaml_item(item, "")) for item in written.items], note, where)
 
     def _when(self, providers: set[str | None], libraries: set[str]) -> str:
         """`by wirescript 0.1.0 from … to … with anthropic 2.14.0, httpx2 …`, for the file's comments."""
@@ -245,12 +290,13 @@ class RecordingTransport(Forwarding):
             f" with {', '.join(versions)}" if versions else ""
         )
 
-    def _header(self, providers: set[str | None], libraries: set[str]) -> list[str]:
-        return [
+    def _header(self, providers: set[str | None], libraries: set[str], redacted: list[str]) -> list[str]:
+        header = [
             f"Recorded {self._when(providers, libraries)}.",
             "Each turn is what the model answered; the comment above it, the request it answered.",
             "Edit freely: this is a wirescript script (load_script); it holds no header, key or cookie.",
         ]
+        return [*header, f"{_redaction(redacted)}."] if redacted else header
 
     # ------------------------------------------------------------------ boto3
 
@@ -324,6 +370,7 @@ class RecordingTransport(Forwarding):
     # ------------------------------------------------------------------ recording
 
     def _arrive(self, request: Any) -> tuple[_Entry, Wire | None]:
+        self._credentials.add(request)
         reading = read_request(request, self._vocabulary)
         record = reading.record
         with self._lock:
@@ -399,6 +446,20 @@ class RecordingTransport(Forwarding):
 
 
 # ---------------------------------------------------------------------- what is written
+
+
+def _turn(item: Item) -> Turn:
+    return parse_turn(item.data, "the recorded answer")
+
+
+def _redaction(redacted: list[str]) -> str:
+    """The file's account of the credentials it replaced: in a comment line of its own."""
+    shown = [where.split(": ", 1)[0] for where in redacted[:10]]
+    more = f" and {len(redacted) - 10} more" if len(redacted) > 10 else ""
+    return (
+        f"A credential the requests sent came back in {len(redacted)} answer(s) and is replaced by {REDACTED}: "
+        f"{', '.join(shown)}{more} (rec.notes says where)"
+    )
 
 
 def _refused(request: Any, entry: _Entry) -> Any:
