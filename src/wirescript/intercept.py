@@ -52,6 +52,7 @@ from . import _hooks
 from .errors import UsageError
 
 if TYPE_CHECKING:
+    from .recording import RecordingTransport
     from .transport import ScriptTransport
 
 __all__ = ["KNOWN_HOSTS", "Interception", "host_matcher"]
@@ -154,7 +155,7 @@ class Interception:
     """Route the requests of every httpx/httpx2 client on its default transport to `stub`, by host.
 
     Args:
-        stub: The stub that answers intercepted requests.
+        stub: The stub that answers intercepted requests (or a `RecordingTransport`, which records them).
         hosts: The hosts to take: None for `KNOWN_HOSTS`; `"*"` for every request; else host names
             or patterns (a single string is one host), which replace the known hosts.
 
@@ -169,7 +170,7 @@ class Interception:
 
     __slots__ = ("_clients", "_hosts", "_matches", "_open", "stub")
 
-    def __init__(self, stub: ScriptTransport, hosts: Iterable[str] | str | None = None) -> None:
+    def __init__(self, stub: ScriptTransport | RecordingTransport, hosts: Iterable[str] | str | None = None) -> None:
         self.stub = stub
         """The stub that answers intercepted requests."""
         if hosts is None:

@@ -7,9 +7,13 @@ reads what these write; `_append` appends to it.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import pathlib
+import re
+import tempfile
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -17,7 +21,7 @@ from ..script import DEFAULT_QUEUE, Turn
 from ..side import SIDE_KEY
 from ._drift import NOT_IN_COMMENT
 
-__all__ = ["Item", "json_text", "queues", "turn_data", "write", "yaml_item", "yaml_text"]
+__all__ = ["Item", "file_stem", "json_text", "queues", "turn_data", "write", "yaml_item", "yaml_text"]
 
 
 class Item(NamedTuple):
@@ -117,8 +121,39 @@ def _dumper() -> Any:
 
 
 def write(path: pathlib.Path, text: str) -> None:
-    """Replace `path` with `text` atomically: a reader sees the old file or the new one, never half of it."""
+    """Replace `path` with `text` atomically: a reader sees the old file or the new one, never half of it.
+
+    The text is written to a file of its own next to `path` first, so two writers of one path (two
+    recorders, two processes) never take each other's: the last one to finish wins, whole.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*(?:\[[A-Za-z0-9_.-]+\])?")
+"""A name `file_stem` keeps as it is: a test's name, with its parameters' id in brackets."""
+_LONGEST = 120
+"""The longest file stem written (a file name may have 255 bytes; a test id may be far longer)."""
+
+
+def file_stem(name: str) -> str:
+    """A file name (without suffix) for a test's recording, `name` being the test's name or the one given.
+
+    Characters other than letters, digits, `_`, `.` and `-` become `_`; a name that loses more than
+    its parametrization brackets that way (`a/b`, `a b`, `a:b` all become `a_b`) gets a short hash
+    of itself, and so does one longer than 120 characters, so that two names never share a file.
+    """
+    safe = _UNSAFE.sub("_", name).strip("_.") or "script"
+    if _PLAIN.fullmatch(name) and len(safe) <= _LONGEST:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[: _LONGEST - 9]}-{digest}"

@@ -21,7 +21,7 @@ import json
 import os
 import pathlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -31,6 +31,7 @@ from .._record import UNREADABLE as _UNREADABLE
 from .._record import Vocabulary, read_request
 from ..errors import ScriptError, UsageError
 from ..files import script_format
+from ..intercept import Interception
 from ..recorded import REDACTED, RecordedRequest, request_head
 from ..script import Turn, parse_turn
 from ..side import SideScript, parse_side
@@ -38,7 +39,7 @@ from ..wires import Wire, merge_wires
 from ._append import append_json, append_yaml, check_appendable
 from ._drift import NOT_IN_COMMENT, summary
 from ._files import Item, json_text, queues, turn_data, write, yaml_item, yaml_text
-from ._forward import Episodes, Forwarding
+from ._forward import FORWARDING, Episodes, Forwarding
 from ._secrets import Credentials
 
 __all__ = ["RecordingTransport"]
@@ -56,6 +57,16 @@ _USER_AGENTS = {
 
 def _sdks_of(user_agent: str) -> set[str]:
     return {sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent)}
+
+
+class _Intercepting(Interception):
+    """An interception that routes to a recorder: what the recorder itself sends on is let through."""
+
+    __slots__ = ()
+
+    def routes(self, host: str) -> bool:
+        """Whether a request for `host` goes to the recorder: not while the recorder forwards one."""
+        return not FORWARDING.get() and super().routes(host)
 
 
 class _Written(NamedTuple):
@@ -297,6 +308,18 @@ class RecordingTransport(Forwarding):
             "Edit freely: this is a wirescript script (load_script); it holds no header, key or cookie.",
         ]
         return [*header, f"{_redaction(redacted)}."] if redacted else header
+
+    # ------------------------------------------------------------------ clients the app builds
+
+    def intercept(self, hosts: Iterable[str] | str | None = None) -> Interception:
+        """A context manager: while open, every httpx/httpx2 client's requests to `hosts` are recorded here.
+
+        As `ScriptTransport.intercept()`: `hosts` replaces `KNOWN_HOSTS` (`"*"`: every host), and it
+        reaches the clients an app or a framework builds for itself, and the boto3 `bedrock-runtime`
+        clients created while it is open. What this recorder forwards upstream goes on to the
+        network (or `upstream`) as usual, not back to it. See `wirescript.intercept.Interception`.
+        """
+        return _Intercepting(self, hosts)
 
     # ------------------------------------------------------------------ boto3
 
