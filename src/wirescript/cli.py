@@ -175,9 +175,10 @@ def _serve(commands: _Commands) -> None:
         description=(
             "Serve a JSON/YAML script file on a loopback port, for an app under test in another process. "
             "Prints the base URL alone on the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it "
-            "plus /v1) and serves until SIGINT or SIGTERM, then exits 0 with a summary on stderr. A control API "
-            "under /_wirescript/ lists the recorded requests (GET requests?wait=N&timeout=S), reports status "
-            "and check, and holds and releases responses (POST hold, POST release). Needs wirescript[server]."
+            "plus /v1) and the control API's token alone on the second, and serves until SIGINT or SIGTERM, then "
+            "exits 0 with a summary on stderr. A control API under /_wirescript/ (send the token as the "
+            "X-Wirescript-Token header) lists the recorded requests (GET requests?wait=N&timeout=S), reports "
+            "status and check, and holds and releases responses (POST hold, POST release). Needs wirescript[server]."
         ),
     )
     parser.add_argument("script", metavar="FILE", help="a .json, .yaml or .yml script file")
@@ -231,9 +232,9 @@ def _record(commands: _Commands) -> None:
         description=(
             "Serve a loopback port that forwards each request to its provider (api.anthropic.com, api.openai.com, "
             "generativelanguage.googleapis.com) and records each answer as a turn. Prints the base URL alone on "
-            "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1); SIGINT or SIGTERM "
-            "writes the script and exits 0. The app sends its own API key; the script holds none. "
-            "Needs wirescript[server]."
+            "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1) and the control API's "
+            "token alone on the second; SIGINT or SIGTERM writes the script and exits 0. The app sends its own API "
+            "key; the script holds none, not even one an answer echoed back. Needs wirescript[server]."
         ),
     )
     parser.add_argument("--out", required=True, metavar="FILE", help="the script to write: .yaml, .yml or .json")

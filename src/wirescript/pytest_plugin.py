@@ -406,9 +406,10 @@ def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptS
 
     `wirescript_server(script, **kwargs)` makes a stub with the `wirescript` fixture (so it is checked
     at teardown, after its server stopped), serves it on `127.0.0.1` and a free port, and returns
-    the running `ScriptServer`: point the app at `server.base_url`, assert on `server.stub`. A
-    `ScriptTransport` may be passed instead of a script (it is checked if the `wirescript` fixture
-    made it). Needs `wirescript[server]`.
+    the running `ScriptServer`: point the app at `server.base_url`, assert on `server.stub`; a test
+    runner that drives the control API gets `server.token` (its `X-Wirescript-Token` header;
+    `server.control_headers`). A `ScriptTransport` may be passed instead of a script (it is checked
+    if the `wirescript` fixture made it). Needs `wirescript[server]`.
     """
     from .errors import UsageError
     from .server import ScriptServer
