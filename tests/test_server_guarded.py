@@ -53,6 +53,14 @@ def _access_control(response: Any) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.startswith("access-control-")}
 
 
+def _preflight(url: str, origin: str, headers: str) -> Any:
+    """A browser's CORS preflight, asking for private-network access too (Chrome's)."""
+    asked = {"access-control-request-method": "POST", "access-control-request-headers": headers}
+    return hx.request(
+        "OPTIONS", url, headers={"origin": origin, **asked, "access-control-request-private-network": "true"}
+    )
+
+
 # ---------------------------------------------------------------------- the control API
 
 
@@ -101,16 +109,7 @@ def test_the_control_api_accepts_every_name_of_this_machine(server: ScriptServer
 
 
 def test_the_control_api_grants_no_cors_and_no_private_network_access(server: ScriptServer) -> None:
-    preflight = hx.request(
-        "OPTIONS",
-        f"{server.base_url}/_wirescript/requests",
-        headers={
-            "origin": "https://attacker.example",
-            "access-control-request-method": "GET",
-            "access-control-request-headers": "x-wirescript-token",
-            "access-control-request-private-network": "true",
-        },
-    )
+    preflight = _preflight(f"{server.base_url}/_wirescript/requests", "https://attacker.example", "x-wirescript-token")
     listed = hx.get(
         f"{server.base_url}/_wirescript/requests",
         headers={**server.control_headers, "origin": "https://attacker.example"},
@@ -123,15 +122,8 @@ def test_the_control_api_grants_no_cors_and_no_private_network_access(server: Sc
 def test_the_model_endpoints_let_a_page_under_test_call_them_but_grant_no_private_network_access(
     server: ScriptServer,
 ) -> None:
-    preflight = hx.request(
-        "OPTIONS",
-        f"{server.base_url}/v1/messages",
-        headers={
-            "origin": "http://127.0.0.1:1",
-            "access-control-request-method": "POST",
-            "access-control-request-headers": "x-api-key,anthropic-version,content-type",
-            "access-control-request-private-network": "true",
-        },
+    preflight = _preflight(
+        f"{server.base_url}/v1/messages", "http://127.0.0.1:1", "x-api-key,anthropic-version,content-type"
     )
     answer = hx.post(
         f"{server.base_url}/v1/messages", content=BODY, headers={**HEADERS, "origin": "http://127.0.0.1:1"}

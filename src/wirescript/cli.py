@@ -269,10 +269,20 @@ def _until_stopped() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-def _announce(server: Any, out: IO[str]) -> None:
-    """The base URL alone on the first line of `out`, the control API's token alone on the second; flushed."""
-    print(server.base_url, file=out)
-    print(server.token, file=out, flush=True)
+def _serve_until_stopped(server: Any, stop: threading.Event, banner: str, out: IO[str], err: IO[str]) -> None:
+    """Announce a started server, serve until `stop` is set, then stop it.
+
+    `out` gets the base URL alone on its first line and the control API's token alone on its
+    second, flushed; `err` gets `banner`.
+    """
+    try:
+        print(server.base_url, file=out)
+        print(server.token, file=out, flush=True)
+        print(banner, file=err, flush=True)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        server.stop()
 
 
 def serve_command(
@@ -318,19 +328,12 @@ def serve_command(
         except (ScriptError, UsageError) as exc:
             print(f"wirescript serve: {exc}", file=err, flush=True)
             return 2
-        try:
-            _announce(server, out)
-            print(
-                f"wirescript serve: {os.fspath(script)} ({len(stub.pending)} turn(s)) at {server.base_url}; "
-                f"control API at {server.base_url}{CONTROL_PREFIX}/ (requests, status, check, hold, release; "
-                "send the token printed on stdout as X-Wirescript-Token); stop with Ctrl-C",
-                file=err,
-                flush=True,
-            )
-            while not stop.wait(1.0):
-                pass
-        finally:
-            server.stop()
+        banner = (
+            f"wirescript serve: {os.fspath(script)} ({len(stub.pending)} turn(s)) at {server.base_url}; "
+            f"control API at {server.base_url}{CONTROL_PREFIX}/ (requests, status, check, hold, release; "
+            "send the token printed on stdout as X-Wirescript-Token); stop with Ctrl-C"
+        )
+        _serve_until_stopped(server, stop, banner, out, err)
     print(f"wirescript serve: stopped after {stub.request_count} request(s), overflow {stub.overflow}", file=err)
     try:
         stub.check()
@@ -371,18 +374,11 @@ def record_command(
         except UsageError as exc:
             print(f"wirescript record: {exc}", file=err, flush=True)
             return 2
-        try:
-            _announce(server, out)
-            print(
-                f"wirescript record: recording to {os.fspath(out_path)} at {server.base_url}, forwarding to "
-                f"{upstream or 'the providers'}; stop with Ctrl-C to write the script",
-                file=err,
-                flush=True,
-            )
-            while not stop.wait(0.2):
-                pass
-        finally:
-            server.stop()
+        banner = (
+            f"wirescript record: recording to {os.fspath(out_path)} at {server.base_url}, forwarding to "
+            f"{upstream or 'the providers'}; stop with Ctrl-C to write the script"
+        )
+        _serve_until_stopped(server, stop, banner, out, err)
     rec.save()  # the network connections belonged to the server's event loop, which has ended with it
     print(
         f"wirescript record: wrote {len(rec.turns)} turn(s) of {len(rec.requests)} request(s) to {rec.path}", file=err
