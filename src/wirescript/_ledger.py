@@ -286,7 +286,10 @@ class Ledger:
             if not ask:
                 return Arrival(record, wire, decision, gate, reading.answerer, attempt)
             decision = self._asked(record, decision)
-        return self._decided(Arrival(record, wire, decision, gate, reading.answerer, attempt))
+        if attempt is not None:  # the retry can only come once this answer is sent
+            with self.lock:
+                self._attempts.answered(attempt, record, decision, wire)
+        return Arrival(record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate)
 
     def ask(self, arrival: Arrival) -> Arrival:
         """Call the user function an `arrive(request, ask=False)` left to ask; never raises.
@@ -294,7 +297,13 @@ class Ledger:
         After `late(arrival, ...)` gave up on it, what the function returns is dropped.
         """
         assert isinstance(arrival.decision, Ask)
-        return self._decided(arrival._replace(decision=self._asked(arrival.record, arrival.decision)))
+        record = arrival.record
+        decision = self._asked(record, arrival.decision)
+        if arrival.attempt is not None:
+            with self.lock:
+                self._attempts.answered(arrival.attempt, record, decision, arrival.wire)
+        wire = arrival.answerer if isinstance(decision, Refusal) else arrival.wire
+        return arrival._replace(wire=wire, decision=decision)
 
     def late(self, arrival: Arrival, seconds: float) -> Arrival:
         """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
@@ -307,15 +316,6 @@ class Ledger:
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
             self.problem(record, decision)
         return decision
-
-    def _decided(self, arrival: Arrival) -> Arrival:
-        record, decision = arrival.record, arrival.decision
-        if arrival.attempt is not None:  # the retry can only come once this answer is sent
-            with self.lock:
-                self._attempts.answered(arrival.attempt, record, decision, arrival.wire)
-        if isinstance(decision, Refusal):
-            return arrival._replace(wire=arrival.answerer)
-        return arrival
 
     def answer(self, arrival: Arrival, *, per_event: bool, read_timeout: float | None) -> Answer:
         """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -74,14 +75,13 @@ class Runner:
 
         """
         self._thread.start()
-        waited = 0.0
+        deadline = time.monotonic() + _START_TIMEOUT
         while not self._server.started:
-            if not self._thread.is_alive() or waited > _START_TIMEOUT:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
                 failure = self._failure
                 raise RuntimeError(f"wirescript: the server did not start: {failure!r}") from failure
             self._thread.join(0.001)
-            waited += 0.001
 
     def _run(self) -> None:
         try:

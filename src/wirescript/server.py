@@ -47,11 +47,10 @@ from ._http import PER_EVENT
 from ._record import UNREADABLE
 from .errors import UsageError
 from .recording import RecordingTransport
-from .transport import serve_offloaded
+from .transport import ScriptTransport, serve_offloaded
 
 if TYPE_CHECKING:
     from ._uvicorn import Runner
-    from .transport import ScriptTransport
 
 __all__ = [
     "CONTROL_PREFIX",
@@ -291,9 +290,9 @@ class ScriptApp:
 
     async def _handle(self, request: Any) -> Any:
         stub = self.stub
-        if isinstance(stub, RecordingTransport):
-            return await stub.handle_async_request(request)
-        return await serve_offloaded(stub, request, _in_thread)
+        if isinstance(stub, ScriptTransport):  # its user functions on a thread of their own
+            return await serve_offloaded(stub, request, _in_thread)
+        return await stub.handle_async_request(request)
 
     async def _stall(self, scope: Scope, gone: asyncio.Event) -> None:
         """A scripted read timeout: send nothing until the client gives up or `STALL_TIMEOUT` passes, then drop."""

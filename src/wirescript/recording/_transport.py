@@ -10,7 +10,9 @@ client is recorded through botocore's `before-send` hook (`attach`); with an `Ep
 `save()` appends to the replayed file instead of writing it afresh (`_append`).
 
 Nothing of a header can reach the file: a turn has no field for one, and the file is written from
-turns, side answers and the request summaries (model, last message, tools offered) alone.
+turns, side answers and the request summaries (model, last message, tools offered) alone. Nor can a
+credential a request sent come back into it through its answer: every one is replaced by
+`<redacted>` in all that is written (`_secrets`).
 """
 
 from __future__ import annotations
