@@ -774,6 +774,17 @@ def test_cli_serve_refuses_bad_options_before_printing_any_url(
     assert capsys.readouterr() == ("", f"wirescript serve: {error}\n")
 
 
+def test_serve_command_at_its_former_place_still_works_with_a_deprecation_warning() -> None:
+    import wirescript.cli
+    import wirescript.server
+
+    with pytest.warns(DeprecationWarning, match=r"use wirescript\.cli\.serve_command .* removed .* in 0\.3\.0"):
+        former = wirescript.server.serve_command
+    assert former is wirescript.cli.serve_command
+    with pytest.raises(AttributeError):
+        wirescript.server.record_command  # noqa: B018 - never released there
+
+
 def test_serve_command_writes_to_the_streams_it_is_given(tmp_path: pathlib.Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert serve_command(tmp_path / "missing.json", out=out, err=err) == 2

@@ -230,11 +230,11 @@ def _record(commands: _Commands) -> None:
         "record",
         help="record real traffic through a loopback server into a script",
         description=(
-            "Serve a loopback port that forwards each request to its provider (api.anthropic.com, api.openai.com, "
-            "generativelanguage.googleapis.com) and records each answer as a turn. Prints the base URL alone on "
-            "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1) and the control API's "
-            "token alone on the second; SIGINT or SIGTERM writes the script and exits 0. The app sends its own API "
-            "key; the script holds none, not even one an answer echoed back. Needs wirescript[server]."
+            "Serve a loopback port that forwards each request to its provider (the first host its wire declares) "
+            "and records each answer as a turn. Prints the base URL alone on the first line of stdout "
+            "(ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1) and the control API's token alone on the second; "
+            "SIGINT or SIGTERM writes the script and exits 0. The app sends its own API key; the script holds none, "
+            "not even one an answer echoed back. Needs wirescript[server]."
         ),
     )
     parser.add_argument("--out", required=True, metavar="FILE", help="the script to write: .yaml, .yml or .json")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import json
 import socket
 import sys
 import threading
@@ -215,16 +214,10 @@ class NetworkGuard:
         if blocked is None:
             return None
         from . import _http
+        from .wires.base import loud_error
 
-        message = str(blocked)
-        body = json.dumps(
-            {
-                "type": "error",
-                "error": {"type": "permission_error", "message": message, "code": "wirescript_network_blocked"},
-            }
-        ).encode()
-        headers = {"content-type": "application/json", "x-should-retry": "false"}
-        return _http.make_response(request, 403, headers, body, is_async=is_async)
+        answer = loud_error(403, "permission_error", str(blocked), "wirescript_network_blocked")
+        return _http.make_response(request, answer.status, answer.headers, answer.body, is_async=is_async)
 
     # ------------------------------------------------------------------ on and off
 

@@ -12,7 +12,9 @@ request, and at most the stub's `hold_timeout`.
 `ScriptServer` runs it on uvicorn (the `wirescript[server]` extra) in a background thread, on a
 loopback address and a free port (`_uvicorn`). Requests under `/_wirescript/` are the control API
 for test runners in other languages (`_control`): they need the server's token, and are never
-recorded as model requests. `wirescript serve` and `wirescript record` are in `wirescript.cli`.
+recorded as model requests. `wirescript serve` and `wirescript record` are in `wirescript.cli`
+(`wirescript.server.serve_command`, their 0.1.0 place, still resolves with a `DeprecationWarning`
+until 0.3.0).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import math
 import secrets
 import socket
 import threading
+import warnings
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -94,6 +97,20 @@ _CLOSE = (b"connection", b"close")
 _HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive"})
 _LOOPBACK_NAMES = {"localhost": "127.0.0.1"}
 _LOG = logging.getLogger("wirescript.server")
+
+
+def __getattr__(name: str) -> Any:
+    if name != "serve_command":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        "wirescript.server.serve_command is deprecated, use wirescript.cli.serve_command (the same function); "
+        "it will be removed from wirescript.server in 0.3.0",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    from .cli import serve_command  # the 0.1.0 place of `wirescript serve`'s function
+
+    return serve_command
 
 
 class _Abort(Exception):

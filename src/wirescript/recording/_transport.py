@@ -175,6 +175,11 @@ class RecordingTransport(Forwarding):
     # ------------------------------------------------------------------ evidence
 
     @property
+    def wires(self) -> tuple[Wire, ...]:
+        """The wires that decode its answers, in matching order: its `wires=`, then the default wires they leave."""
+        return self._vocabulary.wires
+
+    @property
     def requests(self) -> list[RecordedRequest]:
         """Every request forwarded so far, in arrival order, recorded as a stub records them."""
         with self._lock:
