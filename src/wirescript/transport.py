@@ -87,10 +87,8 @@ class ScriptTransport(_TransportBase):
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
             the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
         strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
-        mcp: A scripted MCP server (`wirescript.MCPScript`): its tools, their results, resources and
-            prompts, answered at its path (`/mcp`) on the Streamable HTTP transport, in-process,
-            consuming no turn; every MCP request is recorded (`record.provider == "mcp"`). See
-            `docs/mcp.md`.
+        mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
+            next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`

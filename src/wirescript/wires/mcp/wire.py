@@ -167,7 +167,7 @@ class MCPWire(TurnlessWire):
             (method == "POST" and not (accepts_json or accepts_sse)) or (method == "GET" and not accepts_sse)
         ):
             wanted = "text/event-stream" if method == "GET" else "application/json or text/event-stream"
-            return Violation(ACCEPT, f"Not Acceptable: Client must accept {wanted}", "accept")
+            return Violation(ACCEPT, f"Not Acceptable: Client must accept {wanted}.", "accept")
         if self.script.sessions and not (message is not None and message.method in ("initialize", _DISCOVER)):
             if message is None or message.kind != "invalid":
                 violation = self._session_violation(record, skip)
@@ -186,7 +186,7 @@ class MCPWire(TurnlessWire):
                 if missing:
                     return Violation(
                         PROMPT_ARGUMENTS,
-                        f"Missing required arguments: {', '.join(missing)}",
+                        f"Missing required arguments: {', '.join(missing)}.",
                         f"params.arguments.{missing[0]}",
                     )
         return None
@@ -198,7 +198,7 @@ class MCPWire(TurnlessWire):
                 return None
             return Violation(
                 SESSION_MISSING,
-                "Bad Request: Missing session ID (send the Mcp-Session-Id the initialize answer carried)",
+                "Bad Request: Missing session ID (send the Mcp-Session-Id the initialize answer carried).",
                 SESSION_HEADER,
             )
         with self._lock:
@@ -206,7 +206,7 @@ class MCPWire(TurnlessWire):
         if state or SESSION_UNKNOWN.id in skip:
             return None
         why = "Session has been terminated" if state is False else "Invalid or expired session ID"
-        return Violation(SESSION_UNKNOWN, f"Not Found: {why} ({session!r})", SESSION_HEADER)
+        return Violation(SESSION_UNKNOWN, f"Not Found: {why} ({session!r}).", SESSION_HEADER)
 
     def _call_violation(self, name: str, arguments: Any, skip: frozenset[str]) -> Violation | None:
         tool = self.script.tool(name)
@@ -214,21 +214,21 @@ class MCPWire(TurnlessWire):
             if UNKNOWN_TOOL.id in skip:
                 return None
             listed = ", ".join(t["name"] for t in self.script.tools) or "none"
-            return Violation(UNKNOWN_TOOL, f"Unknown tool: {name} (the MCP script lists: {listed})", "params.name")
+            return Violation(UNKNOWN_TOOL, f"Unknown tool: {name} (the MCP script lists: {listed}).", "params.name")
         if TOOL_ARGUMENTS.id in skip:
             return None
         given = {} if arguments is None else arguments
         if not isinstance(given, dict):
             return Violation(
                 TOOL_ARGUMENTS,
-                f"Invalid params: arguments must be an object, got {type(given).__name__}",
+                f"Invalid params: arguments must be an object, got {type(given).__name__}.",
                 "params.arguments",
             )
         errors = self.script.input_errors(name, given)
         if not errors:
             return None
         text, path = errors[0]
-        return Violation(TOOL_ARGUMENTS, f"Input validation error: {text}", f"params.arguments{path[1:]}")
+        return Violation(TOOL_ARGUMENTS, f"Input validation error: {text}.", f"params.arguments{path[1:]}")
 
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """The refusal the specification gives each rule: an error, a status, or a tool execution error."""
