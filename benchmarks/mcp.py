@@ -48,14 +48,17 @@ def _stub(calls: int) -> ScriptTransport:
 async def _session_run(transport: Any, calls: int) -> list[float]:
     """Per-call CPU times of `calls` tool calls in one session on `transport`."""
     times: list[float] = []
-    async with httpx2.AsyncClient(transport=transport) as http:
-        async with streamable_http_client(URL, http_client=http) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            await s.list_tools()
-            for _ in range(calls):
-                started = time.process_time()
-                await s.call_tool("search", ARGUMENTS)
-                times.append(time.process_time() - started)
+    async with (
+        httpx2.AsyncClient(transport=transport) as http,
+        streamable_http_client(URL, http_client=http) as (read, write),
+        ClientSession(read, write) as s,
+    ):
+        await s.initialize()
+        await s.list_tools()
+        for _ in range(calls):
+            started = time.process_time()
+            await s.call_tool("search", ARGUMENTS)
+            times.append(time.process_time() - started)
     return times
 
 
@@ -97,11 +100,14 @@ def _id(content: bytes) -> bytes:
 
 async def _capture() -> _Canned:
     canned = _Canned(_stub(1))
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(canned.capture)) as http:
-        async with streamable_http_client(URL, http_client=http) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            await s.list_tools()
-            await s.call_tool("search", ARGUMENTS)
+    async with (
+        httpx2.AsyncClient(transport=httpx2.MockTransport(canned.capture)) as http,
+        streamable_http_client(URL, http_client=http) as (read, write),
+        ClientSession(read, write) as s,
+    ):
+        await s.initialize()
+        await s.list_tools()
+        await s.call_tool("search", ARGUMENTS)
     return canned
 
 

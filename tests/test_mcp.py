@@ -121,9 +121,14 @@ def test_list_tools_and_call_tool_get_the_scripted_tools_and_results(sse: bool) 
     assert posts(stub) == ["initialize", "notifications/initialized", "tools/list", "tools/call"]
     [call] = [r for r in stub.requests if r.mcp_method == "tools/call"]
     assert (call.provider, call.tool_name, call.arguments) == ("mcp", "search", {"query": "wirescript"})
-    assert call.turn_index is None and stub.pending == []  # no model turn consumed
+    assert call.turn_index is None
+    assert stub.pending == []
     answered = "text/event-stream" if sse else "application/json"
-    kinds = {kind for (kind, _), r in zip(tap.answers, stub.requests, strict=True) if r.mcp_method in ("tools/call", "tools/list")}
+    kinds = {
+        kind
+        for (kind, _), r in zip(tap.answers, stub.requests, strict=True)
+        if r.mcp_method in ("tools/call", "tools/list")
+    }
     assert kinds == {answered}
     assert [r.method for r in stub.requests].count("GET") == 1
     assert [r.method for r in stub.requests][-1] == "DELETE"
@@ -134,7 +139,8 @@ def test_every_mcp_request_is_recorded_with_its_session() -> None:
     stub = ScriptTransport([], mcp=MCPScript(tools=[SEARCH], results=["hit"]))
     run(stub, lambda s: s.call_tool("search", {"query": "q"}))
     initialize, *rest = stub.requests
-    assert initialize.mcp_method == "initialize" and "mcp-session-id" not in initialize.headers
+    assert initialize.mcp_method == "initialize"
+    assert "mcp-session-id" not in initialize.headers
     assert {r.headers.get("mcp-session-id") for r in rest} == {"wirescript-session-1"}
     assert {(r.method, r.mcp_method) for r in rest} >= {("GET", None), ("DELETE", None)}
     assert all(r.provider == "mcp" for r in stub.requests)
@@ -170,7 +176,11 @@ def test_the_answers_are_valid_results_of_the_negotiated_version() -> None:
                 results={
                     "search": [
                         "a",
-                        {"content": [{"type": "image", "data": base64.b64encode(b"png").decode(), "mimeType": "image/png"}]},
+                        {
+                            "content": [
+                                {"type": "image", "data": base64.b64encode(b"png").decode(), "mimeType": "image/png"}
+                            ]
+                        },
                         {"text": "b", "isError": True},
                     ],
                     "weather": [{"structuredContent": {"celsius": 21}}],
@@ -180,7 +190,13 @@ def test_the_answers_are_valid_results_of_the_negotiated_version() -> None:
                     {"uri": "mem://b", "name": "b", "blob": base64.b64encode(b"\0").decode()},
                 ],
                 resource_templates=[{"uriTemplate": "file:///{name}", "name": "files"}],
-                prompts=[{"name": "greet", "description": "Greets.", "messages": ["Hi", {"role": "assistant", "content": "Hello"}]}],
+                prompts=[
+                    {
+                        "name": "greet",
+                        "description": "Greets.",
+                        "messages": ["Hi", {"role": "assistant", "content": "Hello"}],
+                    }
+                ],
                 sse=sse,
             ),
         )
@@ -223,13 +239,17 @@ def test_the_answers_are_valid_results_of_the_negotiated_version() -> None:
             assert answer["id"] == record.body["id"]
             methods.validate_server_result(record.mcp_method, "2025-11-25", answer["result"])
             validated.append(record.mcp_method)
-        assert len(validated) == 13 and validated[0] == "initialize"
+        assert len(validated) == 13
+        assert validated[0] == "initialize"
         stub.check()
 
 
 def test_results_per_tool_and_from_a_function() -> None:
     per_tool = ScriptTransport(
-        [], mcp=MCPScript(tools=[SEARCH, WEATHER], results={"search": ["s1"], "weather": [{"structuredContent": {"celsius": 3}}]})
+        [],
+        mcp=MCPScript(
+            tools=[SEARCH, WEATHER], results={"search": ["s1"], "weather": [{"structuredContent": {"celsius": 3}}]}
+        ),
     )
 
     async def body(s: ClientSession) -> Any:
@@ -281,7 +301,8 @@ def test_a_call_past_the_end_of_the_results_is_unscripted() -> None:
     assert error.error.code == -32603
     assert "past the end of the MCP script's results" in error.error.message
     [problem] = stub.problems
-    assert problem.kind == "unscripted" and "calls the tool 'search' past the end" in problem.reason
+    assert problem.kind == "unscripted"
+    assert "calls the tool 'search' past the end" in problem.reason
 
 
 def test_a_call_to_a_tool_never_listed_is_a_json_rpc_error_and_a_problem() -> None:
@@ -295,7 +316,8 @@ def test_a_call_to_a_tool_never_listed_is_a_json_rpc_error_and_a_problem() -> No
     assert (call.tool_name, call.arguments, call.problem) == ("delete_repo", {"repo": "x"}, problem)
     with pytest.raises(AssertionError, match=r"mcp=tools/call tool='delete_repo'"):
         stub.check()
-    assert len(stub.pending) == 0 and "results[0]" in _unused(stub)  # nothing was consumed
+    assert len(stub.pending) == 0
+    assert "results[0]" in _unused(stub)
 
 
 def test_arguments_that_break_the_input_schema_get_an_is_error_result_and_a_problem() -> None:
@@ -304,7 +326,8 @@ def test_arguments_that_break_the_input_schema_get_an_is_error_result_and_a_prob
     assert result.is_error is True
     assert result.content[0].text.startswith("Input validation error: 'query' is a required property.")
     [problem] = stub.problems
-    assert problem.kind == "strict" and "mcp.tool-arguments" in problem.reason
+    assert problem.kind == "strict"
+    assert "mcp.tool-arguments" in problem.reason
     assert "results[0]" in _unused(stub)
 
 
@@ -340,7 +363,9 @@ def test_unknown_resources_prompts_and_methods_are_problems_with_the_specs_error
             lambda: s.read_resource("file:///missing"),
             lambda: s.get_prompt("nope"),
             lambda: s.get_prompt("greet"),
-            lambda: s.complete(mcp.types.PromptReference(type="ref/prompt", name="greet"), {"name": "who", "value": ""}),
+            lambda: s.complete(
+                mcp.types.PromptReference(type="ref/prompt", name="greet"), {"name": "who", "value": ""}
+            ),
         ):
             try:
                 await call()
@@ -365,12 +390,14 @@ def test_a_request_of_an_ended_or_unknown_session_gets_404_and_is_a_problem() ->
             ended = await http.post(URL, json=ping, headers=headers)
             unknown = await http.post(URL, json=ping, headers={**headers, "mcp-session-id": "forged"})
             missing = await http.post(URL, json=ping, headers={"accept": "application/json"})
-            assert ended.json()["error"]["code"] == -32600 and ended.json()["id"] == 7
+            assert ended.json()["error"]["code"] == -32600
+            assert ended.json()["id"] == 7
             return [ended.status_code, unknown.status_code, missing.status_code]
 
     assert asyncio.run(late()) == [404, 404, 400]
     reasons = [p.reason for p in stub.problems]
-    assert "Session has been terminated" in reasons[0] and "Invalid or expired session ID" in reasons[1]
+    assert "Session has been terminated" in reasons[0]
+    assert "Invalid or expired session ID" in reasons[1]
     assert "Missing session ID" in reasons[2]
 
 
@@ -411,7 +438,10 @@ def test_a_discover_probe_falls_back_to_initialize_without_a_problem() -> None:
     stub = ScriptTransport([], mcp=MCPScript(tools=[SEARCH], results=["found"]))
 
     async def main() -> Any:
-        async with httpx2.AsyncClient(transport=stub) as http, Client(streamable_http_client(URL, http_client=http)) as c:
+        async with (
+            httpx2.AsyncClient(transport=stub) as http,
+            Client(streamable_http_client(URL, http_client=http)) as c,
+        ):
             return c.protocol_version, (await c.call_tool("search", {"query": "x"})).content[0].text
 
     assert asyncio.run(main()) == ("2025-11-25", "found")
@@ -424,7 +454,10 @@ def test_a_results_function_that_fails_is_a_script_error() -> None:
         raise RuntimeError("no answer")
 
     stub = ScriptTransport([], mcp=MCPScript(tools=[SEARCH], results=broken))
-    assert "raised RuntimeError: no answer" in run(stub, failing(lambda s: s.call_tool("search", {"query": "x"}))).error.message
+    assert (
+        "raised RuntimeError: no answer"
+        in run(stub, failing(lambda s: s.call_tool("search", {"query": "x"}))).error.message
+    )
     assert [p.kind for p in stub.problems] == ["script_error"]
     bad = ScriptTransport([], mcp=MCPScript(tools=[WEATHER], results=[{"structuredContent": {"celsius": "warm"}}]))
     assert "breaks the tool's outputSchema" in run(bad, failing(lambda s: s.call_tool("weather", {}))).error.message
@@ -477,7 +510,9 @@ def test_the_fixture_fails_the_test_on_an_unused_result(pytester: pytest.Pyteste
         patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         result = pytester.runpytest("-p", "wirescript.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*1 MCP tool result(s) were never requested*", "*mcp results?0?: text 'never served'*"])
+    result.stdout.fnmatch_lines(
+        ["*1 MCP tool result(s) were never requested*", "*mcp results?0?: text 'never served'*"]
+    )
 
 
 def test_a_stub_without_mcp_has_no_mcp_wire() -> None:
@@ -486,7 +521,8 @@ def test_a_stub_without_mcp_has_no_mcp_wire() -> None:
     assert [w.name for w in stub.wires][:2] == ["routes", "mcp"]
     plain = ScriptTransport([])
     response = httpx2.Client(transport=plain).post(URL, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
-    assert response.status_code == 404 and plain.problems[0].kind == "unknown_endpoint"
+    assert response.status_code == 404
+    assert plain.problems[0].kind == "unknown_endpoint"
 
 
 # ---------------------------------------------------------------------- the script, validated when built
@@ -498,20 +534,32 @@ def test_a_stub_without_mcp_has_no_mcp_wire() -> None:
         ({"tools": [{"description": "x"}]}, "tools[0]: missing required field 'name'"),
         ({"tools": [{"name": "a"}, {"name": "a"}]}, "tools[1].name: 'a' is already tools[0]'s"),
         ({"tools": [{"name": "a", "input_schema": {}}]}, "did you mean 'inputSchema'?"),
-        ({"tools": [{"name": "a", "inputSchema": {"type": "array"}}]}, "tools[0].inputSchema: expected a schema of type 'object'"),
+        (
+            {"tools": [{"name": "a", "inputSchema": {"type": "array"}}]},
+            "tools[0].inputSchema: expected a schema of type 'object'",
+        ),
         (
             {"tools": [{"name": "a", "inputSchema": {"type": "object", "properties": {"q": {"type": "strin"}}}}]},
             "tools[0].inputSchema['properties']['q']['type']: not a valid JSON Schema",
         ),
         ({"tools": [SEARCH], "results": [{"txt": "x"}]}, "results[0]: unknown field 'txt'"),
         ({"tools": [SEARCH], "results": [{"structured_content": {}}]}, "did you mean 'structuredContent'?"),
-        ({"tools": [SEARCH], "results": [{"content": [{"type": "video"}]}]}, "results[0].content[0].type: expected one of"),
-        ({"tools": [SEARCH], "results": [{"content": [{"type": "image", "data": "!!", "mimeType": "image/png"}]}]}, "base64"),
+        (
+            {"tools": [SEARCH], "results": [{"content": [{"type": "video"}]}]},
+            "results[0].content[0].type: expected one of",
+        ),
+        (
+            {"tools": [SEARCH], "results": [{"content": [{"type": "image", "data": "!!", "mimeType": "image/png"}]}]},
+            "base64",
+        ),
         ({"tools": [SEARCH], "results": [{"error": {"code": "x", "message": "m"}}]}, "results[0].error.code"),
         ({"tools": [SEARCH], "results": [{"error": {"code": 1, "message": "m"}, "text": "t"}]}, "takes no 'text'"),
         ({"tools": [SEARCH], "results": {"serch": ["x"]}}, "results['serch']: no tool of that name"),
         ({"tools": [WEATHER], "results": {"weather": ["plain text"]}}, "must carry structuredContent"),
-        ({"tools": [WEATHER], "results": {"weather": [{"structuredContent": {"celsius": "x"}}]}}, "results['weather'][0].structuredContent.celsius"),
+        (
+            {"tools": [WEATHER], "results": {"weather": [{"structuredContent": {"celsius": "x"}}]}},
+            "results['weather'][0].structuredContent.celsius",
+        ),
         ({"results": ["x"]}, "tools lists no tool"),
         ({"resources": [{"uri": "u", "name": "n"}]}, "resources[0]: expected its contents as one of 'text'"),
         ({"prompts": [{"name": "p"}]}, "prompts[0]: missing required field 'messages'"),
@@ -529,7 +577,7 @@ def test_a_malformed_script_is_refused_naming_the_field(kwargs: dict[str, Any], 
 
 
 def test_the_stub_refuses_an_mcp_that_is_not_a_script() -> None:
-    with pytest.raises(ScriptError, match="mcp: expected a wirescript.MCPScript, got dict"):
+    with pytest.raises(ScriptError, match=r"mcp: expected a wirescript\.MCPScript, got dict"):
         ScriptTransport([], mcp={"tools": []})  # type: ignore[arg-type]
 
 

@@ -258,7 +258,7 @@ class RecordedRequest(BaseModel):
 
     @property
     def arguments(self) -> Any:
-        """The arguments of an MCP `tools/call` or `prompts/get` as sent (`{}` when it sends none); None for any other."""
+        """The arguments of an MCP `tools/call` or `prompts/get` as sent (`{}` when none); None for any other."""
         if self.mcp_method not in ("tools/call", "prompts/get"):
             return None
         arguments = self.mcp_params.get("arguments")

@@ -60,7 +60,17 @@ ResultsLike: TypeAlias = (
 """The results of the tool calls: one list served in order to every call, a list per tool name, or a
 function of the call's record (None: the call is unscripted)."""
 
-_TOOL_KEYS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "execution", "_meta")
+_TOOL_KEYS = (
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "execution",
+    "_meta",
+)
 _RESULT_KEYS = ("text", "content", "structuredContent", "isError", "_meta", "error")
 _RESOURCE_KEYS = ("uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta")
 _TEMPLATE_KEYS = ("uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "_meta")
@@ -272,7 +282,8 @@ class MCPScript:
         if callable(results) and not isinstance(results, (Mapping, list, tuple, str)):
             if not self.tools:
                 raise ScriptError("results: a function of the call, but tools lists no tool a call could name")
-            return results
+            function: Callable[[RecordedRequest], Any] = results
+            return function
         if isinstance(results, (str, bytes)) or not isinstance(results, (Sequence, Mapping)):
             raise ScriptError(
                 "results: expected a list of results, a mapping of tool name to a list of results, or a function "
@@ -337,7 +348,9 @@ def _schema(tool: dict[str, Any], key: str, index: int, validator_for: Callable[
     if not isinstance(schema, Mapping):
         raise ScriptError(f"{where}: expected a JSON Schema object, got {type(schema).__name__}")
     if schema.get("type") != "object":
-        raise ScriptError(f"{where}: expected a schema of type 'object', as the MCP schema has it, got {schema.get('type')!r}")
+        raise ScriptError(
+            f"{where}: expected a schema of type 'object', as the MCP schema has it, got {schema.get('type')!r}"
+        )
     cls = validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -445,7 +458,9 @@ def _tools(tools: Any) -> Iterable[dict[str, Any]]:
 
 
 def _resources(resources: Any) -> Iterable[dict[str, Any]]:
-    for index, resource in enumerate(_entries(resources, "resources", _RESOURCE_KEYS, ("uri", "name"), ("text", "blob"))):
+    for index, resource in enumerate(
+        _entries(resources, "resources", _RESOURCE_KEYS, ("uri", "name"), ("text", "blob"))
+    ):
         where = f"resources[{index}]"
         given = [key for key in ("text", "blob") if key in resource]
         if len(given) != 1:

@@ -92,7 +92,9 @@ class Message:
 def rpc_message(body: Any) -> Message:
     """Read a parsed body as one JSON-RPC message (a batch is not one: the 2025-06-18 revision removed them)."""
     if isinstance(body, list):
-        return Message("invalid", problem="a JSON-RPC batch (an array); MCP sends one message per POST since 2025-06-18")
+        return Message(
+            "invalid", problem="a JSON-RPC batch (an array); MCP sends one message per POST since 2025-06-18"
+        )
     if not isinstance(body, dict):
         return Message("invalid", problem="not a JSON object")
     if body.get("jsonrpc") != "2.0":
@@ -168,11 +170,11 @@ class MCPWire(TurnlessWire):
         ):
             wanted = "text/event-stream" if method == "GET" else "application/json or text/event-stream"
             return Violation(ACCEPT, f"Not Acceptable: Client must accept {wanted}.", "accept")
-        if self.script.sessions and not (message is not None and message.method in ("initialize", _DISCOVER)):
-            if message is None or message.kind != "invalid":
-                violation = self._session_violation(record, skip)
-                if violation is not None:
-                    return violation
+        handshake = message is not None and message.method in ("initialize", _DISCOVER)
+        if self.script.sessions and not handshake and (message is None or message.kind != "invalid"):
+            violation = self._session_violation(record, skip)
+            if violation is not None:
+                return violation
         if message is None or message.kind != "request":
             return None
         params = message.params or {}
@@ -182,7 +184,9 @@ class MCPWire(TurnlessWire):
             prompt = next((p for p in self.script.prompts if p["name"] == params["name"]), None)
             given = params.get("arguments") or {}
             if prompt is not None and isinstance(given, dict):
-                missing = [a["name"] for a in prompt.get("arguments", []) if a.get("required") and a["name"] not in given]
+                missing = [
+                    a["name"] for a in prompt.get("arguments", []) if a.get("required") and a["name"] not in given
+                ]
                 if missing:
                     return Violation(
                         PROMPT_ARGUMENTS,
@@ -314,8 +318,13 @@ class MCPWire(TurnlessWire):
             if resource is None:
                 self._refuse(record, 200, RESOURCE_NOT_FOUND, "Resource not found")
                 uris = ", ".join(r["uri"] for r in script.resources) or "none"
-                raise LookupError(f"reads the resource {name!r}, which the MCP script does not have (resources: {uris})")
-            contents = {"uri": resource["uri"], **{k: resource[k] for k in ("mimeType", "text", "blob") if k in resource}}
+                raise LookupError(
+                    f"reads the resource {name!r}, which the MCP script does not have (resources: {uris})"
+                )
+            contents: dict[str, Any] = {
+                "uri": resource["uri"],
+                **{k: resource[k] for k in ("mimeType", "text", "blob") if k in resource},
+            }
             return self._reply(record, _ok(request_id, {"contents": [contents]}))
         prompt = next((p for p in script.prompts if p["name"] == name), None)
         if prompt is None:
