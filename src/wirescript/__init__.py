@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
     from .wires import Wire
+    from .wires.mcp import MCPScript
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "ErrorSpec",
     "Fault",
     "Interception",
+    "MCPScript",
     "NetworkBlockedError",
     "PendingTurn",
     "Problem",
@@ -81,6 +83,7 @@ _EXPORTS = {
     "Fault": "script",
     "Interception": "intercept",
     "KNOWN_HOSTS": "intercept",
+    "MCPScript": "wires.mcp",
     "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "Problem": "recorded",

@@ -36,6 +36,7 @@ from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
 __all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless"]
@@ -137,6 +138,7 @@ class Ledger:
         max_records: int | None,
         strict: bool,
         strict_skip: Iterable[str],
+        mcp: MCPScript | None = None,
     ) -> Ledger:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -147,6 +149,10 @@ class Ledger:
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
         route_wire = RouteWire(routes)
         wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
+            if not isinstance(mcp, MCPScript):
+                raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
+            wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
         rules = StrictRules(wired)
         skipped = skip_ids(strict_skip, rules=rules.rules)
         cursor = Cursor(script, fallback, wired)
@@ -198,7 +204,11 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
+        side = [
+            (w.unused_label, lines)
+            for w in self._wires
+            if isinstance(w, TurnlessWire) and (lines := w.unused(self._side))
+        ]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )

@@ -181,7 +181,8 @@ class RecordedRequest(BaseModel):
     """The request's position in `stub.requests` (0-based, arrival order)."""
     provider: str | None = None
     """The wire that understood it: `anthropic`, `anthropic_vertex`, `openai_chat`, `azure_openai_chat`,
-    `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`; None if none did."""
+    `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`, `mcp` (the scripted
+    MCP server); None if none did."""
     method: str
     """The HTTP method."""
     path: str
@@ -250,6 +251,40 @@ class RecordedRequest(BaseModel):
             return text.encode("utf-8", "backslashreplace").decode()
 
     @property
+    def mcp_method(self) -> str | None:
+        """The JSON-RPC method of an MCP request (`"tools/call"`, `"initialize"`, `"notifications/initialized"`).
+
+        None for any other request, and for the MCP endpoint's GET (the server's stream) and DELETE
+        (the session's end), which carry no message: `method` tells those apart.
+        """
+        if self.provider != "mcp" or not isinstance(self.body, dict):
+            return None
+        method = self.body.get("method")
+        return method if isinstance(method, str) else None
+
+    @property
+    def mcp_params(self) -> dict[str, Any]:
+        """The `params` of an MCP request (`{"name": "search", "arguments": {...}}`); empty for any other."""
+        if self.provider != "mcp" or not isinstance(self.body, dict):
+            return {}
+        params = self.body.get("params")
+        return params if isinstance(params, dict) else {}
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool an MCP `tools/call` calls; None for any other request."""
+        name = self.mcp_params.get("name") if self.mcp_method == "tools/call" else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments of an MCP `tools/call` or `prompts/get` as sent (`{}` when none); None for any other."""
+        if self.mcp_method not in ("tools/call", "prompts/get"):
+            return None
+        arguments = self.mcp_params.get("arguments")
+        return {} if arguments is None else arguments
+
+    @property
     def last_message(self) -> Any:
         """The last message (or input item) of the conversation, or None."""
         return self.conversation[-1] if self.conversation else None
@@ -269,6 +304,10 @@ class RecordedRequest(BaseModel):
         head = request_head(self.index, self.method, self.path)
         if self.model:
             head += f" model={self.model!r}"
+        if self.provider == "mcp" and (mcp_method := self.mcp_method) is not None:
+            head += f" mcp={mcp_method}"
+            if (tool := self.tool_name) is not None:
+                head += f" tool={tool!r} arguments={clip(repr(self.arguments))}"
         last = self.last_message
         if last is not None:
             head += f" last={_describe_message(last)}"

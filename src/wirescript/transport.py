@@ -25,6 +25,7 @@ from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
 from .wires import RouteWire, Wire
+from .wires.mcp import MCPScript
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "Offload", "PendingTurn", "ScriptTransport", "serve_offloaded"]
@@ -90,6 +91,8 @@ class ScriptTransport(_TransportBase):
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
             the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
         strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
+        mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
+            next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
@@ -113,8 +116,9 @@ class ScriptTransport(_TransportBase):
         max_records: int | None = None,
         strict: bool = True,
         strict_skip: Iterable[str] = (),
+        mcp: MCPScript | None = None,
     ) -> None:
-        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip)
+        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp)
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False

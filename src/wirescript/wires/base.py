@@ -326,9 +326,11 @@ class TurnlessWire(Wire):
     """
 
     turnless = True
+    unused_label: ClassVar[str] = "side script answer(s)"
+    """What `check()` calls the answers `unused` lists (`"side script answer(s) were never requested"`)."""
 
     def unused(self, side: SideScript) -> list[str]:
-        """The scripted side answers no request has taken yet, one line each (`check()` lists them)."""
+        """The scripted answers no request has taken yet, one line each (`check()` lists them)."""
         return []
 
     def parse(self, body: Any, path: str) -> Parsed:
