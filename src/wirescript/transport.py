@@ -90,10 +90,16 @@ class ScriptTransport(_TransportBase):
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
             the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
         strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
+        dialect: Serve one OpenAI-compatible host's answers and refusals (`docs/dialects.md`): an id of
+            `wirescript.dialects()` (`"ollama"`, `"mistral"`, …; `"ollama@0.20.4"` for a release of a
+            self-hosted server), or a host-dialect `Wire` instance of your own. Its wires answer every
+            `POST …/chat/completions` (and Ollama's `/api/chat`), whatever the host. Without it, each
+            built-in dialect answers at its own default address (`localhost:11434`, `api.mistral.ai`, …).
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
             is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
+        UsageError: `dialect` is not a known dialect id (the message names the closest) or a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
 
@@ -113,8 +119,9 @@ class ScriptTransport(_TransportBase):
         max_records: int | None = None,
         strict: bool = True,
         strict_skip: Iterable[str] = (),
+        dialect: str | Wire | None = None,
     ) -> None:
-        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip)
+        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip, dialect)
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
