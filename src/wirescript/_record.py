@@ -83,7 +83,7 @@ class Vocabulary:
     @property
     def endpoints(self) -> str:
         """The endpoints the wires serve, for the answer to one none of them does."""
-        return ", ".join(w.endpoint for w in self.wires)
+        return ", ".join(w.endpoint for w in self.walked)
 
     def read_headers(self, headers: Any) -> tuple[dict[str, str], list[str]]:
         """The request's headers as `headers.items()` gives them, and the names whose values are credentials.

@@ -37,11 +37,14 @@ def _vllm_completion_id(record: RecordedRequest) -> str:
 
 
 class VLLMWire(ChatDialect):
-    """vLLM's `vllm serve` (default address `localhost:8000`)."""
+    """vLLM's `vllm serve`: chosen with `dialect="vllm"` only.
+
+    Its default address, `localhost:8000`, is every local development server's too (a proxy, an app
+    of your own): a stub without `dialect=` keeps answering there as OpenAI does.
+    """
 
     name = "vllm"
     label = "vLLM's OpenAI-compatible Chat Completions (POST /v1/chat/completions)"
-    addresses = ("localhost:8000", "127.0.0.1:8000")
     quirks = (VLLM_REASONING, VLLM_CALL_IDS)
 
     def shaped(self, active: frozenset[str]) -> ChatShape:
