@@ -19,6 +19,8 @@ from wirescript.recorded import RecordedRequest
 from wirescript.wires import ChatDialect, Quirk
 from wirescript.wires.openai import ChatShape
 
+pytest_plugins = ["pytester"]
+
 USER = [{"role": "user", "content": "Weather and time in Paris?"}]
 TOOLS = [
     {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
@@ -434,3 +436,85 @@ def test_the_default_stub_serves_openai_hosts_as_before() -> None:
     assert [d["index"] for d in tool_call_deltas(chunks) if "id" in d] == [0, 1]
     assert finish_reasons(chunks) == ["tool_calls"]
     assert {r.provider for r in stub.requests} == {"openai_chat"}
+
+
+# ------------------------------------------------------------------------------------------ Ollama's native /api/chat
+
+
+def ollama_client(stub: ScriptTransport) -> Any:
+    ollama = pytest.importorskip("ollama")
+    return ollama.Client(host="http://localhost:11434", transport=stub)
+
+
+def test_ollama_native_chat_streams_ndjson_with_object_arguments() -> None:
+    stub = ScriptTransport([{**TWO_CALLS, "text": "Looking."}])
+    parts = list(
+        ollama_client(stub).chat(model="llama3.2", messages=USER, tools=TOOLS, stream=True)  # type: ignore[arg-type]
+    )
+    assert "".join(part.message.content or "" for part in parts) == "Looking."
+    [with_calls] = [part for part in parts if part.message.tool_calls]
+    assert [(c.function.name, dict(c.function.arguments)) for c in with_calls.message.tool_calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_time", {"tz": "CET"}),
+    ]
+    last = parts[-1]
+    assert (last.done, last.done_reason) == (True, "stop")  # `stop`, though the model called tools
+    assert last.eval_count and last.prompt_eval_count
+    assert not any(part.done for part in parts[:-1])
+    [record] = stub.requests
+    assert (record.provider, record.stream, record.model) == ("ollama_native", True, "llama3.2")
+
+
+def test_ollama_native_chat_answers_json_and_its_error_shape() -> None:
+    ollama = pytest.importorskip("ollama")
+    stub = ScriptTransport(
+        [
+            {"text": "Hi.", "thinking": "Greet."},
+            {"error": {"status": 404, "message": "model 'qwen9' not found"}},
+            {"text": "Half", "fault": {"stream_error": {"message": "an error was encountered while running the model", "after": 1}}},
+        ]
+    )
+    sdk = ollama_client(stub)
+    reply = sdk.chat(model="llama3.2", messages=USER, stream=False)  # type: ignore[arg-type]
+    assert (reply.message.content, reply.message.thinking, reply.done_reason) == ("Hi.", "Greet.", "stop")
+    with pytest.raises(ollama.ResponseError) as info:
+        sdk.chat(model="qwen9", messages=USER, stream=False)  # type: ignore[arg-type]
+    assert (info.value.status_code, info.value.error) == (404, "model 'qwen9' not found")
+    with pytest.raises(ollama.ResponseError, match="an error was encountered while running the model"):
+        list(sdk.chat(model="llama3.2", messages=USER, stream=True))  # type: ignore[arg-type]
+    assert stub.problems == []
+
+
+def test_ollama_native_chat_is_served_only_at_ollamas_address_by_default() -> None:
+    stub = ScriptTransport([])
+    with STACKS[0].Client(transport=stub) as http:
+        response = http.post("http://localhost:8080/api/chat", json={"model": "m", "messages": USER})
+    assert response.status_code == 404
+    assert [p.kind for p in stub.problems] == ["unknown_endpoint"]
+
+
+# ------------------------------------------------------------------------------------------ the fixture and marker
+
+
+@pytest.mark.wirescript(dialect="mistral", strict_skip=["mistral.tool-call-id-format"])
+def test_the_marker_gives_the_fixtures_stubs_a_dialect(wirescript: Any) -> None:
+    stub = wirescript(["Sunny."])
+    assert client(stub).chat.completions.create(model="m", messages=resent("call_0000_0")).choices[0].message.content
+    assert stub.requests[0].provider == "mistral"
+    own = wirescript(["Hi."], dialect="groq", strict_skip=())  # the call's arguments win over the marker
+    assert client(own).chat.completions.create(model="m", messages=USER).choices[0].message.content == "Hi."
+    assert own.requests[0].provider == "groq"
+
+
+def test_a_marker_naming_an_unknown_dialect_fails_the_setup(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.wirescript(dialect="mistrall")
+        def test_x(wirescript):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:xdist")
+    result.stdout.fnmatch_lines(["*unknown dialect 'mistrall'; did you mean 'mistral'?*"])
