@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -518,3 +519,46 @@ def test_a_marker_naming_an_unknown_dialect_fails_the_setup(pytester: pytest.Pyt
     )
     result = pytester.runpytest("-p", "no:xdist")
     result.stdout.fnmatch_lines(["*unknown dialect 'mistrall'; did you mean 'mistral'?*"])
+
+
+# ------------------------------------------------------------------------------------------ the docs page
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "dialects.md"
+REGENERATE = (
+    "regenerate it: uv run python -c 'from wirescript.wires._dialects import {name}; print({name}())' "
+    "and paste it between the markers"
+)
+
+
+def section(name: str) -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    return text.split(f"<!-- {name}:begin -->\n", 1)[1].split(f"\n<!-- {name}:end -->", 1)[0]
+
+
+def test_the_docs_tables_are_the_dialects_data() -> None:
+    from wirescript.wires._dialects import address_table, quirk_table
+
+    assert section("quirks") == quirk_table(), REGENERATE.format(name="quirk_table")
+    assert section("addresses") == address_table(), REGENERATE.format(name="address_table")
+
+
+def test_the_docs_table_check_can_fail() -> None:
+    from wirescript.wires._dialects import quirk_table
+    from wirescript.wires.openai.dialects import mistral
+
+    table = quirk_table()
+    original = mistral.MistralWire.quirks
+    try:
+        mistral.MistralWire.quirks = original[:-1]  # a quirk the page lists and the data no longer has
+        assert quirk_table() != table
+    finally:
+        mistral.MistralWire.quirks = original
+
+
+def test_every_quirk_has_a_source_and_a_unique_id() -> None:
+    from wirescript.wires import DIALECTS
+
+    quirks = [q for kinds in DIALECTS.values() for kind in kinds for q in kind.quirks]
+    assert len({q.id for q in quirks}) == len(quirks)
+    assert all(q.source and q.summary and q.side in ("answer", "refusal") for q in quirks)
+    assert all((q.side == "refusal") == (q.rule is not None) for q in quirks)

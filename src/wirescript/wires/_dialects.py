@@ -29,7 +29,7 @@ from .openai.dialects import (
     XAIWire,
 )
 
-__all__ = ["DIALECTS", "Addresses", "dialect_wires", "dialects", "hosted_wires"]
+__all__ = ["DIALECTS", "Addresses", "address_table", "dialect_wires", "dialects", "hosted_wires", "quirk_table"]
 
 
 DIALECTS: Mapping[str, tuple[type[ChatDialect], ...]] = MappingProxyType(
@@ -149,3 +149,27 @@ def _address(address: str, wire: Wire) -> tuple[str, int | None]:
     return host, int(port) if colon else None
 
 
+
+
+def quirk_table() -> str:
+    """The docs table of every built-in dialect's quirks (`docs/dialects.md`, kept true by a test)."""
+    rows = ["| dialect | quirk | side | what | versions | source |", "|---|---|---|---|---|---|"]
+    for key, classes in DIALECTS.items():
+        for kind in classes:
+            for quirk in kind.quirks:
+                cells = [key, f"`{quirk.id}`", quirk.side, quirk.summary, quirk.versions or "all", quirk.source]
+                rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def address_table() -> str:
+    """The docs table of where each built-in dialect answers without `dialect=` (`docs/dialects.md`)."""
+    rows = ["| dialect | provider ids | answers by default at | intercepted hosts |", "|---|---|---|---|"]
+    for key, classes in DIALECTS.items():
+        kinds: list[type[Wire]] = [*classes, *_NATIVE.get(key, ())]
+        addresses = sorted({a for kind in kinds for a in kind.addresses})
+        hosts = sorted({h for kind in kinds for h in kind.hosts})
+        names = ", ".join(f"`{kind.name}`" for kind in kinds)
+        where = ", ".join(f"`{a}`" for a in addresses) or "only with `dialect=`"
+        rows.append(f"| `{key}` | {names} | {where} | {', '.join(f'`{h}`' for h in hosts) or '—'} |")
+    return "\n".join(rows)
