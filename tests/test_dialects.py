@@ -27,7 +27,9 @@ TOOLS = [
     {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
     for name in ("get_weather", "get_time")
 ]
-TWO_CALLS = {"tools": [{"name": "get_weather", "input": {"city": "Paris"}}, {"name": "get_time", "input": {"tz": "CET"}}]}
+TWO_CALLS = {
+    "tools": [{"name": "get_weather", "input": {"city": "Paris"}}, {"name": "get_time", "input": {"tz": "CET"}}]
+}
 ONE_CALL = {"tool": {"name": "get_weather", "input": {"city": "Paris"}}}
 
 
@@ -121,7 +123,11 @@ def test_mistral_mints_nine_character_alphanumeric_tool_call_ids(stream: bool) -
         with sdk.chat.completions.stream(model="mistral-large-latest", messages=USER, tools=TOOLS) as events:
             calls = events.get_final_completion().choices[0].message.tool_calls
     else:
-        calls = sdk.chat.completions.create(model="mistral-large-latest", messages=USER, tools=TOOLS).choices[0].message.tool_calls
+        calls = (
+            sdk.chat.completions.create(model="mistral-large-latest", messages=USER, tools=TOOLS)
+            .choices[0]
+            .message.tool_calls
+        )
     ids = [call.id for call in calls]
     assert len(set(ids)) == 2
     assert all(MISTRAL_ID.fullmatch(found) for found in ids), ids
@@ -284,7 +290,10 @@ def test_deepseek_thinking_refuses_a_resent_tool_call_turn_without_reasoning_con
     # Passed back, it is served; so is the same turn with thinking off, or on the non-thinking model.
     kept = turn_without_reasoning(reasoning_content="Look it up.")
     assert sdk.chat.completions.create(model="deepseek-v4-pro", messages=kept).choices[0].message.content == "Sunny."
-    for params in ({"model": "deepseek-v4-pro", "extra_body": {"thinking": {"type": "disabled"}}}, {"model": "deepseek-chat"}):
+    for params in (
+        {"model": "deepseek-v4-pro", "extra_body": {"thinking": {"type": "disabled"}}},
+        {"model": "deepseek-chat"},
+    ):
         off = ScriptTransport(["Sunny."], dialect="deepseek")
         answer = client(off).chat.completions.create(messages=turn_without_reasoning(), **params)
         assert answer.choices[0].message.content == "Sunny."
@@ -308,10 +317,10 @@ BROKEN = {"text": "The answer is", "fault": {"stream_error": FAILURE}}
 def test_an_openrouter_stream_can_end_in_a_200_error_chunk_the_app_must_handle() -> None:
     stub = ScriptTransport([BROKEN])
     sdk = client(stub, ROUTER)
-    received = []
+    received: list[str] = []
+    stream = sdk.chat.completions.create(model="openai/gpt-4o", messages=USER, stream=True)
     with pytest.raises(openai.APIError, match="Provider disconnected") as info:
-        for chunk in sdk.chat.completions.create(model="openai/gpt-4o", messages=USER, stream=True):
-            received.append(chunk.choices[0].delta.content or "")
+        received.extend(chunk.choices[0].delta.content or "" for chunk in stream)
     assert not isinstance(info.value, openai.APIStatusError)  # no HTTP error: the status was 200
     assert "".join(received) == "The answer is"
     assert info.value.body == {"code": "server_error", "message": "Provider disconnected"}
@@ -363,7 +372,10 @@ def test_gemini_openai_ends_a_tool_call_stream_with_stop_and_only_there() -> Non
     base = "https://generativelanguage.googleapis.com/v1beta/openai"
     stub = ScriptTransport([ONE_CALL, ONE_CALL])
     assert finish_reasons(raw_stream(stub, base)) == ["stop"]
-    assert client(stub, base).chat.completions.create(model="gemini-3-flash", messages=USER).choices[0].finish_reason == "tool_calls"
+    assert (
+        client(stub, base).chat.completions.create(model="gemini-3-flash", messages=USER).choices[0].finish_reason
+        == "tool_calls"
+    )
     assert [r.provider for r in stub.requests] == ["gemini-openai", "gemini-openai"]
 
 
@@ -389,7 +401,14 @@ def test_azure_adds_its_content_filter_annotations() -> None:
 
 def test_public_hosts_are_intercepted_and_local_addresses_are_not() -> None:
     hosts = ScriptTransport([]).intercept().hosts
-    assert {"api.mistral.ai", "api.deepseek.com", "openrouter.ai", "api.groq.com", "api.together.xyz", "api.x.ai"} <= hosts
+    assert {
+        "api.mistral.ai",
+        "api.deepseek.com",
+        "openrouter.ai",
+        "api.groq.com",
+        "api.together.xyz",
+        "api.x.ai",
+    } <= hosts
     assert not any(host.startswith(("localhost", "127.")) for host in hosts)
 
 
@@ -460,7 +479,8 @@ def test_ollama_native_chat_streams_ndjson_with_object_arguments() -> None:
     ]
     last = parts[-1]
     assert (last.done, last.done_reason) == (True, "stop")  # `stop`, though the model called tools
-    assert last.eval_count and last.prompt_eval_count
+    assert last.eval_count
+    assert last.prompt_eval_count
     assert not any(part.done for part in parts[:-1])
     [record] = stub.requests
     assert (record.provider, record.stream, record.model) == ("ollama_native", True, "llama3.2")
@@ -472,7 +492,10 @@ def test_ollama_native_chat_answers_json_and_its_error_shape() -> None:
         [
             {"text": "Hi.", "thinking": "Greet."},
             {"error": {"status": 404, "message": "model 'qwen9' not found"}},
-            {"text": "Half", "fault": {"stream_error": {"message": "an error was encountered while running the model", "after": 1}}},
+            {
+                "text": "Half",
+                "fault": {"stream_error": {"message": "an error was encountered while running the model", "after": 1}},
+            },
         ]
     )
     sdk = ollama_client(stub)

@@ -36,10 +36,10 @@ LAYERS: list[set[str]] = [
             f"wires.{provider}{module}"
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
-                "openai": (".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects")
-                + tuple(
-                    f".dialects.{name}"
-                    for name in ("base", "ollama", "local", "mistral", "deepseek", "openrouter", "hosted")
+                "openai": (
+                    *(".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects"),
+                    *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
+                    *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
                 "gemini": (".wire", ".rules", ".errors", ".side"),

@@ -72,11 +72,11 @@ _LOUD_HELP = (
 _OVERFLOW_ALIAS = ("unscripted", "unknown_endpoint", "unreadable", "script_error")  # OVERFLOW_KINDS, unimported
 _MARKER_HELP = (
     "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
-    "strict_skip=(), dialect=None, match_recorded=False): turn off the wirescript fixture's teardown check of requests the "
+    "strict_skip=(), match_recorded=False): turn off the wirescript fixture's teardown check of requests the "
     "script did not answer, or of scripted turns never requested; let the test reach the network, or some "
     "hosts; turn the strict request rules off for the stubs the fixture makes, or some of them "
-    "(docs/strict-requests.md); answer as one OpenAI-compatible host (dialect=, docs/dialects.md); fail when a "
-    "request replayed from wirescript.recorded() asks something else than the one recorded for its turn." + _LOUD_HELP
+    "(docs/strict-requests.md); fail when a request replayed from wirescript.recorded() asks something else "
+    "than the one recorded for its turn." + _LOUD_HELP
 )
 _OPTIONS = (
     "check_overflow",

@@ -149,8 +149,6 @@ def _address(address: str, wire: Wire) -> tuple[str, int | None]:
     return host, int(port) if colon else None
 
 
-
-
 def quirk_table() -> str:
     """The docs table of every built-in dialect's quirks (`docs/dialects.md`, kept true by a test)."""
     rows = ["| dialect | quirk | side | what | versions | source |", "|---|---|---|---|---|---|"]

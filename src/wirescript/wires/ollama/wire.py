@@ -29,7 +29,7 @@ __all__ = ["DONE_REASONS", "OllamaWire"]
 DONE_REASONS = {"max_tokens": "length", "model_context_window_exceeded": "length"}
 """A canonical stop reason as Ollama's `done_reason`; the others (`end_turn`, `tool_use`, …) are `stop`."""
 
-_CREATED = datetime.datetime(2023, 11, 14, 22, 13, 20, tzinfo=datetime.timezone.utc)
+_CREATED = datetime.datetime(2023, 11, 14, 22, 13, 20, tzinfo=datetime.UTC)
 """`created_at` of request 0 (wirescript's `CREATED` epoch); request n is n seconds later."""
 _NDJSON = {"content-type": "application/x-ndjson"}
 _JSON = {"content-type": "application/json; charset=utf-8"}
@@ -74,7 +74,9 @@ class OllamaWire(Wire):
         names = [
             t["function"]["name"]
             for t in tools
-            if isinstance(t, dict) and isinstance(t.get("function"), dict) and isinstance(t["function"].get("name"), str)
+            if isinstance(t, dict)
+            and isinstance(t.get("function"), dict)
+            and isinstance(t["function"].get("name"), str)
         ]
         return Parsed(
             model=body.get("model") if isinstance(body.get("model"), str) else None,
@@ -99,10 +101,17 @@ class OllamaWire(Wire):
         index = record.index
         head = {"model": record.model or "wirescript", "created_at": _created_at(index)}
         calls = [
-            {"id": call.id or f"call_{alphanumeric(f'ollama:{index}:{k}', 8, _LOWER)}", "function": {"index": k, "name": call.name, "arguments": call.input}}
+            {
+                "id": call.id or f"call_{alphanumeric(f'ollama:{index}:{k}', 8, _LOWER)}",
+                "function": {"index": k, "name": call.name, "arguments": call.input},
+            }
             for k, call in enumerate(turn.tool_calls or [])
         ]
-        chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(json_dumps(c.input)) for c in turn.tool_calls or [])
+        chars = (
+            len(turn.text or "")
+            + len(turn.thinking or "")
+            + sum(len(json_dumps(c.input)) for c in turn.tool_calls or [])
+        )
         input_tokens, output_tokens = default_usage(turn, chars)
         done = {
             "done": True,
@@ -124,9 +133,7 @@ class OllamaWire(Wire):
         return Rendered(200, dict(_NDJSON), frames=self._lines(head, turn, calls, done))
 
     @staticmethod
-    def _lines(
-        head: dict[str, Any], turn: Turn, calls: list[dict[str, Any]], done: dict[str, Any]
-    ) -> Iterator[Frame]:
+    def _lines(head: dict[str, Any], turn: Turn, calls: list[dict[str, Any]], done: dict[str, Any]) -> Iterator[Frame]:
         def line(message: dict[str, Any]) -> Frame:
             return Frame("chunk", _line({**head, "message": {"role": "assistant", **message}, "done": False}))
 
@@ -140,9 +147,10 @@ class OllamaWire(Wire):
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"error": "<message>"}` with the status."""
-        return Rendered(spec.status, {**_JSON, **retry_headers(spec, self.retryable)}, _line({"error": error_message(spec)}))
+        return Rendered(
+            spec.status, {**_JSON, **retry_headers(spec, self.retryable)}, _line({"error": error_message(spec)})
+        )
 
     def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
         """An `{"error": "<message>"}` line inside the 200 stream."""
         return Frame("error", _line({"error": spec.message}))
-

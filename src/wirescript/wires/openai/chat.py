@@ -29,7 +29,7 @@ from .._decode import (
     sse_json,
 )
 from .._render import chunks
-from .._rules import Violation
+from .._rules import Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .common import (
     COMPATIBLE_HOSTS,
@@ -117,14 +117,14 @@ class OpenAIChatWire(Wire):
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
-    hosts = (*HOSTS, *COMPATIBLE_HOSTS)
+    hosts: ClassVar[tuple[str, ...]] = (*HOSTS, *COMPATIBLE_HOSTS)
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
-    rules = CHAT_RULES
+    rules: ClassVar[Sequence[Rule]] = CHAT_RULES
     label = "OpenAI Chat Completions (POST /chat/completions)"
-    own_fields = ("max_completion_tokens", "response_format", "messages")
+    own_fields: ClassVar[tuple[str, ...]] = ("max_completion_tokens", "response_format", "messages")
     shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
-    unknown_field = "Unrecognized request argument supplied: {key}"
+    unknown_field: ClassVar[str | None] = "Unrecognized request argument supplied: {key}"
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "model": ("string",),
         "messages": ("array",),
@@ -218,7 +218,9 @@ class OpenAIChatWire(Wire):
         )
         counts = token_counts(turn, [args for _, _, args in calls])
         head = {
-            "id": f"chatcmpl-{index:04d}" if shape is None or shape.completion_id is None else shape.completion_id(record),
+            "id": f"chatcmpl-{index:04d}"
+            if shape is None or shape.completion_id is None
+            else shape.completion_id(record),
             "object": "chat.completion",
             "created": CREATED + index,
             "model": record.model or DEFAULT_MODEL,

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ...._text import did_you_mean
 from ....errors import UsageError
 from ....recorded import RecordedRequest
-from ...._text import did_you_mean
 from ..._rules import Rule, Violation
 from ..chat import ChatShape, OpenAIChatWire
 

@@ -13,11 +13,11 @@ REASONING_RULE = Rule(
     "deepseek.reasoning-content-passed-back",
     "deepseek",
     "In thinking mode, an assistant message with `tool_calls` resent without its `reasoning_content`.",
-    "api-docs.deepseek.com/guides/thinking_mode: thinking mode is on by default (`thinking: {\"type\": "
-    "\"disabled\"}` turns it off), and 'for turns that do perform tool calls, the reasoning_content must be fully "
-    "passed back to the API in all subsequent requests' or the API answers 400. Observed: 400 {\"error\": "
-    "{\"message\": \"The `reasoning_content` in the thinking mode must be passed back to the API.\", \"type\": "
-    "\"invalid_request_error\", \"code\": \"invalid_request_error\"}} (github.com/endolith/open-interpreter/issues/215, "
+    'api-docs.deepseek.com/guides/thinking_mode: thinking mode is on by default (`thinking: {"type": '
+    '"disabled"}` turns it off), and \'for turns that do perform tool calls, the reasoning_content must be fully '
+    'passed back to the API in all subsequent requests\' or the API answers 400. Observed: 400 {"error": '
+    '{"message": "The `reasoning_content` in the thinking mode must be passed back to the API.", "type": '
+    '"invalid_request_error", "code": "invalid_request_error"}} (github.com/endolith/open-interpreter/issues/215, '
     "github.com/the-open-agent/openagent/issues/2206, github.com/anomalyco/opencode/issues/24722)",
     code="invalid_request_error",
 )
@@ -56,7 +56,11 @@ class DeepSeekWire(ChatDialect):
         if not thinking(body):
             return None
         for i, message in dicts(body.get("messages")):
-            if message.get("role") == "assistant" and message.get("tool_calls") and message.get("reasoning_content") is None:
+            if (
+                message.get("role") == "assistant"
+                and message.get("tool_calls")
+                and message.get("reasoning_content") is None
+            ):
                 text = "The `reasoning_content` in the thinking mode must be passed back to the API."
                 return Violation(rule, text, f"messages.[{i}].reasoning_content")
         return None

@@ -15,10 +15,10 @@ __all__ = ["AzureWire", "GeminiOpenAIWire", "GroqWire", "TogetherWire", "XAIWire
 X_GROQ = Quirk(
     "groq.x-groq",
     "answer",
-    "A stream's first chunk carries `x_groq: {\"id\": \"req_…\"}`, Groq's request id.",
+    'A stream\'s first chunk carries `x_groq: {"id": "req_…"}`, Groq\'s request id.',
     "Observed: a recorded Groq stream, 2025-10 (git.secluded.site/fantasy-mirror providertests/testdata/"
     "TestGroqCommon/groq-kimi-k2-0905/multi_tool_streaming.yaml: the first chunk carries "
-    "'\"x_groq\":{\"id\":\"req_01k88s37gyfaqa5ckqj4t7mrg8\"}', later ones none)",
+    '\'"x_groq":{"id":"req_01k88s37gyfaqa5ckqj4t7mrg8"}\', later ones none)',
 )
 
 _ULID = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -151,4 +151,3 @@ class AzureWire(ChatDialect):
     def shaped(self, active: frozenset[str]) -> ChatShape:
         """The prompt and content filter annotations."""
         return ChatShape(decorate=_azure, prelude=_azure_prelude)
-

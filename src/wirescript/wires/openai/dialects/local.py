@@ -24,7 +24,7 @@ VLLM_CALL_IDS = Quirk(
     "answer",
     "Tool-call ids are `chatcmpl-tool-` and 32 hex digits.",
     "github.com/vllm-project/vllm vllm/entrypoints/chat_utils.py `make_tool_call_id`: "
-    "f\"chatcmpl-tool-{random_uuid()}\" (random_uuid: uuid4().hex)",
+    'f"chatcmpl-tool-{random_uuid()}" (random_uuid: uuid4().hex)',
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ....recorded import RecordedRequest
 from ....script import ErrorSpec, ToolCall
 from ....sse import json_dumps
-from ..._render import alphanumeric, RETRYABLE, error_message, retry_headers
+from ..._render import RETRYABLE, alphanumeric, error_message, retry_headers
 from ..._rules import Rule, Violation, dicts
 from ...base import Rendered
 from ..chat import ChatShape
@@ -22,10 +22,10 @@ CALL_ID_RULE = Rule(
     "mistral",
     "A tool-call id (an assistant message's `tool_calls[].id`, a tool message's `tool_call_id`) that is not "
     "9 characters of a-z, A-Z, 0-9.",
-    "Observed: 400 {\"object\": \"error\", \"message\": \"Tool call id was <id> but must be a-z, A-Z, 0-9, with a "
-    "length of 9.\", \"type\": \"invalid_request_error\"} (github.com/langchain-ai/langchain/pull/24668, "
-    "github.com/jackmpcollins/magentic/issues/276, 2024), now with \"type\": \"invalid_function_call\", "
-    "\"code\": \"3280\" (github.com/openclaw/openclaw/issues/57672, "
+    'Observed: 400 {"object": "error", "message": "Tool call id was <id> but must be a-z, A-Z, 0-9, with a '
+    'length of 9.", "type": "invalid_request_error"} (github.com/langchain-ai/langchain/pull/24668, '
+    'github.com/jackmpcollins/magentic/issues/276, 2024), now with "type": "invalid_function_call", '
+    '"code": "3280" (github.com/openclaw/openclaw/issues/57672, '
     "github.com/arterm-sedov/cmw-platform-agent docs/MISTRAL_TOOL_CALL_ID_FIX.md)",
     code="3280",
 )
@@ -39,7 +39,7 @@ CALL_IDS = Quirk(
 ERRORS = Quirk(
     "mistral.error-envelope",
     "answer",
-    "Errors are flat: `{\"object\": \"error\", \"message\", \"type\", \"param\", \"code\"}`, not under `error`.",
+    'Errors are flat: `{"object": "error", "message", "type", "param", "code"}`, not under `error`.',
     "Observed bodies in github.com/langchain-ai/langchain/pull/24668 and github.com/openclaw/openclaw/issues/57672",
 )
 ID_FORMAT = Quirk.refusal(CALL_ID_RULE)
@@ -78,8 +78,14 @@ class MistralWire(ChatDialect):
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"object": "error", "message", "type", "param", "code"}` with the status."""
-        return _flat(spec.status, error_message(spec), spec.type or openai_error_type(spec.status), spec.code, record,
-                     retry_headers(spec, RETRYABLE))
+        return _flat(
+            spec.status,
+            error_message(spec),
+            spec.type or openai_error_type(spec.status),
+            spec.code,
+            record,
+            retry_headers(spec, RETRYABLE),
+        )
 
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """A refusal in its flat envelope (`invalid_function_call` for a tool-call id), never retried."""

@@ -7,7 +7,7 @@ from typing import Any
 from ....recorded import RecordedRequest
 from ....script import ErrorSpec, ToolCall
 from ....sse import json_dumps
-from ..._render import alphanumeric, RETRYABLE, error_message, retry_headers
+from ..._render import RETRYABLE, alphanumeric, error_message, retry_headers
 from ...base import Rendered
 from ..chat import ChatShape
 from ..common import JSON_HEADERS, request_id
@@ -34,7 +34,7 @@ FINGERPRINT = Quirk(
     "ollama.system-fingerprint",
     "answer",
     'Every completion and chunk carries `system_fingerprint: "fp_ollama"`.',
-    f"{_SOURCE} (`SystemFingerprint: \"fp_ollama\"` in ToChatCompletion and every chunk)",
+    f'{_SOURCE} (`SystemFingerprint: "fp_ollama"` in ToChatCompletion and every chunk)',
 )
 FINISH_STOP = Quirk(
     "ollama.stream-finish-stop",
@@ -55,7 +55,7 @@ SAME_INDEX = Quirk(
 ERRORS = Quirk(
     "ollama.error-types",
     "answer",
-    "Errors are `{\"error\": {\"message\", \"type\", \"param\": null, \"code\": null}}` with type "
+    'Errors are `{"error": {"message", "type", "param": null, "code": null}}` with type '
     "`invalid_request_error` (400), `not_found_error` (404) or `api_error`.",
     f"{_SOURCE} `NewError`",
 )

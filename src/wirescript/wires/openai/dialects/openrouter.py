@@ -7,7 +7,7 @@ from typing import Any
 from ....recorded import RecordedRequest
 from ....script import ErrorSpec, StreamError
 from ....sse import encode_event, json_dumps
-from ..._render import alphanumeric, RETRYABLE, error_message, retry_headers
+from ..._render import RETRYABLE, alphanumeric, error_message, retry_headers
 from ...base import Frame, Rendered
 from ..chat import ChatShape
 from ..common import CREATED, DEFAULT_MODEL, JSON_HEADERS, request_id
@@ -22,7 +22,7 @@ GEN_IDS = Quirk(
     "openrouter.gen-ids",
     "answer",
     "Completion ids start with `gen-`.",
-    f"{_STREAMING} (chunk example `\"id\": \"gen-xxx\"`; the generation id is also the `X-Generation-Id` header)",
+    f'{_STREAMING} (chunk example `"id": "gen-xxx"`; the generation id is also the `X-Generation-Id` header)',
 )
 PROVIDER = Quirk(
     "openrouter.provider-field",
@@ -48,7 +48,7 @@ MID_STREAM = Quirk(
 ERRORS = Quirk(
     "openrouter.error-envelope",
     "answer",
-    "Errors are `{\"error\": {\"code\": <the HTTP status>, \"message\"}}`.",
+    'Errors are `{"error": {"code": <the HTTP status>, "message"}}`.',
     f"{_ERRORS} ('type ErrorResponse = {{ error: {{ code: number; message: string; metadata? }} }}')",
 )
 
