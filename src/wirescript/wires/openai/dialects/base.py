@@ -116,7 +116,8 @@ class ChatDialect(OpenAIChatWire):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.rules = tuple(q.rule for q in cls.quirks if q.rule is not None)
+        if "rules" not in cls.__dict__:  # its refusals' rules, unless it declares its rules itself
+            cls.rules = tuple(q.rule for q in cls.quirks if q.rule is not None)
 
     def __init__(self, version: str | None = None) -> None:
         parsed = None
