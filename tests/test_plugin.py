@@ -265,7 +265,7 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -276,13 +276,13 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "match_recorded=..., allow=..., check_hand_built=...), got positional False"
+                "dialect=..., match_recorded=..., allow=..., check_hand_built=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
             ),
             "*= short test summary info =*",
         ],

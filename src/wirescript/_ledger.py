@@ -35,7 +35,7 @@ from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
-from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
@@ -108,14 +108,16 @@ class Ledger:
         strict_skip: frozenset[str],
         max_records: int | None,
         rules: StrictRules | None = None,
+        addressed: Sequence[Wire] = (),
+        first: int = 0,
     ) -> None:
         self._cursor = cursor
-        self._wires = tuple(wires)
+        self._wires = (*wires, *addressed)
         self._side = side
         self.strict = strict
         self.strict_skip = strict_skip
-        self._strict_rules = rules if rules is not None else StrictRules(wires)
-        self._vocabulary = Vocabulary(wires)
+        self._strict_rules = rules if rules is not None else StrictRules(self._wires)
+        self._vocabulary = Vocabulary(wires, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -139,6 +141,7 @@ class Ledger:
         strict: bool,
         strict_skip: Iterable[str],
         mcp: MCPScript | None = None,
+        dialect: object = None,
     ) -> Ledger:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -148,16 +151,29 @@ class Ledger:
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
         route_wire = RouteWire(routes)
-        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        walked, addressed = stub_wires(wires, dialect)
+        wired = [route_wire, *walked] if route_wire.routes else walked
         if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
-        rules = StrictRules(wired)
+        every = [*wired, *addressed]
+        rules = StrictRules(every)
         skipped = skip_ids(strict_skip, rules=rules.rules)
-        cursor = Cursor(script, fallback, wired)
+        cursor = Cursor(script, fallback, every)
         side_script = cursor.side_script(parse_side(side) if side is not None else None)
-        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records, rules=rules)
+        first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
+        return cls(
+            cursor,
+            wired,
+            side_script,
+            strict=strict,
+            strict_skip=skipped,
+            max_records=max_records,
+            rules=rules,
+            addressed=addressed,
+            first=first,
+        )
 
     @property
     def wires(self) -> tuple[Wire, ...]:

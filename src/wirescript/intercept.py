@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 
 from . import _hooks
 from .errors import UsageError
-from .wires import Wire, default_wires
+from .wires import Wire, default_wires, hosted_wires
 from .wires._hosts import ALL_HOSTS, host_matcher
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
     return frozenset(host for wire in wires for host in wire.hosts)
 
 
-KNOWN_HOSTS: frozenset[str] = hosts_of(default_wires())
+KNOWN_HOSTS: frozenset[str] = hosts_of([*default_wires(), *hosted_wires()])
 """The hosts the default wires declare (`Wire.hosts`): what a stub without wires of its own intercepts."""
 
 

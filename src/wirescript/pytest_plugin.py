@@ -85,10 +85,11 @@ _OPTIONS = (
     "allowed_hosts",
     "strict",
     "strict_skip",
+    "dialect",
     "match_recorded",
     *_LOUD_OPTIONS,
 )
-_STUB_OPTIONS = ("strict", "strict_skip")
+_STUB_OPTIONS = ("strict", "strict_skip", "dialect")
 """Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
 
@@ -132,6 +133,7 @@ class StubFactory:
         check_hand_built: bool = True,
         strict: bool | None = None,
         strict_skip: Iterable[str] | None = None,
+        dialect: str | None = None,
         record_mode: str = "none",
         test: pytest.Item | None = None,
         match_recorded: bool = False,
@@ -140,7 +142,7 @@ class StubFactory:
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
         self._check_unused = check_unused
         self._guard = guard
-        given = {"strict": strict, "strict_skip": strict_skip}
+        given = {"strict": strict, "strict_skip": strict_skip, "dialect": dialect}
         self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
@@ -533,6 +535,8 @@ def _options_model() -> type[Any]:
         """Check requests against the strict rules (the stubs' `strict=` default)."""
         strict_skip: list[str] | tuple[str, ...] = ()
         """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
+        dialect: str | None = None
+        """The host dialect the stubs answer as (the stubs' `dialect=` default: `wirescript.dialects()`)."""
         match_recorded: bool = False
         """Fail when a request replayed from `wirescript.recorded()` asks something else (model, last
         message, tools) than the request its turn was recorded for."""
@@ -583,6 +587,14 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
         try:
             skip_ids(kwargs["strict_skip"])
         except ScriptError as exc:
+            return str(exc)
+    if kwargs.get("dialect") is not None:
+        from .errors import UsageError
+        from .wires import dialect_wires
+
+        try:
+            dialect_wires(kwargs["dialect"])
+        except UsageError as exc:
             return str(exc)
     hosts = kwargs.get("allowed_hosts")
     if hosts:

@@ -144,6 +144,11 @@ class Wire(ABC):
     """Its API's hosts, as host patterns (`*` within one DNS label: `*.openai.azure.com`, the syntax of
     `intercept(hosts=...)`). `stub.intercept()` takes the hosts of the stub's wires, and a request
     there that no wire serves is answered in this wire's error envelope."""
+    addresses: ClassVar[tuple[str, ...]] = ()
+    """Where its server answers by default, as `host` or `host:port` (`localhost:11434`, `api.mistral.ai`):
+    what a host dialect declares. A stub made without `dialect=` answers a request to one of the
+    built-in dialects' addresses with that dialect, before walking the other wires. Never intercepted:
+    `hosts` are."""
     boto_service: ClassVar[str | None] = None
     """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
     the clients of it created while open (`bedrock-runtime`)."""
