@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse", "eventstream", "_readfile"},
+    {"errors", "_text", "_steps", "sse", "eventstream", "_readfile", "_hooks"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one module per provider API, on their shared base
@@ -43,7 +43,7 @@ LAYERS: list[set[str]] = [
     # 3: the sans-IO core, the HTTP adapter and the validators
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
     | {"validate", "catalog", "_append"}
-    | {"_hooks", "intercept", "guard"},
+    | {"intercept", "guard"},
     # 4: the transport shell
     {"transport"},
     # 5: conveniences on top

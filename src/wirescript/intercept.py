@@ -54,7 +54,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     from .transport import ScriptTransport
 
-__all__ = ["KNOWN_HOSTS", "Interception", "host_matcher"]
+__all__ = ["KNOWN_HOSTS", "Interception", "host_matcher", "open_interception"]
 
 KNOWN_HOSTS: frozenset[str] = frozenset(
     {
@@ -150,6 +150,15 @@ def _is_ip(text: str) -> bool:
     return True
 
 
+_open: Interception | None = None
+"""The open interception (one at a time in a process), set and cleared under `_hooks.lock`."""
+
+
+def open_interception() -> Interception | None:
+    """The interception open in this process, or None."""
+    return _open
+
+
 class Interception:
     """Route the requests of every httpx/httpx2 client on its default transport to `stub`, by host.
 
@@ -214,10 +223,15 @@ class Interception:
             return
         self._clients.append(client)
 
+    def _route(self, host: str) -> ScriptTransport | None:
+        """The transport wrappers' callback while open: the stub for a routed host, else None (the network)."""
+        return self.stub if self._matches(host) else None
+
     def __enter__(self) -> Interception:
+        global _open
         _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
-        with _hooks.state.lock:
-            current = _hooks.state.interception
+        with _hooks.lock:
+            current = _open
             if current is not None:
                 same = " (this very interception)" if current is self else ""
                 raise UsageError(
@@ -226,8 +240,9 @@ class Interception:
                     "or give one of the clients its stub explicitly (http_client=httpx2.Client(transport=stub))."
                 )
             _hooks.acquire(self)
-            _hooks.hook_botocore()
-            _hooks.state.interception = self
+            _hooks.hook_botocore(self.created)
+            _hooks.transports.route = self._route
+            _open = self
             self._open = True
         return self
 
@@ -237,12 +252,14 @@ class Interception:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        with _hooks.state.lock:
+        global _open
+        with _hooks.lock:
             if not self._open:
                 return
             self._open = False
-            if _hooks.state.interception is self:
-                _hooks.state.interception = None
+            if _open is self:
+                _open = None
+                _hooks.transports.route = None
                 _hooks.unhook_botocore()
             _hooks.release(self)
             clients, self._clients = self._clients, []

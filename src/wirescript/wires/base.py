@@ -158,6 +158,9 @@ class Wire(ABC):
     hosts: ClassVar[tuple[str, ...]] = ()
     """Its API's hosts (a leading `.` matches any subdomain): a request there that no wire serves is
     answered in this wire's error envelope."""
+    client_hint: ClassVar[str | None] = None
+    """How a test gives its SDK's client the stub, when not `http_client=httpx2.Client(transport=stub)`:
+    the network guard names it when it refuses a connection to one of its `hosts`."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
     endpoints: ClassVar[tuple[str, ...]] = ()

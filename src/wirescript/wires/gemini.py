@@ -152,6 +152,10 @@ class GeminiWire(Wire):
     credential_headers = ("x-goog-api-key",)
     credential_query = ("key",)
     hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "-aiplatform.googleapis.com")
+    client_hint = (
+        "google-genai: http_options=types.HttpOptions(httpx_client=httpx2.Client(transport=stub), "
+        "httpx_async_client=httpx2.AsyncClient(transport=stub))"
+    )
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
 
