@@ -7,6 +7,8 @@ WirescriptError
  ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting (alias: HoldTimeoutError)
  ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
+
+UncheckedStubWarning (UserWarning)    a stub with unused turns was collected and nothing ever checked it
 ```
 
 Problems found while serving a request (a script that ran out, an endpoint no wire knows, a
@@ -22,6 +24,7 @@ __all__ = [
     "NetworkBlockedError",
     "ScriptError",
     "StreamValidationError",
+    "UncheckedStubWarning",
     "UsageError",
     "WaitTimeoutError",
     "WirescriptError",
@@ -71,3 +74,12 @@ class NetworkBlockedError(WirescriptError, ConnectionError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class UncheckedStubWarning(UserWarning):
+    """A `ScriptTransport` with scripted turns no request consumed was garbage collected, and nothing checked it.
+
+    No `stub.check()` and no pytest fixture looked at it, so whatever went wrong (a client that
+    never reached it, a script the app stopped short of) passed in silence. Call `stub.check()`
+    when the app is done, or build the stub in a test that uses the `wirescript` fixture.
+    """
