@@ -667,9 +667,9 @@ def test_a_failed_assertion_shows_what_the_stub_saw_and_which_requests_the_sdk_r
             "  requests[0] POST /v1/messages model='claude-test' last=user:'Hi' -> script[0]: error 429",
             (
                 "  requests[1] POST /v1/messages model='claude-test' last=user:'Hi' -> script[1]: text 'Hello.'  "
-                "<- the SDK's own retry 1 of requests[0]: the app never saw the answer to the attempt before it "
-                "(max_retries=0 on the client, or a turn per attempt)"
+                "<- the SDK's own retry 1 of requests[0], whose answer the app never saw"
             ),
+            "(The SDK retried on its own: build the client with max_retries=0, or script one turn per attempt.)",
         ],
         consecutive=True,
     )

@@ -169,10 +169,7 @@ def _request_line(stub: ScriptTransport, record: RecordedRequest, records: list[
     if record.retry_count:
         earlier = [r for r in records if r.index < record.index and not r.retry_count and r.path == record.path]
         of = f" of requests[{earlier[-1].index}]" if earlier else ""
-        line += (
-            f"  <- the SDK's own retry {record.retry_count}{of}: the app never saw the answer to the attempt "
-            "before it (max_retries=0 on the client, or a turn per attempt)"
-        )
+        line += f"  <- the SDK's own retry {record.retry_count}{of}, whose answer the app never saw"
     return line
 
 
@@ -399,6 +396,7 @@ class StubFactory:
 
         stubs = [(stub, 0) for stub in self._checked_stubs()] + self._shared_stubs()
         blocks = []
+        retried = False
         for number, (stub, first) in enumerate(stubs, 1):
             records = [record for record in stub.requests if record.index >= first]
             if not records:
@@ -411,6 +409,11 @@ class StubFactory:
             since = f", from requests[{first}] on (built before this test)" if first else ""
             name = f"stub {number} of {len(stubs)}" if len(stubs) > 1 else "the stub"
             blocks.append("\n".join([f"{name}: {stub.request_count} request(s){since}", *lines]))
+            retried = retried or any(record.retry_count for record in records)
+        if retried:
+            blocks.append(
+                "(The SDK retried on its own: build the client with max_retries=0, or script one turn per attempt.)"
+            )
         return "\n".join(blocks) if blocks else None
 
     def __getattr__(self, name: str) -> Any:
