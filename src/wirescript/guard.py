@@ -215,8 +215,10 @@ class NetworkGuard:
     def _check_sent(self, sock: socket.socket, data: Any) -> None:
         """Bytes about to be sent: a proxy's connect request to a host that is not allowed is refused."""
         try:
+            if data[0] not in _SUSPECT:  # most sends: one look at the first byte
+                return
             head = bytes(data[:_PEEK])
-        except Exception:  # not a byte buffer: the send itself says so
+        except Exception:  # empty, or not a byte buffer: the send itself says what is wrong
             return
         target = _proxied_target(head)
         if target is None or self.allows(target[0]):
@@ -458,12 +460,7 @@ def _wrap_send(original: Callable[..., Any]) -> Callable[..., Any]:
     def send(self: socket.socket, data: Any, *args: Any) -> Any:
         guard = _current
         if guard is not None:
-            try:
-                first = data[0]
-            except Exception:  # empty, or not bytes: nothing to read (the send says what is wrong)
-                first = None
-            if first in _SUSPECT:
-                guard._check_sent(self, data)
+            guard._check_sent(self, data)
         return original(self, data, *args)
 
     return _wrapping(send, original)
@@ -475,12 +472,7 @@ def _wrap_sendto(original: Callable[..., Any]) -> Callable[..., Any]:
         if guard is not None:
             if args:  # sendto(data, address) or sendto(data, flags, address)
                 guard._check_sendto(self, args[-1])
-            try:
-                first = data[0]
-            except Exception:
-                first = None
-            if first in _SUSPECT:
-                guard._check_sent(self, data)
+            guard._check_sent(self, data)
         return original(self, data, *args)
 
     return _wrapping(sendto, original)
@@ -494,11 +486,7 @@ def _wrap_sendmsg(original: Callable[..., Any]) -> Callable[..., Any]:
                 guard._check_sendto(self, args[2])
             if not isinstance(buffers, (list, tuple)):
                 buffers = list(buffers)  # an iterator is read once: read it here, send the list
-            try:
-                first = buffers[0][0]
-            except Exception:
-                first = None
-            if first in _SUSPECT:
+            if buffers:
                 guard._check_sent(self, buffers[0])
         return original(self, buffers, *args)
 
@@ -519,32 +507,28 @@ def _wrap_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
     return _wrapping(getaddrinfo, original)
 
 
-def _wrap_gethostbyname(original: Callable[..., Any]) -> Callable[..., Any]:
-    def gethostbyname(host: Any) -> Any:
-        guard = _current
-        if guard is None:
-            return original(host)
-        name = _text(host)
-        guard._check_lookup(name, None)
-        address = original(host)
-        guard._named(name, (address,))
-        return address
+def _wrap_name_lookup(addresses: Callable[[Any], Iterable[Any]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A wrapper maker for `gethostbyname` (`addresses`: its one address) or `gethostbyname_ex` (its third item)."""
 
-    return _wrapping(gethostbyname, original)
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def lookup(host: Any) -> Any:
+            guard = _current
+            if guard is None:
+                return original(host)
+            name = _text(host)
+            guard._check_lookup(name, None)
+            result = original(host)
+            guard._named(name, addresses(result))
+            return result
+
+        lookup.__name__ = original.__name__
+        return _wrapping(lookup, original)
+
+    return wrap
 
 
-def _wrap_gethostbyname_ex(original: Callable[..., Any]) -> Callable[..., Any]:
-    def gethostbyname_ex(host: Any) -> Any:
-        guard = _current
-        if guard is None:
-            return original(host)
-        name = _text(host)
-        guard._check_lookup(name, None)
-        result = original(host)
-        guard._named(name, result[2] if isinstance(result, tuple) and len(result) > 2 else ())
-        return result
-
-    return _wrapping(gethostbyname_ex, original)
+def _ex_addresses(result: Any) -> Iterable[Any]:
+    return result[2] if isinstance(result, tuple) and len(result) > 2 else ()
 
 
 def _wrap_gethostbyaddr(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -566,8 +550,8 @@ _SOCKET_SPOTS = (
     _hooks.Spot(socket.socket, "sendto", _wrap_sendto),
     _hooks.Spot(socket.socket, "sendmsg", _wrap_sendmsg),
     _hooks.Spot(socket, "getaddrinfo", _wrap_getaddrinfo),
-    _hooks.Spot(socket, "gethostbyname", _wrap_gethostbyname),
-    _hooks.Spot(socket, "gethostbyname_ex", _wrap_gethostbyname_ex),
+    _hooks.Spot(socket, "gethostbyname", _wrap_name_lookup(lambda address: (address,))),
+    _hooks.Spot(socket, "gethostbyname_ex", _wrap_name_lookup(_ex_addresses)),
     _hooks.Spot(socket, "gethostbyaddr", _wrap_gethostbyaddr),
 )
 """The socket functions the guard replaces while it is active (or the session holds them).
