@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from _support import no_aws_environment
-from wirescript import ScriptTransport, eventstream
+from wirescript import ScriptTransport
 from wirescript.builder import tool_result_text as builder_tool_result_text
 from wirescript.errors import ScriptError, UsageError
 from wirescript.wires import BedrockWire
+from wirescript.wires.bedrock import eventstream
 
 boto3 = pytest.importorskip("boto3")
 botocore = pytest.importorskip("botocore")

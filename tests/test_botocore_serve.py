@@ -12,8 +12,8 @@ import pytest
 
 from _support import no_aws_environment
 from wirescript import _botocore
-from wirescript import eventstream as es
 from wirescript.errors import UsageError
+from wirescript.wires.bedrock import eventstream as es
 
 boto3 = pytest.importorskip("boto3")
 botocore_config = pytest.importorskip("botocore.config")

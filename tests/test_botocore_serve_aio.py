@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from wirescript import _botocore
-from wirescript import eventstream as es
+from wirescript.wires.bedrock import eventstream as es
 
 aio_session = pytest.importorskip("aiobotocore.session")
 botocore_config = pytest.importorskip("botocore.config")

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from wirescript import _botocore, _converse
-from wirescript import eventstream as es
+from wirescript import _botocore
 from wirescript.script import ErrorSpec, ToolCall, Turn, Usage
+from wirescript.wires import merge_wires
+from wirescript.wires.bedrock import converse as _converse
+from wirescript.wires.bedrock import eventstream as es
 
 boto3 = pytest.importorskip("boto3")
 botocore_config = pytest.importorskip("botocore.config")
@@ -46,6 +48,10 @@ def _no_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
+BEDROCK = next(wire for wire in merge_wires(None) if wire.name == "bedrock")
+"""A Bedrock wire as a stub holds it: it reads the other default wires' stop reasons (OpenAI's `length`)."""
+
+
 class TurnServer:
     """Serves one turn per request: Converse JSON, or the ConverseStream messages for `/converse-stream`."""
 
@@ -67,12 +73,12 @@ class TurnServer:
             return (
                 200,
                 {"Content-Type": es.CONTENT_TYPE},
-                (frame for _, frame in _converse.converse_stream(turn, self.count)),
+                (frame for _, frame in _converse.converse_stream(turn, self.count, stop=BEDROCK.canonical_stop(turn))),
             )
         return (
             200,
             {"Content-Type": "application/json"},
-            [json.dumps(_converse.converse_body(turn, self.count)).encode()],
+            [json.dumps(_converse.converse_body(turn, self.count, stop=BEDROCK.canonical_stop(turn))).encode()],
         )
 
 

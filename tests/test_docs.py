@@ -13,9 +13,11 @@ session fixture of conftest.py) and those tests run last, so it overlaps the res
 under pytest-xdist the workers share it (a lock file in the session's shared temporary directory).
 
 A block preceded by the HTML comment `<!-- skip-test -->` (or `<!-- skip-test: reason -->`) on the
-line before is skipped, visibly. A block that imports a package that is not installed (an agent
-framework of the `agents` group) is skipped, unless `WIRESCRIPT_REQUIRE_AGENTS=1` (CI), which makes
-it fail.
+line before is skipped, visibly. A block preceded by `<!-- file: PATH -->` is a file of that pytest
+project instead (a `conftest.py`, a script file under `scripts/`): it is written there before the run,
+for the blocks with tests to use, and is not run by itself. A block that imports a package that is
+not installed (an agent framework of the `agents` group) is skipped, unless
+`WIRESCRIPT_REQUIRE_AGENTS=1` (CI), which makes it fail.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +61,7 @@ needs_current_sdks = pytest.mark.skipif(
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")
 _SKIP = re.compile(r"^\s*<!--\s*skip-test(?:\s*:\s*(?P<reason>.*?))?\s*-->\s*$")
+_FILE = re.compile(r"^\s*<!--\s*file:\s*(?P<path>[\w.-]+(?:/[\w.-]+)*)\s*-->\s*$")
 _PYTHON = frozenset({"python", "py", "python3"})
 
 
@@ -71,6 +75,8 @@ class Block:
     code: str
     skip: str | None = None
     """Why the block is skipped, when it is."""
+    file: str | None = None
+    """The path (relative to the docs' pytest project) the block is written to, when it is a file."""
     error: str | None = None
     """A problem with the markdown itself (an unclosed fence)."""
 
@@ -90,6 +96,7 @@ def code_blocks(text: str) -> list[Block]:
         closing = re.compile(rf"^ *{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
         previous = next((line for line in reversed(lines[:i]) if line.strip()), "")
         skip = _SKIP.match(previous)
+        file = _FILE.match(previous)
         end = next((j for j in range(i + 1, len(lines)) if closing.match(lines[j])), None)
         body = lines[i + 1 : end if end is not None else len(lines)]
         # Like CommonMark, remove up to the opening fence's indentation from each line.
@@ -100,6 +107,7 @@ def code_blocks(text: str) -> list[Block]:
                 language=language,
                 code=code,
                 skip=(skip["reason"] or "marked <!-- skip-test -->") if skip else None,
+                file=file["path"] if file and ".." not in file["path"].split("/") else None,
                 error=None if end is not None else f"the {fence} fence opened on line {i + 1} is never closed",
             )
         )
@@ -134,6 +142,16 @@ def python_blocks(paths: list[Path] | None = None) -> list[DocBlock]:
         for path in (markdown_files() if paths is None else paths)
         for block in code_blocks(path.read_text(encoding="utf-8"))
         if block.language in _PYTHON
+    ]
+
+
+def file_blocks() -> list[DocBlock]:
+    """The blocks of every page that are files of the docs' pytest project (`<!-- file: PATH -->`), any language."""
+    return [
+        DocBlock(path, block)
+        for path in markdown_files()
+        for block in code_blocks(path.read_text(encoding="utf-8"))
+        if block.file is not None
     ]
 
 
@@ -231,6 +249,28 @@ def _finder_spec(finder: object, name: str, path: list[str]) -> importlib.machin
     return find_spec(name, path) if callable(find_spec) else None
 
 
+# Import names that are not their distribution's name, nor a prefix of it (`pydantic_ai` is
+# pydantic-ai-slim's, `strands` strands-agents'): openai-agents installs `agents`.
+_DISTRIBUTION_OF = {"agents": "openai-agents"}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def groups_installing(module: str) -> list[str]:
+    """The dependency groups of pyproject.toml whose requirements install `module` (its top-level name)."""
+    top = _normalized(module.split(".")[0])
+    wanted = _DISTRIBUTION_OF.get(top, top)
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["dependency-groups"]
+    found = []
+    for group, requirements in groups.items():
+        names = {_normalized(re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]) for requirement in requirements}
+        if any(name == wanted or name.startswith(f"{wanted}-") for name in names):
+            found.append(group)
+    return found
+
+
 def check_imports(doc: DocBlock, tree: ast.Module) -> None:
     """Skip a block whose packages are not installed; fail instead under WIRESCRIPT_REQUIRE_AGENTS=1."""
     missing = missing_imports(tree)
@@ -239,7 +279,11 @@ def check_imports(doc: DocBlock, tree: ast.Module) -> None:
     problem = f"{doc.id} imports {', '.join(missing)}, which is not installed"
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{problem}, and {REQUIRE_ENV}=1 requires it (uv sync --all-groups)", pytrace=False)
-    pytest.skip(f"{problem} (the frameworks are the 'agents' and 'frameworks' dependency groups)")
+    groups = sorted({group for module in missing for group in groups_installing(module)})
+    where = " or ".join(repr(group) for group in groups)
+    if not groups:  # installed with a group's package (langchain_core with langchain-anthropic)
+        pytest.skip(f"{problem} (uv sync --all-groups installs every dependency group)")
+    pytest.skip(f"{problem} (the {where} dependency group{'s' if len(groups) > 1 else ''})")
 
 
 def run_script_block(doc: DocBlock) -> None:
@@ -261,14 +305,22 @@ def module_name(doc_id: str) -> str:
     return "test_" + re.sub(r"\W+", "_", doc_id.lower()).strip("_")
 
 
-def run_test_blocks(docs: list[DocBlock], project: Path, *, autoload: bool = True) -> dict[str, BlockOutcome]:
+def run_test_blocks(
+    docs: list[DocBlock], project: Path, *, autoload: bool = True, files: list[DocBlock] | None = None
+) -> dict[str, BlockOutcome]:
     """Run the tests of every block in one pytest subprocess; the outcome per block id.
 
-    Each block becomes its own module, padded so that its line numbers are the markdown file's.
+    Each block becomes its own module, padded so that its line numbers are the markdown file's; each
+    of `files` is first written to its own path in the project.
     The pytest run loads every installed plugin, as the reader's would (but langsmith's, which only
     costs time); `autoload=False` (for the harness's own tests) skips them, which starts several
     times faster.
     """
+    for doc in files or []:
+        assert doc.block.file is not None, f"{doc.id} is not a file block"
+        target = project / doc.block.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(doc.block.code, encoding="utf-8")
     modules: dict[str, str] = {}
     paths: dict[str, str] = {}
     for doc in docs:
@@ -348,7 +400,7 @@ def runnable_test_blocks(docs: list[DocBlock] | None = None) -> list[DocBlock]:
     """The blocks with tests that run (of `docs`, else of every page): not skipped, their packages installed."""
     runnable = []
     for doc in python_blocks() if docs is None else docs:
-        if doc.block.skip or doc.block.error or elsewhere(doc):
+        if doc.block.skip or doc.block.error or doc.block.file or elsewhere(doc):
             continue
         try:
             tree = parse_block(doc)
@@ -373,7 +425,9 @@ def _run_and_save(docs: list[DocBlock], project: Path, saved: Path) -> None:
     """Run the blocks' tests and save their outcomes (or why there are none) for every worker to read."""
     try:
         project.mkdir(exist_ok=True)
-        result: dict[str, object] = {key: vars(value) for key, value in run_test_blocks(docs, project).items()}
+        files = [doc for doc in file_blocks() if not doc.block.skip and not elsewhere(doc)]
+        outcomes = run_test_blocks(docs, project, files=files)
+        result: dict[str, object] = {key: vars(value) for key, value in outcomes.items()}
     except BaseException as exc:  # any failure reaches the blocks' tests as theirs, never a hang
         result = {ERROR: f"{type(exc).__name__}: {exc}"}
     partial = saved.with_suffix(".partial")
@@ -460,11 +514,112 @@ def test_the_api_reference_documents_every_public_name_from_its_home_module() ->
     documented = re.findall(r"^::: (wirescript(?:\.\w+)+)\.(\w+)$", (DOCS / "api.md").read_text(encoding="utf-8"), re.M)
     homes = wirescript._EXPORTS  # where the package says each public name lives
     public = {(f"wirescript.{homes[name]}", name) for name in wirescript.__all__ if name != "__version__"}
-    # Beyond the package's own names, only the wire seam (`wirescript.wires`) is documented.
-    extra = [(module, name) for module, name in set(documented) - public if not module.startswith("wirescript.wires")]
+    # Beyond the package's own names, only the two extension namespaces are documented: the wire seam
+    # (`wirescript.wires`) and the strict rules a wire declares (`wirescript.strict`).
+    seams = ("wirescript.wires", "wirescript.strict")
+    extra = [(module, name) for module, name in set(documented) - public if not module.startswith(seams)]
     assert sorted(public - set(documented)) == []
     assert extra == []
     assert len(documented) == len(set(documented)), "a name is documented twice"
+
+
+# ------------------------------------------------------------------------------------ the newcomer's pages
+
+FIRST_PAGES = (DOCS / "index.md", DOCS / "getting-started.md")
+FIRST_COLUMNS = 80
+"""The site's content column shows about 80 columns: the first pages' code fits it, every line."""
+PYTHON_COLUMNS = 80
+"""Python blocks anywhere fit the same column (docs/ruff.toml formats the site's at 80; the README by hand)."""
+
+
+def too_wide(paths: list[Path], columns: int, *, python_only: bool) -> list[str]:
+    """Each code line of `paths` wider than `columns`, as `path:line (width)`."""
+    wide = []
+    for path in paths:
+        for block in code_blocks(path.read_text(encoding="utf-8")):
+            if python_only and block.language not in _PYTHON:
+                continue
+            for offset, line in enumerate(block.code.splitlines(), start=1):
+                if len(line) > columns:
+                    wide.append(f"{doc_id(path, block.line + offset)} ({len(line)} columns)")
+    return wide
+
+
+def test_the_first_pages_code_fits_the_sites_column() -> None:
+    assert too_wide(list(FIRST_PAGES), FIRST_COLUMNS, python_only=False) == []
+
+
+def test_every_python_block_fits_the_sites_column() -> None:
+    assert too_wide(markdown_files(), PYTHON_COLUMNS, python_only=True) == []
+
+
+def test_the_width_check_sees_a_long_line_where_it_is() -> None:
+    page = DOCS / "index.md"
+    [block] = code_blocks("intro\n\n```text\nshort\n" + "x" * 81 + "\n```\n")
+    assert [line for line in block.code.splitlines() if len(line) > FIRST_COLUMNS] == ["x" * 81]
+    assert doc_id(page, block.line + 2) == "docs/index.md:5"  # the fence is line 3, the long line 5
+
+
+def test_getting_started_says_the_network_guard_is_the_fixtures() -> None:
+    text = " ".join((DOCS / "getting-started.md").read_text(encoding="utf-8").split())
+    assert "The network guard is the fixture's" in text
+    assert "reaches the real network" in text
+    assert "wirescript audit tests/" in text
+
+
+@pytest.mark.parametrize("page", ["record.md", "scripts.md"])
+def test_the_yaml_extra_is_named_before_the_first_yaml_example(page: str) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    named = text.find("wirescript[yaml]")
+    lines = text.splitlines()
+    first = min(
+        block.line
+        for block in code_blocks(text)
+        if block.language == "yaml" or ".yaml" in block.code or ".yml" in block.code
+    )
+    assert named >= 0, f"docs/{page} never names the wirescript[yaml] extra"
+    assert text.count("\n", 0, named) + 1 < first, (
+        f"docs/{page}:{first} writes YAML before the page names the wirescript[yaml] extra "
+        f"(line {text.count(chr(10), 0, named) + 1}): {lines[first - 1]!r}"
+    )
+
+
+MAINTAINER_FIGURES = re.compile(
+    r"callgrind|cProfile|\b95 ?% interval|\b\d[\d,.]*k? (?:CPU )?instructions\b|\bKB\b", re.IGNORECASE
+)
+MAINTAINER_PAGES = {"docs/performance.md", "docs/reliability.md", "docs/architecture.md", "docs/changelog.md"}
+
+
+def test_maintainer_figures_live_on_the_maintainer_pages() -> None:
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}: {match.group()}"
+        for path in markdown_files()
+        if path.relative_to(ROOT).as_posix() not in MAINTAINER_PAGES
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        for match in [MAINTAINER_FIGURES.search(line)]
+        if match
+    ]
+    assert found == [], "measurements belong on docs/performance.md (link them from the guide)"
+    assert MAINTAINER_FIGURES.search("about 17,000 CPU instructions (callgrind), 95% interval 1.00-1.04")
+
+
+def test_the_site_nav_has_troubleshooting_and_the_changelog() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    top = {title: page for entry in config["nav"] for title, page in entry.items()}
+    assert top["Troubleshooting"] == "troubleshooting.md"
+    assert top["Changelog"] == "changelog.md"
+    # The site's changelog is the repository's, included whole (pymdownx.snippets), never a copy.
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changelog.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_client_table_has_a_row_per_client_the_stub_serves() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## Which client to hand the stub") :].split("\n\n")[1]
+    rows = [line.split("|")[1] for line in table.splitlines()[2:]]
+    for client in ("`anthropic`", "`openai`", "`google-genai`", "`boto3`"):
+        assert any(client in row for row in rows), f"README's client table has no row for {client}"
 
 
 @needs_current_sdks
@@ -474,6 +629,8 @@ def test_doc_block(
 ) -> None:
     tree = parse_block(doc)
     check_imports(doc, tree)
+    if doc.block.file is not None:
+        return  # a file of the docs' pytest project (a conftest.py): the blocks that use it run it
     if defines_tests(tree):
         outcomes: dict[str, BlockOutcome] = request.getfixturevalue("docs_test_outcomes")
         assert_block_passed(doc.id, outcomes.get(doc.id))
@@ -629,3 +786,46 @@ def test_a_run_that_cannot_report_is_saved_as_its_error_for_every_block_to_fail_
     assert list(result) == [ERROR]
     assert result[ERROR].startswith("SyntaxError: ")
     assert not saved.with_suffix(".partial").exists()  # written whole, then moved into place
+
+
+def test_a_file_block_is_written_into_the_project_for_the_test_blocks(tmp_path: Path) -> None:
+    page = DOCS / "getting-started.md"
+    text = (
+        "<!-- file: conftest.py -->\n```python\nimport pytest\n\n\n@pytest.fixture\ndef greeting():\n"
+        "    return (__import__('pathlib').Path(__file__).parent / 'data' / 'hello.txt').read_text()\n```\n\n"
+        "<!-- file: data/hello.txt -->\n```text\nhello\n```\n\n"
+        "```python\ndef test_uses_both(greeting):\n    assert greeting == 'hello\\n'\n```\n"
+        "<!-- file: ../escape.txt -->\n```text\nnot a file\n```\n"
+    )
+    conftest, data, uses, escape = (DocBlock(page, block) for block in code_blocks(text))
+    assert (conftest.block.file, data.block.file, uses.block.file, escape.block.file) == (
+        "conftest.py",
+        "data/hello.txt",
+        None,
+        None,  # a path out of the project is not a file block
+    )
+    assert runnable_test_blocks([conftest, uses]) == [uses]  # a file block is never a test module
+    outcomes = run_test_blocks([uses], tmp_path, autoload=False, files=[conftest, data])
+    assert_block_passed(uses.id, outcomes[uses.id])
+    assert (tmp_path / "data" / "hello.txt").read_text(encoding="utf-8") == "hello\n"
+
+
+def test_a_skipped_blocks_reason_names_the_group_that_installs_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    [block] = code_blocks("```python\nimport boto3\nfrom pydantic_ai import Agent\n```\n")
+    doc = DocBlock(DOCS / "record.md", block)
+    monkeypatch.setattr(sys.modules[__name__], "_find", lambda module: None)  # as if neither were installed
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception) as info:
+        check_imports(doc, parse_block(doc))
+    assert str(info.value) == (
+        "docs/record.md:1 imports boto3, pydantic_ai, which is not installed "
+        "(the 'agents' or 'bedrock' dependency groups)"
+    )
+    assert groups_installing("botocore.session") == ["bedrock"]
+    assert groups_installing("agents") == ["agents"]  # openai-agents' import name
+    assert groups_installing("strands") == ["frameworks"]  # strands-agents'
+    assert groups_installing("nowhere_to_be_found") == []
+    [block] = code_blocks("```python\nimport langchain_core.messages\n```\n")
+    doc = DocBlock(DOCS / "side-endpoints.md", block)
+    with pytest.raises(pytest.skip.Exception, match=r"\(uv sync --all-groups installs every dependency group\)$"):
+        check_imports(doc, parse_block(doc))

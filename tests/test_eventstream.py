@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support import examples
-from wirescript import eventstream as es
+from wirescript.wires.bedrock import eventstream as es
 
 botocore_eventstream = pytest.importorskip("botocore.eventstream")
 botocore_parsers = pytest.importorskip("botocore.parsers")
@@ -330,7 +330,7 @@ def test_any_message_decodes_to_what_was_encoded(headers: dict[str, es.HeaderVal
 
 def test_importing_wirescript_imports_neither_boto3_nor_botocore() -> None:
     code = (
-        "import sys, wirescript, wirescript.eventstream\n"
+        "import sys, wirescript, wirescript.wires.bedrock.eventstream\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore'))\n"
         "assert not loaded, loaded\n"
     )

@@ -60,7 +60,21 @@ def test_each_public_name_resolves_to_the_object_in_its_module(name: str) -> Non
         return
     module = importlib.import_module(f"wirescript.{wirescript._EXPORTS[name]}")
     assert value is getattr(module, name)
+    if name in TYPE_ALIASES:  # a `Literal[...]` alias belongs to `typing`, wherever it is defined
+        return
     assert getattr(value, "__module__", module.__name__).startswith("wirescript.")
+
+
+TYPE_ALIASES = {"ProblemKind"}
+
+
+def test_a_wire_of_ones_own_and_the_problem_kinds_are_public_names() -> None:
+    from wirescript.recorded import ProblemKind
+    from wirescript.wires import Wire
+
+    assert wirescript.Wire is Wire
+    assert wirescript.ProblemKind is ProblemKind
+    assert {"Wire", "ProblemKind"} <= set(wirescript.__all__)
 
 
 def test_star_import_gives_exactly_the_public_names() -> None:
@@ -79,3 +93,24 @@ def test_dir_lists_every_public_name_and_an_unknown_name_is_an_attribute_error()
 def test_the_installed_metadata_carries_the_version_from_init() -> None:
     # pyproject's version is dynamic, read by hatch from `__version__`: the two cannot drift apart.
     assert importlib.metadata.version("wirescript") == wirescript.__version__
+
+
+def test_the_former_name_of_wait_timeout_error_resolves_with_a_deprecation_warning() -> None:
+    # `HoldTimeoutError` was the name in 0.1.0: it is no longer a public name of its own (not in
+    # `__all__` nor in a star import), but old code still gets the class, warned at its own line.
+    from wirescript.errors import WaitTimeoutError
+
+    assert "HoldTimeoutError" not in wirescript.__all__
+    with pytest.warns(
+        DeprecationWarning, match=r"wirescript\.HoldTimeoutError is deprecated, use wirescript\.WaitTimeoutError"
+    ) as caught:
+        assert wirescript.HoldTimeoutError is WaitTimeoutError
+    with pytest.warns(DeprecationWarning, match="will be removed in 0.3.0"):
+        from wirescript.errors import HoldTimeoutError
+    assert HoldTimeoutError is WaitTimeoutError
+    assert [w.filename for w in caught] == [__file__]  # the user's line, not wirescript's
+    # Each use warns: the former name is not cached as a public one.
+    with pytest.warns(DeprecationWarning, match="HoldTimeoutError"):
+        assert wirescript.HoldTimeoutError is WaitTimeoutError
+    with pytest.raises(AttributeError, match=r"module 'wirescript\.errors' has no attribute 'NoSuchError'"):
+        wirescript.errors.NoSuchError  # noqa: B018

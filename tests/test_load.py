@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from _support import STACKS, anthropic_client, examples, openai_client
-from wirescript import HoldTimeoutError, RecordedRequest, ScriptTransport
+from wirescript import RecordedRequest, ScriptTransport, WaitTimeoutError
 
 HX = STACKS[0]  # httpx2 where installed (the dev venv), else httpx (the legacy venv)
 URL = "https://stub.test/v1/messages"
@@ -315,7 +315,7 @@ def test_a_request_after_wait_for_requests_async_timed_out_in_a_closed_loop() ->
     stub = ScriptTransport(["a"])
 
     async def wait() -> None:
-        with pytest.raises(HoldTimeoutError):
+        with pytest.raises(WaitTimeoutError):
             await stub.wait_for_requests_async(1, timeout=0.01)
 
     _closed_loop_run(wait)
@@ -328,7 +328,7 @@ def test_waiters_that_timed_out_are_forgotten() -> None:
 
     async def main() -> None:
         for _ in range(50):
-            with pytest.raises(HoldTimeoutError):
+            with pytest.raises(WaitTimeoutError):
                 await stub.wait_for_requests_async(1, timeout=0.001)
 
     loop = asyncio.new_event_loop()

@@ -25,11 +25,11 @@ from wirescript import (
     ScriptTransport,
     Turn,
     UsageError,
-    eventstream,
     load_script,
     script_json_schema,
 )
 from wirescript.wires import AnthropicWire, BedrockWire, GeminiWire, OpenAIChatWire, OpenAIResponsesWire
+from wirescript.wires.bedrock import eventstream
 
 FAKE_KEY = "sk-wirescript-FAKEKEY-7f3c9e21d4b8"
 """A distinctive key: if any header value reached the file, this string would be in its bytes."""

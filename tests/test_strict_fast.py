@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from _support import anthropic_client, examples, openai_client
 from wirescript import ScriptTransport
-from wirescript._strict_anthropic import plainly_valid, rules_violation
-from wirescript._strict_openai import chat_rules_violation, plainly_valid_chat
 from wirescript.strict import check_anthropic, check_openai_chat
+from wirescript.wires.anthropic.rules import plainly_valid, rules_violation
+from wirescript.wires.openai.rules import chat_rules_violation, plainly_valid_chat
 
 TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object", "properties": {}}}
 CACHED = {"type": "ephemeral"}

@@ -1123,6 +1123,6 @@ def test_the_docs_page_examples_run() -> None:
 
 def test_the_anthropic_checks_run_in_the_order_of_the_rules() -> None:
     """The check table is built once at import; the first violation reported must follow `RULES`."""
-    from wirescript import _strict_anthropic
+    from wirescript.wires.anthropic import rules as _strict_anthropic
 
     assert tuple(rule for rule, _, _ in _strict_anthropic._CHECKS) == _strict_anthropic.RULES

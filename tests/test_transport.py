@@ -12,7 +12,7 @@ import anthropic
 import pytest
 
 from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, STACKS, anthropic_client
-from wirescript import HoldTimeoutError, RecordedRequest, ScriptError, ScriptTransport
+from wirescript import RecordedRequest, ScriptError, ScriptTransport, WaitTimeoutError
 
 URL = "https://api.anthropic.com/v1/messages"
 PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
@@ -364,10 +364,10 @@ def test_wait_for_requests_times_out_with_a_message() -> None:
         "wirescript: waited 0.01 s for 2 request(s), 0 arrived. Is the app still running, or did it send fewer "
         "requests than the test expects?"
     )
-    with pytest.raises(HoldTimeoutError) as info:
+    with pytest.raises(WaitTimeoutError) as info:
         stub.wait_for_requests(2, timeout=0.01)
     assert str(info.value) == expected
-    with pytest.raises(HoldTimeoutError) as info:
+    with pytest.raises(WaitTimeoutError) as info:
         asyncio.run(stub.wait_for_requests_async(2, timeout=0.01))
     assert str(info.value) == expected
 
@@ -521,6 +521,44 @@ def test_an_async_script_function_is_refused_at_construction() -> None:
         ScriptTransport([], fallback=answer)  # type: ignore[arg-type]
 
 
+def _sdk_clients() -> list[Any]:
+    import openai
+
+    return [anthropic.Anthropic, anthropic.AsyncAnthropic, openai.OpenAI, openai.AsyncOpenAI]
+
+
+@pytest.mark.parametrize("sdk_client", _sdk_clients(), ids=lambda c: f"{c.__module__.split('.')[0]}.{c.__name__}")
+def test_the_stub_passed_as_the_http_client_is_refused_naming_the_client_to_build(sdk_client: Any) -> None:
+    # The natural slip `http_client=stub`: the SDK reads the client's `timeout` first, and gets the fix
+    # (the SDK's own message would be "'ScriptTransport' object has no attribute 'timeout'").
+    from wirescript import UsageError
+
+    stub = ScriptTransport(["never served"])
+    with pytest.raises(UsageError) as info:
+        sdk_client(api_key="test-key", http_client=stub)
+    assert str(info.value) == (
+        "http_client=stub: a ScriptTransport is the transport of an HTTP client, not the client. Pass "
+        "http_client=httpx2.Client(transport=stub) (httpx2.AsyncClient(transport=stub) for an async client; "
+        "httpx.Client / httpx.AsyncClient for anthropic 0.x and openai 2.x)."
+    )
+    assert type(info.value).__name__ == "NotAClientError"
+    assert isinstance(info.value, AttributeError)  # so `hasattr(stub, "timeout")` stays an honest False
+    assert not hasattr(stub, "timeout")
+    assert stub.request_count == 0
+
+
+def test_google_genai_refuses_the_stub_as_its_httpx_client_itself() -> None:
+    # google-genai validates `HttpOptions(httpx_client=...)` with pydantic's isinstance check, before
+    # anything of the stub is read: its own error names the field (the troubleshooting page says so).
+    types = pytest.importorskip("google.genai.types")
+    import pydantic
+
+    with pytest.raises(
+        pydantic.ValidationError, match=r"httpx_client\.is-instance\[Client\]\n\s+Input should be an instance of Client"
+    ):
+        types.HttpOptions(httpx_client=ScriptTransport([]))
+
+
 def test_holding_releases_when_the_block_ends() -> None:
     stub = ScriptTransport(["a", "b"])
     client = anthropic_client(stub)
@@ -533,6 +571,37 @@ def test_holding_releases_when_the_block_ends() -> None:
         assert answers == []
     worker.join(5)
     assert answers == ["a"]
+    assert not stub.held
+
+
+def test_holding_works_as_an_async_context_manager_too() -> None:
+    # `async with stub.holding():` is what an async test reaches for first: it holds and releases as
+    # `with` does, and hands over the stub.
+    stub = ScriptTransport(["a", "b"])
+    client = anthropic_client(stub, is_async=True)
+
+    async def main() -> list[str]:
+        async with stub.holding() as held:
+            assert held is stub
+            assert stub.held
+            tasks = [asyncio.create_task(client.messages.create(**PARAMS)) for _ in range(2)]
+            await stub.wait_for_requests_async(2)
+            assert not any(task.done() for task in tasks)  # both in flight at once, neither answered
+        assert not stub.held
+        return sorted(reply.content[0].text for reply in await asyncio.gather(*tasks))
+
+    assert asyncio.run(main()) == ["a", "b"]
+
+
+def test_holding_releases_on_error_in_an_async_block() -> None:
+    stub = ScriptTransport([])
+
+    async def main() -> None:
+        async with stub.holding():
+            raise KeyError("the test failed inside the block")
+
+    with pytest.raises(KeyError):
+        asyncio.run(main())
     assert not stub.held
 
 

@@ -10,11 +10,12 @@ import openai
 import pytest
 
 from _support import ANTHROPIC_HX, anthropic_client, openai_client
-from wirescript import ScriptTransport, UsageError
+from wirescript import KNOWN_HOSTS, ScriptError, ScriptTransport, UsageError
 from wirescript.recorded import RecordedRequest
 from wirescript.script import ErrorSpec, StreamError, Turn
 from wirescript.side import SideScript
 from wirescript.sse import encode_event, json_dumps
+from wirescript.strict import Rule, Violation, explain
 from wirescript.wires import Frame, OpenAIChatWire, Parsed, Rendered, Wire
 from wirescript.wires.base import error_message, retry_headers
 from wirescript.wires.side import TokenCountWire
@@ -133,6 +134,14 @@ def test_wires_must_be_wire_instances() -> None:
         ScriptTransport([], wires=["anthropic"])  # type: ignore[list-item]
 
 
+def test_a_wires_hosts_are_host_patterns_checked_at_construction() -> None:
+    class Misdeclared(MiniMessages):
+        hosts = ("https://mini.example",)
+
+    with pytest.raises(UsageError, match=r"^wires\[0\]: the mini wire's hosts: 'https://mini.example' is not a host"):
+        ScriptTransport([], wires=[Misdeclared()])
+
+
 def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
     stub = ScriptTransport([])
     with ANTHROPIC_HX.Client(transport=stub) as http:
@@ -229,3 +238,115 @@ def test_a_side_wire_failing_is_the_loud_refusal() -> None:
     [problem] = stub.problems
     assert problem.kind == "render_error"
     assert "wirescript failed while answering a side endpoint (RuntimeError: counting is a bug)" in problem
+
+
+# Every seam a default wire has, an outside wire gets: the stub learns each provider fact from its own wires.
+
+NO_HELLO = Rule(
+    "mini.no-hello",
+    "mini",
+    "A message that says only `hello`.",
+    "Mini's own API refuses it (a rule written for this test).",
+)
+
+
+class StrictMini(MiniMessages):
+    """Mini with a strict rule of its own, hosts to be intercepted at, and a credential header no name gives away."""
+
+    rules = (NO_HELLO,)
+    hosts = ("mini.example",)
+    credential_headers = ("x-mini-auth",)
+
+    def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
+        said = [m.get("content") for m in record.messages if isinstance(m, dict)]
+        if NO_HELLO.id not in skip and said[-1:] == ["hello"]:
+            return Violation(NO_HELLO, "mini: a bare hello is refused", "messages")
+        return None
+
+
+HELLO: dict[str, Any] = {**PARAMS, "messages": [{"role": "user", "content": "hello"}]}
+
+
+def test_an_outside_wires_rule_is_enforced_and_skipped_by_its_id() -> None:
+    stub = ScriptTransport(["Hi."], wires=[StrictMini()])
+    with pytest.raises(anthropic.BadRequestError) as info:
+        anthropic_client(stub, base_url="https://mini.example", max_retries=0).messages.create(**HELLO)
+    assert info.value.body["error"]["message"] == explain(Violation(NO_HELLO, "mini: a bare hello is refused"))
+    assert [p.kind for p in stub.problems] == ["strict"]
+    assert stub.pending  # the refused request consumed no turn
+    skipping = ScriptTransport(["Hi."], wires=[StrictMini()], strict_skip=["mini.no-hello"])
+    reply = anthropic_client(skipping, base_url="https://mini.example", max_retries=0).messages.create(**HELLO)
+    assert [b.text for b in reply.content if b.type == "text"] == ["Hi."]
+    assert skipping.strict_skip == frozenset({"mini.no-hello"})
+    # A default rule is still a rule of this stub, and the outside rule is this stub's alone.
+    ScriptTransport([], wires=[StrictMini()], strict_skip=["mini.no-hello", "anthropic.messages-empty"])
+    with pytest.raises(ScriptError, match=r"unknown strict rule 'mini.no-hello'"):
+        ScriptTransport([], strict_skip=["mini.no-hello"])
+
+
+def test_an_unknown_rule_id_is_refused_naming_the_closest_rule_of_the_stubs_wires() -> None:
+    with pytest.raises(
+        ScriptError, match=r"^strict_skip: unknown strict rule 'mini.no-helo'; did you mean 'mini.no-hello'\?"
+    ):
+        ScriptTransport([], wires=[StrictMini()], strict_skip=["mini.no-helo"])
+
+
+def test_a_violation_of_a_rule_the_wire_does_not_declare_is_a_loud_problem() -> None:
+    class Undeclared(StrictMini):
+        rules = ()
+
+    stub = ScriptTransport(["Hi."], wires=[Undeclared()])
+    with pytest.raises(anthropic.APIStatusError, match=r"does not declare in Wire\.rules"):
+        anthropic_client(stub, base_url="https://mini.example", max_retries=0).messages.create(**HELLO)
+    assert [p.kind for p in stub.problems] == ["render_error"]
+
+
+def test_intercept_with_no_hosts_reaches_an_outside_wires_hosts(wirescript: Any) -> None:
+    stub = wirescript(["Intercepted."], wires=[StrictMini()], intercept=True)
+    client = anthropic.Anthropic(api_key="test-key", base_url="https://mini.example", max_retries=0)
+    reply = client.messages.create(**PARAMS)  # no http_client: the SDK's own, reached by the interception
+    assert [b.text for b in reply.content if b.type == "text"] == ["Intercepted."]
+    assert stub.requests[0].provider == "mini"
+    interception = ScriptTransport([], wires=[StrictMini()]).intercept()  # not opened: one is open already
+    assert interception.hosts == KNOWN_HOSTS | {"mini.example"}
+    assert interception.routes("mini.example")
+    assert interception.routes("api.anthropic.com")
+    assert "mini.example" not in ScriptTransport([]).intercept().hosts
+
+
+def test_an_outside_wires_credential_header_is_redacted_and_read_as_the_key() -> None:
+    stub = ScriptTransport(["Hi."], wires=[StrictMini()])
+    with ANTHROPIC_HX.Client(transport=stub) as http:
+        http.post("https://mini.example/v1/messages", json=PARAMS, headers={"x-mini-auth": "mini-secret-1"})
+    record = stub.requests[0]
+    assert record.headers["x-mini-auth"] == "<redacted>"
+    assert record.api_key is not None
+    assert record.api_key.get_secret_value() == "mini-secret-1"
+    assert "mini-secret-1" not in record.model_dump_json()
+
+
+class Halting(MiniMessages):
+    """An API whose `halted` means it ran out of tokens."""
+
+    name = "halting"
+    stop_reasons: ClassVar[Mapping[str, str]] = {"halted": "max_tokens"}
+
+
+class Refusing(MiniMessages):
+    """Another API, defined later, whose `halted` means it refused."""
+
+    name = "refusing"
+    stop_reasons: ClassVar[Mapping[str, str]] = {"halted": "refusal"}
+
+
+def test_a_wire_with_a_conflicting_stop_reason_changes_only_its_own_stubs_answers() -> None:
+    halted = {"text": "Stopped.", "stop_reason": "halted"}
+    # The Anthropic wire translates an outside wire's reason as that stub's wires say it means.
+    refusing = ScriptTransport([halted], wires=[Refusing()])
+    assert anthropic_client(refusing, max_retries=0).messages.create(**PARAMS).stop_reason == "refusal"
+    halting = ScriptTransport([halted], wires=[Halting()])
+    assert anthropic_client(halting, max_retries=0).messages.create(**PARAMS).stop_reason == "max_tokens"
+    with pytest.raises(
+        UsageError, match=r"maps the stop reason 'halted' to 'refusal', the halting wire to 'max_tokens'"
+    ):
+        ScriptTransport([], wires=[Halting(), Refusing()])

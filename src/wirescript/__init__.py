@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
-        HoldTimeoutError,
         NetworkBlockedError,
         ScriptError,
         StreamValidationError,
@@ -28,13 +27,14 @@ if TYPE_CHECKING:
     from .files import load_script, script_json_schema
     from .intercept import KNOWN_HOSTS, Interception
     from .pytest_plugin import StubFactory
-    from .recorded import Problem, RecordedRequest, Secret
+    from .recorded import Problem, ProblemKind, RecordedRequest, Secret
     from .recording import RecordingTransport
     from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
+    from .wires import Wire
 
 __version__ = "0.1.0"
 
@@ -43,11 +43,11 @@ __all__ = [
     "ErrorCase",
     "ErrorSpec",
     "Fault",
-    "HoldTimeoutError",
     "Interception",
     "NetworkBlockedError",
     "PendingTurn",
     "Problem",
+    "ProblemKind",
     "RecordedRequest",
     "RecordingTransport",
     "ScriptBuilder",
@@ -64,6 +64,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "WaitTimeoutError",
+    "Wire",
     "WirescriptError",
     "__version__",
     "anthropic_errors",
@@ -78,12 +79,12 @@ _EXPORTS = {
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",
-    "HoldTimeoutError": "errors",
     "Interception": "intercept",
     "KNOWN_HOSTS": "intercept",
     "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "Problem": "recorded",
+    "ProblemKind": "recorded",
     "RecordedRequest": "recorded",
     "RecordingTransport": "recording",
     "ScriptBuilder": "builder",
@@ -100,6 +101,7 @@ _EXPORTS = {
     "Usage": "script",
     "UsageError": "errors",
     "WaitTimeoutError": "errors",
+    "Wire": "wires",
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
     "gemini_errors": "catalog",
@@ -111,9 +113,17 @@ _EXPORTS = {
 """Where each public name lives; imported when first asked for."""
 
 
+_RENAMED = frozenset({"HoldTimeoutError"})
+"""Former names (in `wirescript.errors`), resolved on each use with a `DeprecationWarning`."""
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
+        if name in _RENAMED:
+            from .errors import _renamed
+
+            return _renamed(name, stacklevel=2)
         raise AttributeError(f"module 'wirescript' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value

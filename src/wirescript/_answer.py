@@ -15,13 +15,12 @@ from ._cursor import Refusal
 from ._faults import plain_steps, plan_fault
 from ._report import failed
 from ._steps import Step
-from ._strict_base import Violation
 from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import Turn
 from .side import SideScript
 from .strict import explain
-from .wires.base import Rendered, Wire, unknown_endpoint
+from .wires.base import Rendered, Violation, Wire, unknown_endpoint
 
 __all__ = ["Answer", "answer", "refuse", "refuse_strictly", "respond"]
 

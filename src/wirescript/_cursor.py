@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ._faults import check_script_faults
-from ._strict_base import Violation
 from ._text import did_you_mean, ordinal
 from .errors import ScriptError
 from .recorded import ProblemKind, RecordedRequest
 from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
 from .side import SIDE_KEY, SideScript, parse_side
-from .wires.base import Wire, known_stop_reasons
+from .wires.base import Violation, Wire, known_stop_reasons
 
 __all__ = ["Ask", "Cursor", "PendingTurn", "Refusal", "check_turns"]
 

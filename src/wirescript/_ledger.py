@@ -36,7 +36,7 @@ from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
-from .strict import skip_ids
+from .strict import StrictRules, skip_ids
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
@@ -112,6 +112,7 @@ class Ledger:
         "_records",
         "_seen",
         "_side",
+        "_strict_rules",
         "_troubled",
         "_vocabulary",
         "_wires",
@@ -133,12 +134,14 @@ class Ledger:
         strict: bool,
         strict_skip: frozenset[str],
         max_records: int | None,
+        rules: StrictRules | None = None,
     ) -> None:
         self._cursor = cursor
-        self._wires = wires
+        self._wires = tuple(wires)
         self._side = side
         self.strict = strict
         self.strict_skip = strict_skip
+        self._strict_rules = rules if rules is not None else StrictRules(wires)
         self._vocabulary = Vocabulary(wires)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
@@ -176,12 +179,18 @@ class Ledger:
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
-        skipped = skip_ids(strict_skip)
         route_wire = RouteWire(routes)
         wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        rules = StrictRules(wired)
+        skipped = skip_ids(strict_skip, rules=rules.rules)
         cursor = Cursor(script, fallback, wired)
         side_script = cursor.side_script(parse_side(side) if side is not None else None)
-        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records)
+        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records, rules=rules)
+
+    @property
+    def wires(self) -> tuple[Wire, ...]:
+        """The stub's wires, in matching order."""
+        return self._wires
 
     def own(self, owner: Any) -> None:
         """Called once by the shell holding this ledger: the watch is told; never checked, it warns when collected."""
@@ -387,7 +396,8 @@ class Ledger:
     def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
         reason = refusal.reason
         if refusal.kind == "unscripted" and record.retry_count:
-            reason += retried(record, self._records)
+            header = next((name for name in self._vocabulary.retry_headers if name in record.headers), None)
+            reason += retried(record, self._records, header)
         problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
         record.problem = problem
         self._troubled[record.index] = record
@@ -396,7 +406,7 @@ class Ledger:
     def _checked(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
         """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
         try:
-            violation = wire.check(record, skip=self.strict_skip)
+            violation = self._strict_rules.check(wire, record, self.strict_skip)
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None

@@ -37,12 +37,14 @@ class Vocabulary:
     of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_pairs", "_secrets", "_texts", "headers", "query", "wires")
+    __slots__ = ("_pairs", "_secrets", "_texts", "headers", "query", "retry_headers", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
+        self.retry_headers = tuple(dict.fromkeys(h.lower() for w in wires if (h := w.retry_count_header)))
+        """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
         self._texts: dict[str, str] = {}
@@ -189,7 +191,7 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         body=body,
         body_error=body_error,
         api_key=vocabulary.secret(api_key) if api_key is not None else None,
-        retry_count=_int(headers.get("x-stainless-retry-count")),
+        retry_count=_retry_count(headers, vocabulary.retry_headers),
         turn_index=None,
         queue=None,
         answered_by=None,
@@ -207,7 +209,7 @@ def _bodiless(wire: Wire, method: str, content: bytes) -> bool:
 
 
 class Attempts:
-    """Derives `retry_count` for requests that carry no `x-stainless-retry-count` (google-genai, litellm, …).
+    """Derives `retry_count` for requests that carry no retry-count header (google-genai, litellm, …).
 
     A retry is what the stub can see: the next request to the same method and URL, with the same
     body bytes, after one this stub answered with an error its wire calls retryable
@@ -350,6 +352,15 @@ def _decompressed(content: bytes, coding: str) -> bytes:
     if inflater.unconsumed_tail:
         raise _TooLarge(f"it expands beyond {MAX_DECOMPRESSED:,} bytes")
     return data
+
+
+def _retry_count(headers: dict[str, str], names: tuple[str, ...]) -> int | None:
+    """The attempt number the client sent in one of `names`, or None (then `Attempts` derives it)."""
+    for name in names:
+        value = headers.get(name)
+        if value is not None:
+            return _int(value)
+    return None
 
 
 def _int(value: str | None) -> int | None:

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from typing import get_args
 
 from ._cursor import PendingTurn, Refusal
-from ._strict_base import Violation
 from ._text import did_you_mean, ordinal
 from .errors import UsageError
 from .recorded import ProblemKind, RecordedRequest
 from .script import queue_label
 from .strict import DOCS_PAGE
+from .wires.base import Violation
 
 __all__ = [
     "LISTED",
@@ -153,17 +153,22 @@ def allowed_kinds(allow: Iterable[str]) -> frozenset[str]:
     return kinds
 
 
-def retried(record: RecordedRequest, earlier: Iterable[RecordedRequest]) -> str:
-    """Why a retry was not answered: the SDK retried on its own, and the two ways to script that."""
+def retried(record: RecordedRequest, earlier: Iterable[RecordedRequest], header: str | None = None) -> str:
+    """Why a retry was not answered: the SDK retried on its own, and the two ways to script that.
+
+    `header`: the retry-count header the request carried its attempt in (`Wire.retry_count_header`),
+    or None when the stub derived the attempt from what it answered.
+    """
     attempt = record.retry_count or 0
     first = None
     for candidate in earlier:
         if candidate.index < record.index and not candidate.retry_count and candidate.path == record.path:
             first = candidate
     of = f" of requests[{first.index}]" if first is not None else ""
+    said = f"header {header}: {attempt}" if header is not None else "as the stub counts them"
     return (
         f" It is not an extra call of the app: it is the SDK's retry {attempt} ({ordinal(attempt + 1)} attempt"
-        f"{of}, header x-stainless-retry-count: {attempt}). The client retries 429, 5xx and connection errors "
-        "on its own (anthropic and openai: max_retries=2 by default). Build the client with max_retries=0, or "
-        "script one turn per attempt (ErrorCase.turns() does)."
+        f"{of}, {said}). The client retries 429, 5xx and connection errors on its own (max_retries, 2 by "
+        "default in many SDKs). Build the client with max_retries=0, or script one turn per attempt "
+        "(ErrorCase.turns() does)."
     )

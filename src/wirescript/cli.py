@@ -236,8 +236,8 @@ def _record(commands: _Commands) -> None:
         "record",
         help="record real traffic through a loopback server into a script",
         description=(
-            "Serve a loopback port that forwards each request to its provider (api.anthropic.com, api.openai.com, "
-            "generativelanguage.googleapis.com) and records each answer as a turn. Prints the base URL alone on "
+            "Serve a loopback port that forwards each request to its provider (the first host its wire declares) "
+            "and records each answer as a turn. Prints the base URL alone on "
             "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1); SIGINT or SIGTERM "
             "writes the script and exits 0. The app sends its own API key; the script holds none. "
             "Needs wirescript[server]."

@@ -4,9 +4,10 @@
 WirescriptError
  ├── ScriptError (ValueError)        a script, turn or script file is malformed; raised at construction
  ├── StreamValidationError (ValueError)  a hand-written SSE stream breaks the provider's envelope
- ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting (alias: HoldTimeoutError)
+ ├── WaitTimeoutError (TimeoutError)  `wait_for_requests` gave up waiting
  ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
+      └── NotAClientError (also AttributeError)  a stub was passed as an SDK's `http_client`
 
 UncheckedStubWarning (UserWarning)    a stub with unused turns was collected and nothing ever checked it
 ```
@@ -15,13 +16,19 @@ Problems found while serving a request (a script that ran out, an endpoint no wi
 held request never released) are *not* raised from the transport: the provider SDKs wrap any
 exception from a transport into a retried "Connection error.", which hides it. They are answered
 with a non-retryable error response instead, and recorded on the stub (`stub.problems`).
+
+`HoldTimeoutError`, the name of `WaitTimeoutError` in 0.1.0, still resolves (here and as
+`wirescript.HoldTimeoutError`) with a `DeprecationWarning`; it will be removed in 0.3.0.
 """
 
 from __future__ import annotations
 
+import warnings
+from typing import TYPE_CHECKING, Any
+
 __all__ = [
-    "HoldTimeoutError",
     "NetworkBlockedError",
+    "NotAClientError",
     "ScriptError",
     "StreamValidationError",
     "UncheckedStubWarning",
@@ -50,12 +57,16 @@ class WaitTimeoutError(WirescriptError, TimeoutError):
     """Waiting for requests to arrive at a stub (`wait_for_requests`) took longer than the timeout."""
 
 
-HoldTimeoutError = WaitTimeoutError
-"""The former name of `WaitTimeoutError` (it is raised by `wait_for_requests`, not by a hold)."""
-
-
 class UsageError(WirescriptError, TypeError):
     """The library was used in a way it does not support; the message says what to do instead."""
+
+
+class NotAClientError(UsageError, AttributeError):
+    """A stub was passed as an SDK's HTTP client (`http_client=stub`); the message names the client to build.
+
+    The SDKs read their `http_client`'s `timeout` first: the stub's `timeout` raises this. It is an
+    `AttributeError` too, so `hasattr(stub, "timeout")` stays False.
+    """
 
 
 class NetworkBlockedError(WirescriptError, ConnectionError):
@@ -83,3 +94,27 @@ class UncheckedStubWarning(UserWarning):
     never reached it, a script the app stopped short of) passed in silence. Call `stub.check()`
     when the app is done, or build the stub in a test that uses the `wirescript` fixture.
     """
+
+
+if TYPE_CHECKING:
+    HoldTimeoutError = WaitTimeoutError  # the 0.1.0 name, deprecated: resolved by `__getattr__` below
+
+_RENAMED = {"HoldTimeoutError": "WaitTimeoutError"}
+"""Former names, each resolved with a `DeprecationWarning` (it is raised by `wait_for_requests`, not by a hold)."""
+
+
+def _renamed(name: str, *, stacklevel: int) -> Any:
+    """The object a former name stands for, with a `DeprecationWarning` pointing at the caller's line."""
+    new = _RENAMED[name]
+    warnings.warn(
+        f"wirescript.{name} is deprecated, use wirescript.{new} (the same class); {name} will be removed in 0.3.0",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return globals()[new]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _renamed(name, stacklevel=2)

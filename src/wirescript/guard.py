@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import ipaddress
-import json
 import re
 import socket
 import sys
@@ -271,15 +270,10 @@ class NetworkGuard:
                 return None
             message = refused
         from . import _http
+        from .wires.base import loud_error
 
-        body = json.dumps(
-            {
-                "type": "error",
-                "error": {"type": "permission_error", "message": message, "code": "wirescript_network_blocked"},
-            }
-        ).encode()
-        headers = {"content-type": "application/json", "x-should-retry": "false"}
-        return _http.make_response(request, 403, headers, body, is_async=is_async)
+        answer = loud_error(403, "permission_error", message, "wirescript_network_blocked")
+        return _http.make_response(request, answer.status, answer.headers, answer.body, is_async=is_async)
 
     # ------------------------------------------------------------------ on and off
 

@@ -19,9 +19,10 @@ does, and put back exactly as they were when the block opened, on error too: the
 objects, or, in a pytest session once a test used the fixture, the network guard's wrappers, which
 stay laid until the session ends and pass every request through while nothing is open.
 
-boto3: a `bedrock-runtime` client (boto3's or botocore's, sync) *created* while the block is open,
-for a matching host (`bedrock-runtime.{region}.amazonaws.com`, or its `endpoint_url=`'s), is served by
-the stub in-process (as `stub.attach(client)` does) until the block ends, when it is given back to
+boto3: a client (boto3's or botocore's, sync) of an AWS service a wire of the stub serves
+(`Wire.boto_service`: `bedrock-runtime`) *created* while the block is open, for a matching host
+(`bedrock-runtime.{region}.amazonaws.com`, or its `endpoint_url=`'s), is served by the stub
+in-process (as `stub.attach(client)` does) until the block ends, when it is given back to
 botocore. botocore's `ClientCreator.create_client` is wrapped for that while the block is open, when
 botocore is installed. A client created before the block is not reached: `stub.attach(client)` it.
 
@@ -32,6 +33,9 @@ does not use httpx or httpx2 at all (aiobotocore, requests, aiohttp, a library's
 as dspy's lm15 engine) is not seen. The network guard of the pytest fixture still stops those from
 reaching the internet.
 
+The hosts taken by default are those the stub's wires declare (`Wire.hosts`): for a stub without
+wires of its own, `KNOWN_HOSTS`; an outside wire's hosts are intercepted with them.
+
 Host patterns: a host matches a pattern equal to it (case-insensitively, a trailing dot
 ignored), and `*` in a pattern matches one or more characters within one DNS label, never a dot:
 `*.openai.azure.com` matches `my-resource.openai.azure.com` but neither `openai.azure.com` nor
@@ -40,123 +44,38 @@ ignored), and `*` in a pattern matches one or more characters within one DNS lab
 
 from __future__ import annotations
 
-import functools
-import ipaddress
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import _hooks
 from .errors import UsageError
+from .wires import Wire, default_wires
+from .wires._hosts import ALL_HOSTS, host_matcher
 
 if TYPE_CHECKING:
     from .transport import ScriptTransport
 
-__all__ = ["KNOWN_HOSTS", "Interception", "host_matcher", "open_interception"]
-
-KNOWN_HOSTS: frozenset[str] = frozenset(
-    {
-        # Anthropic, and Claude on Azure AI Foundry (`AnthropicFoundry`).
-        "api.anthropic.com",
-        "*.services.ai.azure.com",
-        # OpenAI, and Azure OpenAI resources.
-        "api.openai.com",
-        "*.openai.azure.com",
-        # Google: the Gemini API, and Vertex AI (global and regional endpoints).
-        "generativelanguage.googleapis.com",
-        "aiplatform.googleapis.com",
-        "*-aiplatform.googleapis.com",
-        # AWS Bedrock runtime, every region (boto3 clients: see the module docs).
-        "bedrock-runtime.*.amazonaws.com",
-        "bedrock-runtime-fips.*.amazonaws.com",
-        # OpenAI-compatible hosts.
-        "api.groq.com",
-        "api.mistral.ai",
-        "api.deepseek.com",
-        "openrouter.ai",
-    }
-)
-"""The provider hosts an interception takes by default (patterns: see the module docs)."""
-
-ALL_HOSTS = "*"
-"""`hosts="*"`: intercept every request, whatever its host."""
-
-_NOT_A_HOST = re.compile(r"[/:@\s?#]")
+__all__ = ["ALL_HOSTS", "KNOWN_HOSTS", "Interception", "host_matcher", "hosts_of", "open_interception"]
 
 
-def host_matcher(hosts: Iterable[str]) -> Callable[[str], bool]:
-    """A predicate `host -> bool` true for hosts matching any of the patterns.
-
-    Args:
-        hosts: Host names or patterns (`*` stands for one or more characters within one DNS
-            label; `"*"` alone matches every host); a single string is one pattern.
-
-    Raises:
-        UsageError: A pattern is not a string, is empty, or looks like a URL or `host:port`.
-
-    """
-    if isinstance(hosts, str):
-        hosts = (hosts,)
-    try:
-        chosen = frozenset(hosts)
-    except TypeError:
-        raise UsageError(f"host patterns must be strings, got {hosts!r}") from None
-    return _compiled(chosen)
+def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
+    """Every host pattern the wires declare (`Wire.hosts`)."""
+    return frozenset(host for wire in wires for host in wire.hosts)
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled(hosts: frozenset[str]) -> Callable[[str], bool]:
-    """`host_matcher` for a set of patterns, compiled once (the guard builds one per test)."""
-    exact: set[str] = set()
-    patterns: list[str] = []
-    for host in hosts:
-        if not isinstance(host, str):
-            raise UsageError(f"a host pattern must be a string, got {type(host).__name__} {host!r}")
-        pattern = host.strip().lower().rstrip(".")
-        if _is_ip(pattern):
-            exact.add(str(ipaddress.ip_address(pattern)))
-            continue
-        if not pattern or _NOT_A_HOST.search(pattern):
-            raise UsageError(
-                f"{host!r} is not a host name: give the host alone, as in 'api.anthropic.com' "
-                "(no scheme, port or path; '*' matches within one label)"
-            )
-        if pattern == ALL_HOSTS:
-            return _every_host
-        if "*" in pattern:
-            patterns.append(r"[^.]+".join(re.escape(part) for part in pattern.split("*")))
-        else:
-            exact.add(pattern)
-    regex = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
-
-    def matches(host: str) -> bool:
-        name = host.lower().rstrip(".")
-        return name in exact or (regex is not None and regex.fullmatch(name) is not None)
-
-    return matches
+KNOWN_HOSTS: frozenset[str] = hosts_of(default_wires())
+"""The hosts the default wires declare (`Wire.hosts`): what a stub without wires of its own intercepts."""
 
 
-def _every_host(host: str) -> bool:
-    return True
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-_open: Interception | None = None
+_current: Interception | None = None
 """The open interception (one at a time in a process), set and cleared under `_hooks.lock`."""
 
 
 def open_interception() -> Interception | None:
     """The interception open in this process, or None."""
-    return _open
+    return _current
 
 
 class Interception:
@@ -164,8 +83,9 @@ class Interception:
 
     Args:
         stub: The stub that answers intercepted requests.
-        hosts: The hosts to take: None for `KNOWN_HOSTS`; `"*"` for every request; else host names
-            or patterns (a single string is one host), which replace the known hosts.
+        hosts: The hosts to take: None for the hosts the stub's wires declare (`KNOWN_HOSTS` for the
+            default wires); `"*"` for every request; else host names or patterns (a single string is
+            one host), which replace them.
 
     Raises:
         UsageError: A host is not a host name (a URL, `host:port`, ...).
@@ -176,13 +96,15 @@ class Interception:
 
     """
 
-    __slots__ = ("_clients", "_hosts", "_matches", "_open", "stub")
+    __slots__ = ("_clients", "_hosts", "_matches", "_open", "_services", "_wired", "stub")
 
     def __init__(self, stub: ScriptTransport, hosts: Iterable[str] | str | None = None) -> None:
         self.stub = stub
         """The stub that answers intercepted requests."""
+        self._wired = hosts_of(stub.wires)
+        self._services = frozenset(wire.boto_service for wire in stub.wires if wire.boto_service)
         if hosts is None:
-            chosen: frozenset[str] = KNOWN_HOSTS
+            chosen: frozenset[str] = self._wired
         elif isinstance(hosts, str):
             chosen = frozenset({hosts})
         else:
@@ -209,12 +131,12 @@ class Interception:
     def created(self, client: Any) -> None:
         """Serve a botocore client created while the interception is open, if it is for a routed host.
 
-        Only `bedrock-runtime` clients are taken (the only AWS service a wire serves); never raises,
-        so that creating a client keeps working whatever happens here.
+        Only clients of a service a wire of the stub serves are taken (`Wire.boto_service`); never
+        raises, so that creating a client keeps working whatever happens here.
         """
         try:
             meta = client.meta
-            if meta.service_model.service_name != "bedrock-runtime":
+            if meta.service_model.service_name not in self._services:
                 return
             if not self.routes(urlsplit(meta.endpoint_url).hostname or ""):
                 return
@@ -228,10 +150,10 @@ class Interception:
         return self.stub if self._matches(host) else None
 
     def __enter__(self) -> Interception:
-        global _open
+        global _current
         _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
         with _hooks.lock:
-            current = _open
+            current = _current
             if current is not None:
                 same = " (this very interception)" if current is self else ""
                 raise UsageError(
@@ -242,7 +164,7 @@ class Interception:
             _hooks.acquire(self)
             _hooks.hook_botocore(self.created)
             _hooks.transports.route = self._route
-            _open = self
+            _current = self
             self._open = True
         return self
 
@@ -252,13 +174,13 @@ class Interception:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        global _open
+        global _current
         with _hooks.lock:
             if not self._open:
                 return
             self._open = False
-            if _open is self:
-                _open = None
+            if _current is self:
+                _current = None
                 _hooks.transports.route = None
                 _hooks.unhook_botocore()
             _hooks.release(self)
@@ -269,8 +191,8 @@ class Interception:
     def __repr__(self) -> str:
         if self._hosts == {ALL_HOSTS}:
             hosts = "every host"
-        elif self._hosts == KNOWN_HOSTS:
-            hosts = "KNOWN_HOSTS"
+        elif self._hosts == self._wired:
+            hosts = "its wires' hosts"
         else:
             hosts = ", ".join(sorted(self._hosts))
         return f"<Interception {'open' if self._open else 'closed'} {self.stub!r} hosts: {hosts}>"

@@ -741,7 +741,7 @@ class Rehost(_TransportBase):
             target = type(url)(self._base)
         else:
             wire = next((w for w in self._wires if w.matches(request.method, url.path, host=url.host)), None)
-            hosts = [h for h in (wire.hosts if wire is not None else ()) if not h.startswith((".", "-"))]
+            hosts = [h for h in (wire.hosts if wire is not None else ()) if "*" not in h]
             if not hosts:
                 return None
             target = type(url)(f"https://{hosts[0]}")

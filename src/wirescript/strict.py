@@ -1,10 +1,16 @@
-"""Strict requests: refuse what the real provider API would refuse (issue 15's rule engine).
+"""Strict requests: refuse what the real provider API would refuse.
 
-Pure functions over a parsed request body; nothing here touches the transport. Each check returns
-the `Violation` of the first rule the body breaks, or None. A violation carries its `Rule` (a stable
-id, the provider, the HTTP status, the documented source) and a message that starts with the real
-API's own wording where it is known; the caller adds the rule id and the docs link, and wraps it
-in the provider's error envelope.
+The provider-neutral engine over a stub's wires. Each wire declares its rules (`Wire.rules`) and
+checks them (`Wire.check`); `StrictRules` gathers the rules of one stub's wires, validates
+`strict_skip` against them, and adds the two `any.*` rules, computed from what the wires declare of
+their request bodies (`own_fields`, `shared_fields`, `unknown_field`, `field_types`). A check
+returns the `Violation` of the first rule the body breaks, or None. A violation carries its `Rule` (a
+stable id, the provider, the HTTP status, the documented source) and a message that starts with the
+real API's own wording where it is known; `explain` adds the rule id and the docs link, and the wire
+wraps it in its error envelope. `Rule`, `Violation` and `explain` are what a wire of its own needs.
+
+The default wires' rules are `RULES`, and `check_request` runs them on a bare body (the per-provider
+checks live in each provider's package, `wirescript.wires.<provider>.rules`):
 
 ```python
 from wirescript.strict import check_request
@@ -20,26 +26,31 @@ observed, and every check reads only what it must, letting anything else through
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Collection, Iterable
-from typing import Any
+import functools
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from wirescript import _strict_anthropic, _strict_bedrock, _strict_gemini, _strict_openai
-from wirescript._strict_anthropic import check_anthropic
-from wirescript._strict_base import Rule, Violation, is_int, is_number, json_type
-from wirescript._strict_bedrock import check_converse
-from wirescript._strict_gemini import check_gemini
-from wirescript._strict_openai import check_openai_chat, check_openai_responses, previous_response_not_found
-from wirescript._text import did_you_mean
-from wirescript.errors import ScriptError
+from ._text import did_you_mean
+from .errors import ScriptError, UsageError
+from .wires import default_wires
+from .wires._rules import Rule, Violation, is_int, is_number
+from .wires.anthropic.rules import check_anthropic
+from .wires.base import Wire
+from .wires.bedrock.rules import check_converse
+from .wires.gemini.rules import check_gemini
+from .wires.openai.rules import check_openai_chat, check_openai_responses, previous_response_not_found
 
 __all__ = [
+    "BODY_FOR_ANOTHER_WIRE",
     "DOCS_PAGE",
+    "FIELD_TYPE",
     "RULES",
     "WIRES",
     "Rule",
+    "StrictRules",
     "Violation",
     "check_anthropic",
+    "check_converse",
     "check_gemini",
     "check_openai_chat",
     "check_openai_responses",
@@ -52,16 +63,6 @@ __all__ = [
 
 DOCS_PAGE = "docs/strict-requests.md"
 """The page listing every rule, its source and how to turn it off: what a refusal's message points to."""
-
-WIRES = ("anthropic", "openai_chat", "openai_responses", "gemini")
-"""The wire names the checks know (the `name` of each wire in `wirescript.wires`)."""
-
-_LABELS = {
-    "anthropic": "Anthropic Messages (POST /v1/messages)",
-    "openai_chat": "OpenAI Chat Completions (POST /chat/completions)",
-    "openai_responses": "OpenAI Responses (POST /responses)",
-    "gemini": "Gemini generateContent",
-}
 
 BODY_FOR_ANOTHER_WIRE = Rule(
     "any.body-for-another-wire",
@@ -84,141 +85,24 @@ FIELD_TYPE = Rule(
     "types are those of each SDK's request TypedDicts.",
 )
 
-_ANY_RULES = (BODY_FOR_ANOTHER_WIRE, FIELD_TYPE)
-
-RULES: dict[str, Rule] = {
-    rule.id: rule
-    for rule in (
-        *_ANY_RULES,
-        *_strict_anthropic.RULES,
-        *_strict_openai.CHAT_RULES,
-        *_strict_openai.RESPONSES_RULES,
-        *_strict_gemini.RULES,
-        *_strict_bedrock.RULES,
-    )
-}
-"""Every rule, by id."""
-
-# Top-level fields that only another wire defines: (field, the wire it belongs to).
-_FOREIGN: dict[str, tuple[tuple[str, str], ...]] = {
-    "anthropic": (
-        ("contents", "gemini"),
-        ("generationConfig", "gemini"),
-        ("generation_config", "gemini"),
-        ("systemInstruction", "gemini"),
-        ("system_instruction", "gemini"),
-        ("input", "openai_responses"),
-        ("instructions", "openai_responses"),
-        ("previous_response_id", "openai_responses"),
-        ("max_output_tokens", "openai_responses"),
-        ("max_completion_tokens", "openai_chat"),
-        ("response_format", "openai_chat"),
-    ),
-    "openai_chat": (
-        ("contents", "gemini"),
-        ("generationConfig", "gemini"),
-        ("generation_config", "gemini"),
-        ("systemInstruction", "gemini"),
-        ("system_instruction", "gemini"),
-        ("input", "openai_responses"),
-        ("instructions", "openai_responses"),
-        ("previous_response_id", "openai_responses"),
-        ("max_output_tokens", "openai_responses"),
-        ("system", "anthropic"),
-    ),
-    "openai_responses": (
-        ("contents", "gemini"),
-        ("generationConfig", "gemini"),
-        ("generation_config", "gemini"),
-        ("systemInstruction", "gemini"),
-        ("system_instruction", "gemini"),
-        ("messages", ""),  # Chat or Anthropic: decided from the rest of the body
-        ("system", "anthropic"),
-        ("max_completion_tokens", "openai_chat"),
-    ),
-    "gemini": (
-        ("messages", ""),
-        ("input", "openai_responses"),
-        ("instructions", "openai_responses"),
-        ("max_tokens", "anthropic"),
-        ("max_completion_tokens", "openai_chat"),
-        ("max_output_tokens", "openai_responses"),
-    ),
-}
-
-# Well-known fields and the JSON types each wire takes for them (null is always let through).
-_INT, _NUM, _BOOL, _STR, _LIST, _OBJ = "integer", "number", "boolean", "string", "array", "object"
-_TYPES: dict[str, dict[str, tuple[str, ...]]] = {
-    "anthropic": {
-        "model": (_STR,),
-        "max_tokens": (_INT,),
-        "messages": (_LIST,),
-        "stream": (_BOOL,),
-        "system": (_STR, _LIST),
-        "tools": (_LIST,),
-        "temperature": (_NUM,),
-    },
-    "openai_chat": {
-        "model": (_STR,),
-        "messages": (_LIST,),
-        "stream": (_BOOL,),
-        "max_tokens": (_INT,),
-        "max_completion_tokens": (_INT,),
-        "n": (_INT,),
-        "temperature": (_NUM,),
-        "tools": (_LIST,),
-    },
-    "openai_responses": {
-        "model": (_STR,),
-        "input": (_STR, _LIST),
-        "stream": (_BOOL,),
-        "max_output_tokens": (_INT,),
-        "temperature": (_NUM,),
-        "tools": (_LIST,),
-        "previous_response_id": (_STR,),
-    },
-    "gemini": {
-        # protobuf JSON takes a lone object for a repeated field
-        "contents": (_LIST, _OBJ),
-        "tools": (_LIST, _OBJ),
-    },
-}
-
-_FOREIGN_KEYS: dict[str, frozenset[str]] = {
-    wire: frozenset(key for key, _ in pairs) for wire, pairs in _FOREIGN.items()
-}
-
-_GEMINI_TYPES = {
-    "contents": "type.googleapis.com/google.ai.generativelanguage.v1beta.Content",
-    "tools": "type.googleapis.com/google.ai.generativelanguage.v1beta.Tool",
-}
-
-
 _IS: dict[str, Callable[[Any], bool]] = {
-    _INT: is_int,
-    _NUM: is_number,
-    _BOOL: lambda v: isinstance(v, bool),
-    _STR: lambda v: isinstance(v, str),
-    _LIST: lambda v: isinstance(v, list),
-    _OBJ: lambda v: isinstance(v, dict),
+    "integer": is_int,
+    "number": is_number,
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
 }
-
 
 _EXACT: dict[str, tuple[type, ...]] = {
-    _INT: (int,),
-    _NUM: (int, float),
-    _BOOL: (bool,),
-    _STR: (str,),
-    _LIST: (list,),
-    _OBJ: (dict,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
 }
 """The Python types a parsed JSON value of each kind has (a bool is not an int here: `type` is exact)."""
-
-_PLAIN_TYPES: dict[str, dict[str, frozenset[type]]] = {
-    wire: {key: frozenset(t for kind in kinds for t in _EXACT[kind]) for key, kinds in fields.items()}
-    for wire, fields in _TYPES.items()
-}
-"""Per wire and field: the exact types of a value that surely has the field's kind, tested in one lookup."""
 
 
 def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
@@ -228,56 +112,180 @@ def _has_type(value: Any, kinds: tuple[str, ...]) -> bool:
     return False
 
 
-def _guess_messages_wire(body: dict[str, Any]) -> str:
-    """Whether a `messages` body looks like Anthropic Messages or Chat Completions ("" when it cannot tell)."""
-    anthropic = any(key in body for key in ("system", "thinking", "stop_sequences", "anthropic_version"))
-    chat = any(key in body for key in ("max_completion_tokens", "response_format", "n", "stream_options"))
-    messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
+class _Shape(NamedTuple):
+    """What the `any.*` rules check of one wire's bodies, among the wires of a stub (from their classes)."""
+
+    foreign: tuple[tuple[str, tuple[int, ...]], ...]
+    """The top-level fields other wires of the stub own and this one does not take, each with its owners'
+    positions among the stub's wires."""
+    foreign_keys: frozenset[str]
+    types: Mapping[str, tuple[str, ...]]
+    plain: dict[str, frozenset[type]]
+    """Per field: the exact types of a value that surely has the field's kind, tested in one lookup."""
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(kinds: tuple[type[Wire], ...]) -> tuple[dict[str, Rule], tuple[_Shape | None, ...]]:
+    """The rules and body shapes of a stub whose wires are of these classes: what they declare, worked out once.
+
+    Raises:
+        UsageError: Two different rules share an id.
+
+    """
+    shapes: list[_Shape | None] = []
+    for kind in kinds:
+        foreign: dict[str, list[int]] = {}
+        if kind.unknown_field is not None:
+            taken = {*kind.own_fields, *kind.shared_fields}
+            for index, other in enumerate(kinds):
+                for key in other.own_fields if other is not kind else ():
+                    if key not in taken:
+                        foreign.setdefault(key, []).append(index)
+        types = kind.field_types
+        if not foreign and not types:
+            shapes.append(None)
             continue
-        if message.get("role") in ("system", "developer", "tool") or "tool_calls" in message:
-            chat = True
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result", "thinking"):
-                anthropic = True
-    if anthropic != chat:
-        return "anthropic" if anthropic else "openai_chat"
-    return ""
+        plain = {key: frozenset(t for k in kinds_ for t in _EXACT[k]) for key, kinds_ in types.items()}
+        pairs = tuple((key, tuple(owners)) for key, owners in foreign.items())
+        shapes.append(_Shape(pairs, frozenset(foreign), types, plain))
+    anys = [
+        *([BODY_FOR_ANOTHER_WIRE] if any(shape.foreign for shape in shapes if shape is not None) else []),
+        *([FIELD_TYPE] if any(shape.types for shape in shapes if shape is not None) else []),
+    ]
+    rules: dict[str, Rule] = {}
+    for owner, rule in [*(("wirescript", rule) for rule in anys), *((k.name, r) for k in kinds for r in k.rules)]:
+        known = rules.setdefault(rule.id, rule)
+        if known != rule:
+            raise UsageError(f"the {owner} wire declares a rule {rule.id!r} that another rule's id names already")
+    return rules, tuple(shapes)
 
 
-def _unknown_field_message(wire: str, key: str) -> str:
-    if wire == "anthropic":
-        return f"{key}: Extra inputs are not permitted"
-    if wire == "openai_chat":
-        return f"Unrecognized request argument supplied: {key}"
-    if wire == "openai_responses":
-        return f"Unknown parameter: '{key}'."
-    return f'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
+class _Body(NamedTuple):
+    """The `any.*` rules of one wire of a stub: its shape, and the stub's wires its foreign fields belong to."""
+
+    wire: Wire
+    wires: tuple[Wire, ...]
+    shape: _Shape
+
+    def mismatch(self, body: dict[str, Any], skip: frozenset[str]) -> Violation | None:
+        if BODY_FOR_ANOTHER_WIRE.id not in skip and (violation := self._foreign_field(body)) is not None:
+            return violation
+        return self._field_type(body) if FIELD_TYPE.id not in skip and self.shape.types else None
+
+    def _foreign_field(self, body: dict[str, Any]) -> Violation | None:
+        if body.keys().isdisjoint(self.shape.foreign_keys):  # the usual case, decided in one set operation
+            return None
+        wire = self.wire
+        for key, positions in self.shape.foreign:
+            if key not in body:
+                continue
+            owners = [self.wires[i] for i in positions]
+            labels = list(dict.fromkeys(_label(owner) for owner in owners))
+            if len(labels) > 1:  # a field several APIs own: the rest of the body may tell which
+                labels = list(dict.fromkeys(_label(owner) for owner in owners if owner.claims_body(body)))
+            meant = labels[0] if len(labels) == 1 else "another API"
+            unknown = (wire.unknown_field or "").replace("{key}", key)
+            message = f"{unknown} (the body looks meant for {meant}, not {_label(wire)})"
+            return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
+        return None
+
+    def _field_type(self, body: dict[str, Any]) -> Violation | None:
+        types, plain = self.shape.types, self.shape.plain
+        # The fields sent, usually a few; the declared order decides only when one is wrong.
+        for key, value in body.items():
+            exact = plain.get(key)
+            if exact is None or value is None or type(value) in exact:
+                continue
+            if not _has_type(value, types[key]):
+                break
+        else:
+            return None
+        for key, kinds in types.items():
+            value = body.get(key)
+            if value is not None and not _has_type(value, kinds):
+                return Violation(FIELD_TYPE, self.wire.field_type_message(key, value, kinds), key)
+        return None
 
 
-def _article(kind: str) -> str:
-    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+def _label(wire: Wire) -> str:
+    return wire.label or wire.endpoint
 
 
-def _type_message(wire: str, key: str, value: Any, kinds: tuple[str, ...]) -> str:
-    got = json_type(value)
-    if wire == "anthropic":
-        pydantic = {_LIST: "list", _OBJ: "dictionary"}
-        return f"{key}: Input should be a valid {pydantic.get(kinds[0], kinds[0])}"
-    if wire in ("openai_chat", "openai_responses"):
-        expected = " or ".join(_article(kind) for kind in kinds)
-        shown = "decimal" if got == "number" else got
-        return f"Invalid type for '{key}': expected {expected}, but got {_article(shown)} instead."
-    return f"Invalid value at '{key}' ({_GEMINI_TYPES.get(key, kinds[0])}), {json.dumps(value)}"
+class StrictRules:
+    """The strict rules of one stub: its wires' declared rules, and the `any.*` rules over their bodies.
+
+    Computed when the stub is made, from what its wires' classes declare: nothing here is worked out
+    per request.
+
+    Args:
+        wires: The stub's wires, in matching order.
+
+    Raises:
+        UsageError: Two different rules of its wires share an id.
+
+    """
+
+    __slots__ = ("_bodies", "rules")
+
+    def __init__(self, wires: Iterable[Wire]) -> None:
+        wired = tuple(wires)
+        # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
+        rules, shapes = _plan(tuple(type(wire) for wire in wired))
+        self.rules: Mapping[str, Rule] = rules
+        """Every rule of the stub, by id: what `strict_skip` may name (read only)."""
+        pairs = zip(wired, shapes, strict=True)
+        self._bodies = {id(wire): _Body(wire, wired, shape) for wire, shape in pairs if shape is not None}
+
+    def mismatch(self, wire: Wire, body: dict[str, Any], skip: frozenset[str] = frozenset()) -> Violation | None:
+        """The `any.*` rules for a body on `wire`: a field another wire owns, or a field of the wrong JSON type."""
+        shape = self._bodies.get(id(wire))
+        return shape.mismatch(body, skip) if shape is not None else None
+
+    def check(self, wire: Wire, record: Any, skip: frozenset[str]) -> Violation | None:
+        """Every rule for one request on `wire`: the `any.*` rules first, then the wire's own (`Wire.check`).
+
+        Raises:
+            ValueError: The wire refused the request by a rule it does not declare (`Wire.rules`).
+
+        """
+        body = record.body
+        shape = self._bodies.get(id(wire))
+        if shape is not None and isinstance(body, dict) and (violation := shape.mismatch(body, skip)) is not None:
+            return violation
+        violation = wire.check(record, skip=skip)
+        if violation is not None and self.rules.get(violation.rule.id) != violation.rule:
+            raise ValueError(
+                f"the {wire.name} wire refused the request by the rule {violation.rule.id!r}, which it does not "
+                "declare in Wire.rules (so strict_skip could not turn it off)"
+            )
+        return violation
+
+
+@runtime_checkable
+class _BodyChecked(Protocol):
+    """A default wire's rules over a bare body, with the context a request would get from the wire's state."""
+
+    def check_body(self, body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over `body`; `context` holds `history`, `previous_items`, `served_without_thinking`."""
+
+
+_DEFAULT_WIRES = default_wires()
+_DEFAULT = StrictRules(_DEFAULT_WIRES)
+_BY_NAME: dict[str, Wire] = {wire.name: wire for wire in _DEFAULT_WIRES}
+_CHECKED: dict[str, _BodyChecked] = {wire.name: wire for wire in _DEFAULT_WIRES if isinstance(wire, _BodyChecked)}
+
+RULES: dict[str, Rule] = dict(_DEFAULT.rules)
+"""Every rule of the default wires, by id (a stub's own rules: `StrictRules(stub.wires).rules`)."""
+
+WIRES = tuple(wire.name for wire in _DEFAULT_WIRES if wire.unknown_field is not None)
+"""The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
 
 
 def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
     """The `any.*` rules: a body meant for another wire, or a well-known field of the wrong JSON type.
 
     Args:
-        wire: The wire the request arrived on: one of `WIRES`.
+        wire: The default wire the request arrived on: one of `WIRES`.
         body: The parsed JSON body.
         skip: Rule ids not to check.
 
@@ -286,41 +294,8 @@ def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str]
         None when the body fits the wire, or the wire is not one of `WIRES`.
 
     """
-    if wire not in WIRES:
-        return None
-    if BODY_FOR_ANOTHER_WIRE.id not in skip and (violation := _foreign_field(wire, body)) is not None:
-        return violation
-    return _field_type(wire, body) if FIELD_TYPE.id not in skip else None
-
-
-def _foreign_field(wire: str, body: dict[str, Any]) -> Violation | None:
-    if body.keys().isdisjoint(_FOREIGN_KEYS[wire]):  # the usual case, decided in one set operation
-        return None
-    for key, owner in _FOREIGN[wire]:
-        if key not in body:
-            continue
-        meant = owner or _guess_messages_wire(body)
-        looks = f"the body looks meant for {_LABELS[meant]}" if meant else "the body looks meant for another API"
-        message = f"{_unknown_field_message(wire, key)} ({looks}, not {_LABELS[wire]})"
-        return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
-    return None
-
-
-def _field_type(wire: str, body: dict[str, Any]) -> Violation | None:
-    types, plain = _TYPES[wire], _PLAIN_TYPES[wire]
-    for key, value in body.items():  # the fields sent, usually a few; the table's order decides only when one is wrong
-        exact = plain.get(key)
-        if exact is None or value is None or type(value) in exact:
-            continue
-        if not _has_type(value, types[key]):
-            break
-    else:
-        return None
-    for key, kinds in types.items():
-        value = body.get(key)
-        if value is not None and not _has_type(value, kinds):
-            return Violation(FIELD_TYPE, _type_message(wire, key, value, kinds), key)
-    return None
+    found = _BY_NAME.get(wire)
+    return _DEFAULT.mismatch(found, body, skip) if found is not None else None
 
 
 def check_request(
@@ -332,10 +307,10 @@ def check_request(
     served_without_thinking: Collection[str] = frozenset(),
     skip: frozenset[str] = frozenset(),
 ) -> Violation | None:
-    """Every rule for one request: the `any.*` rules first, then the wire's own.
+    """Every rule of a default wire for one bare body: the `any.*` rules first, then the wire's own.
 
     Args:
-        wire: The wire the request arrived on: one of `WIRES`.
+        wire: The default wire the request arrived on: one of `WIRES`, or `bedrock` (Converse).
         body: The parsed JSON body.
         history: Anthropic only: a continued thread's earlier messages (see `check_anthropic`).
         previous_items: Responses only: the previous response's stored items (see `check_openai_responses`).
@@ -350,17 +325,16 @@ def check_request(
     violation = check_wire_mismatch(wire, body, skip=skip)
     if violation is not None:
         return violation
-    if wire == "anthropic":
-        return check_anthropic(body, history=history, served_without_thinking=served_without_thinking, skip=skip)
-    if wire == "openai_chat":
-        return check_openai_chat(body, skip=skip)
-    if wire == "openai_responses":
-        return check_openai_responses(body, previous_items=previous_items, skip=skip)
-    if wire == "gemini":
-        return check_gemini(body, skip=skip)
-    if wire == "bedrock":  # Converse (the Bedrock wire checks no InvokeModel body: it is the model's own)
-        return check_converse(body, skip=skip)
-    return None
+    found = _CHECKED.get(wire)
+    if found is None:
+        return None
+    return found.check_body(
+        body,
+        skip=skip,
+        history=history,
+        previous_items=previous_items,
+        served_without_thinking=served_without_thinking,
+    )
 
 
 def explain(violation: Violation) -> str:
@@ -382,21 +356,23 @@ def explain(violation: Violation) -> str:
     return f'{violation.message} (wirescript strict rule {rule}; turn it off with strict_skip=["{rule}"]: {DOCS_PAGE})'
 
 
-def skip_ids(value: object, name: str = "strict_skip") -> frozenset[str]:
+def skip_ids(value: object, name: str = "strict_skip", *, rules: Mapping[str, Rule] | None = None) -> frozenset[str]:
     """Validate a list of rule ids to skip (`strict_skip`), at construction.
 
     Args:
-        value: The ids: a list, tuple or set of strings, each a key of `RULES`.
+        value: The ids: a list, tuple or set of strings, each a key of `rules`.
         name: The option's name, for the message.
+        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' (`RULES`).
 
     Returns:
         The ids.
 
     Raises:
-        ScriptError: `value` is a lone string or not a collection of strings, or names an unknown
-            rule; the message names the closest rule id.
+        ScriptError: `value` is a lone string or not a collection of strings, or names a rule none
+            of the wires declares; the message names the closest rule id.
 
     """
+    known = RULES if rules is None else rules
     if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
         hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
         raise ScriptError(f"{name}: expected a list of strict rule ids, got {type(value).__name__} {value!r}{hint}")
@@ -404,9 +380,9 @@ def skip_ids(value: object, name: str = "strict_skip") -> frozenset[str]:
     for item in ids:
         if not isinstance(item, str):
             raise ScriptError(f"{name}: expected strict rule ids (strings), got {type(item).__name__} {item!r}")
-        if item not in RULES:
+        if item not in known:
             raise ScriptError(
-                f"{name}: unknown strict rule {item!r}{did_you_mean(item, RULES)} (every rule id is listed in "
-                f"{DOCS_PAGE}; wirescript.strict.RULES holds them)"
+                f"{name}: unknown strict rule {item!r}{did_you_mean(item, known)} (the stub's wires declare "
+                f"{len(known)} rules, each a key of their Wire.rules; the built-in ones are listed in {DOCS_PAGE})"
             )
     return frozenset(ids)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
 from ._cursor import PendingTurn
 from ._http import PER_EVENT
 from ._ledger import Ledger
 from ._signal import seconds
+from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
@@ -47,6 +48,14 @@ else:
     _TransportBase = object
 
 
+_NOT_A_CLIENT = (
+    "http_client=stub: a {name} is the transport of an HTTP client, not the client. Pass "
+    "http_client=httpx2.Client(transport=stub) (httpx2.AsyncClient(transport=stub) for an async client; "
+    "httpx.Client / httpx.AsyncClient for anthropic 0.x and openai 2.x)."
+)
+"""What reading a transport's `timeout` raises: the SDKs read it first from the `http_client` they are given."""
+
+
 class ScriptTransport(_TransportBase):
     """A scripted LLM provider: serves turns in order, records every request, fails loudly.
 
@@ -71,9 +80,9 @@ class ScriptTransport(_TransportBase):
             `problems` and the requests they name are kept whatever the bound. A record costs about
             2.4 KB for a small SDK body and about 5 times the body for a long conversation.
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
-            the strict rules (`wirescript.strict.RULES`, listed in `docs/strict-requests.md`) gets the
-            provider's own error, consumes no turn and is a `strict` problem. False turns every rule off.
-        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`).
+            its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
+            the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
@@ -103,6 +112,11 @@ class ScriptTransport(_TransportBase):
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
         self._ledger.own(self)  # the pytest plugin checks the stubs a test builds or uses
+
+    @property
+    def wires(self) -> tuple[Wire, ...]:
+        """The wires that serve this stub, in matching order: its `wires=`, then the default wires they leave."""
+        return self._ledger.wires
 
     @property
     def strict(self) -> bool:
@@ -178,14 +192,9 @@ class ScriptTransport(_TransportBase):
         """Answer every held request. `release(); hold()` frees exactly the requests held so far."""
         self._ledger.release()
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[ScriptTransport]:
-        """Hold responses while the block runs and release them when it ends, even on error."""
-        self.hold()
-        try:
-            yield self
-        finally:
-            self.release()
+    def holding(self) -> _Holding:
+        """Hold responses for a `with` or `async with` block; release them when it ends, even on error."""
+        return _Holding(self)
 
     @property
     def held(self) -> bool:
@@ -222,7 +231,7 @@ class ScriptTransport(_TransportBase):
     def intercept(self, hosts: Iterable[str] | str | None = None) -> Interception:
         """A context manager: while open, every httpx/httpx2 client's requests to `hosts` come to this stub.
 
-        `hosts` replaces `KNOWN_HOSTS` (`"*"`: every host). See `wirescript.intercept.Interception`.
+        `hosts` replaces the hosts its wires declare (`"*"`: every host). See `wirescript.intercept.Interception`.
         """
         from .intercept import Interception
 
@@ -248,6 +257,11 @@ class ScriptTransport(_TransportBase):
         from . import _botocore
 
         _botocore.detach(client)
+
+    @property
+    def timeout(self) -> NoReturn:
+        """Raises `NotAClientError`, a `UsageError` naming the fix: the SDK reading it was given the stub as client."""
+        raise NotAClientError(_NOT_A_CLIENT.format(name=type(self).__name__))
 
     # ------------------------------------------------------------------ transport protocol
 
@@ -296,3 +310,25 @@ class ScriptTransport(_TransportBase):
             f"<ScriptTransport requests={self._ledger.count} pending={self._ledger.pending_count()} "
             f"overflow={self.overflow}{' held' if self.held else ''}>"
         )
+
+
+class _Holding:
+    """`stub.holding()`: hold on entering the block, release on leaving it; for `with` and `async with`."""
+
+    __slots__ = ("_stub",)
+
+    def __init__(self, stub: ScriptTransport) -> None:
+        self._stub = stub
+
+    def __enter__(self) -> ScriptTransport:
+        self._stub.hold()
+        return self._stub
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stub.release()
+
+    async def __aenter__(self) -> ScriptTransport:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__()

@@ -1,7 +1,12 @@
-"""Wires: one module per provider API. Each is pure: it parses requests and renders turns as bytes.
+"""Wires: one package per provider (`anthropic`, `openai`, `gemini`, `bedrock`), each pure and self-contained.
+
+A provider's package parses its requests and renders turns as bytes, and holds everything
+wirescript knows of that provider (its rules, errors, renderings, side endpoints).
 
 `Wire` is the base a new provider API subclasses (see `wirescript.wires.base`); give instances to
-`ScriptTransport(script, wires=[...])`.
+`ScriptTransport(script, wires=[...])`. The side endpoints (`side`) and routes (`routes`) are wires
+of their own; the private modules here (`_render`, `_decode`, `_rules`, `_messages`, …) are the
+helpers the provider packages share, so that none of them imports another.
 """
 
 from __future__ import annotations
@@ -9,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
+from ._hosts import host_matcher
 from .anthropic import AnthropicWire
-from .base import Frame, Parsed, Rendered, TurnlessWire, Wire
+from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiWire
-from .openai_chat import OpenAIChatWire
-from .openai_responses import OpenAIResponsesWire
+from .openai import OpenAIChatWire, OpenAIResponsesWire
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
@@ -45,10 +50,14 @@ def default_wires() -> list[Wire]:
 
 
 def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
-    """`extra` wires first, then every default wire whose `name` none of them takes.
+    """One stub's wires: `extra` first, then every default wire whose `name` none of them takes.
+
+    Each wire is given the stop map of them all (`Wire.stop_map`): what one stub's wires say a
+    stop reason means is theirs alone, whatever another stub's wires say.
 
     Raises:
-        UsageError: An entry is not a `Wire` instance, or two share a name.
+        UsageError: An entry is not a `Wire` instance, two share a name, a wire's `hosts` are not host
+            patterns, or two map a stop reason to different canonical ones.
 
     """
     given = list(extra or ())
@@ -61,4 +70,10 @@ def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
         if wire.name in names:
             raise UsageError(f"wires[{index}]: two wires are named {wire.name!r}; each name serves once")
         names.add(wire.name)
-    return [*given, *(wire for wire in default_wires() if wire.name not in names)]
+        try:
+            host_matcher(wire.hosts)  # checked now: a bad pattern must not fail a request that asks its hosts
+        except UsageError as exc:
+            raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
+    wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
+    bind_stops(wires)
+    return wires

@@ -14,19 +14,9 @@ from typing import Any
 from .._text import text_of
 from ..script import Turn
 from ..sse import json_dumps
-from .base import (
-    Parsed,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    break_json,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    default_usage,
-)
+from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
+from ._render import break_json, chunks, default_usage
+from .base import Parsed, Wire
 
 __all__ = [
     "Pieces",
@@ -101,7 +91,7 @@ def blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
     return out
 
 
-def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, Any], list[str]]:
+def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple[dict[str, Any], list[str]]:
     """The Message answering a turn, and each tool call's input encoded once (a stream sends it).
 
     Args:
@@ -109,6 +99,7 @@ def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, 
         index: The request's index, for deterministic ids and signatures.
         model: The model the Message names.
         msg_id: The Message id.
+        stop: Its stop reason, canonical (`Wire.canonical_stop`).
 
     """
     content = blocks(turn, index)
@@ -123,7 +114,7 @@ def message(turn: Turn, index: int, model: str, msg_id: str) -> tuple[dict[str, 
         "cache_read_input_tokens": (scripted.cache_read_input_tokens or 0) if scripted else 0,
         "output_tokens": output_tokens,
     }
-    return _message(msg_id, model, content, canonical_stop(turn), usage), arguments
+    return _message(msg_id, model, content, stop, usage), arguments
 
 
 def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usage: Any) -> dict[str, Any]:

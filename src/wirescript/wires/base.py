@@ -2,10 +2,11 @@
 
 A wire recognises its requests by method, path and host, reads their bodies into the fields of a
 `RecordedRequest`, and renders provider-neutral turns, errors and in-stream errors as its API
-sends them. Everything a provider calls its own lives on its wire: its stop reasons, credential
-headers and query parameters, error envelope, retryable statuses, the answer to an endpoint of its
-host that no wire serves, and how its tool results read as text. The transport and the script
-models know no provider.
+sends them. Everything a provider calls its own lives on its wire: its strict rules and what its
+request bodies' top-level fields are, its stop reasons, hosts, credential headers and query
+parameters, retry-count header, error envelope, retryable statuses, the answer to an endpoint of its
+host that no wire serves, and how its tool results read as text. A stub learns each of these from
+its own wires (`ScriptTransport(wires=[...])`): the transport and the script models know no provider.
 
 Writing a wire::
 
@@ -35,60 +36,44 @@ Writing a wire::
 
 from __future__ import annotations
 
-import json
-import math
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._strict_base import Violation
+from ..errors import UsageError
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
-from ..sse import json_dumps, parse_sse
+from ..sse import json_dumps
+from ._hosts import host_matcher
+from ._render import RETRYABLE, error_message, json_answer, retry_headers
+from ._rules import Rule, Violation, json_type
 
 __all__ = [
+    "CANONICAL_STOP_REASONS",
     "RETRYABLE",
     "Frame",
     "Parsed",
     "Rendered",
+    "Rule",
     "TurnlessWire",
+    "Violation",
     "Wire",
-    "as_dict",
-    "as_float",
-    "as_int",
-    "as_list",
-    "break_json",
-    "canonical_stop",
-    "chunks",
-    "decoded_error",
-    "decoded_stop",
-    "decoded_turn",
-    "decoded_usage",
-    "default_usage",
+    "bind_stops",
     "error_message",
-    "is_event_stream",
-    "json_answer",
-    "json_body",
     "known_stop_reasons",
+    "loud_error",
     "retry_headers",
-    "sse_json",
     "unknown_endpoint",
 ]
-
-RETRYABLE = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-"""The statuses the anthropic and openai SDKs retry (`_should_retry`): 408, 409, 429 and every 5xx."""
-
-DEFAULT_INPUT_TOKENS = 10
 
 CANONICAL_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"}
 )
 """The stop reasons every wire renders in its own terms (the script's own vocabulary)."""
-
-_CANONICAL: dict[str, str] = {}
-"""Every wire class's stop reasons, each mapped to the canonical one it stands for (filled by `Wire`)."""
 
 
 @dataclass(slots=True)
@@ -156,13 +141,38 @@ class Wire(ABC):
     credential_query: ClassVar[tuple[str, ...]] = ()
     """URL query parameters that carry its API key; always redacted."""
     hosts: ClassVar[tuple[str, ...]] = ()
-    """Its API's hosts (a leading `.` matches any subdomain): a request there that no wire serves is
-    answered in this wire's error envelope."""
+    """Its API's hosts, as host patterns (`*` within one DNS label: `*.openai.azure.com`, the syntax of
+    `intercept(hosts=...)`). `stub.intercept()` takes the hosts of the stub's wires, and a request
+    there that no wire serves is answered in this wire's error envelope."""
+    boto_service: ClassVar[str | None] = None
+    """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
+    the clients of it created while open (`bedrock-runtime`)."""
     client_hint: ClassVar[str | None] = None
     """How a test gives its SDK's client the stub, when not `http_client=httpx2.Client(transport=stub)`:
     the network guard names it when it refuses a connection to one of its `hosts`."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
+    retry_count_header: ClassVar[str | None] = None
+    """The request header its SDK numbers its attempts in (`x-stainless-retry-count`), read into
+    `RecordedRequest.retry_count`; without one, the stub derives the count from what it answered."""
+    rules: ClassVar[Sequence[Rule]] = ()
+    """The strict rules it checks (`check`): the ids `strict_skip` may name, with its stub's `any.*` rules."""
+    label: ClassVar[str] = ""
+    """Its API's name in messages (`Anthropic Messages (POST /v1/messages)`); its `endpoint` when empty."""
+    own_fields: ClassVar[tuple[str, ...]] = ()
+    """Top-level request fields of its API that mark a body as written for it (Gemini's `contents`):
+    another wire of the stub that refuses unknown fields (`unknown_field`) refuses them as this API's
+    (`any.body-for-another-wire`). A field several wires own is told apart by `claims_body`."""
+    shared_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields other wires own that its bodies may carry all the same (Chat Completions takes Anthropic's
+    `max_tokens`): it never refuses them as another API's."""
+    unknown_field: ClassVar[str | None] = None
+    """Its API's wording for a top-level field it does not know, `{key}` standing for the field
+    (`"{key}: Extra inputs are not permitted"`); None: it refuses no field as another API's."""
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Well-known top-level fields and the JSON types its API takes for them (`{"stream": ("boolean",)}`,
+    names as `json_type` gives them; null always passes): another type is refused (`any.field-type`),
+    in the words of `field_type_message`."""
     endpoints: ClassVar[tuple[str, ...]] = ()
     """Every endpoint it serves, as `METHOD path` with `{name}` placeholders (`POST /v1/messages`):
     the rows of the coverage table (`docs/providers.md`), which a test keeps true."""
@@ -176,10 +186,8 @@ class Wire(ABC):
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for native, canonical in cls.__dict__.get("stop_reasons", {}).items():
-            _CANONICAL.setdefault(native, canonical)
+    _stop_map: Mapping[str, str] | None = None
+    """The stop reasons of its stub's wires, bound when the stub is made (`bind_stops`)."""
 
     @abstractmethod
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
@@ -227,10 +235,11 @@ class Wire(ABC):
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The strict rule the request breaks, as the real API would refuse it, or None (the default: no rules).
 
-        Called for every request the wire parsed, before a turn is chosen, outside the stub's lock:
-        a wire that reads its own state here (threads, stored responses) guards it with its own lock.
-        The default wires call `wirescript.strict.check_request` with the context only they hold;
-        a refused request consumes no turn and is answered with `strict_error`.
+        Called for every request the wire parsed, before a turn is chosen, outside the stub's lock,
+        after the stub's `any.*` rules: a wire that reads its own state here (threads, stored
+        responses) guards it with its own lock. The rule of the violation must be one of its `rules`
+        (a violation of another is a loud problem: `strict_skip` could not name it); a refused
+        request consumes no turn and is answered with `strict_error`.
 
         Args:
             record: The request (not yet numbered or resolved).
@@ -251,7 +260,37 @@ class Wire(ABC):
 
     def claims(self, host: str) -> bool:
         """Whether `host` is one of its API's (`hosts`), so it answers what no wire serves there."""
-        return any(host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosts)
+        return bool(self.hosts) and host_matcher(self.hosts)(host)
+
+    def claims_body(self, body: dict[str, Any]) -> bool:
+        """Whether a body carrying a field several wires own (`messages`) reads as written for its API.
+
+        Only asked to name the API a refused body looks meant for; the default: it cannot tell.
+        """
+        return False
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """Its API's words for a `field_types` field of another JSON type (`any.field-type`)."""
+        return f"{key}: expected {' or '.join(kinds)}, got {json_type(value)}"
+
+    @property
+    def stop_map(self) -> Mapping[str, str]:
+        """Every stop reason its stub's wires declare, mapped to the canonical one it stands for.
+
+        Bound when the stub is made, so a turn scripted in another wire's vocabulary (OpenAI's
+        `length`) is translated; its own `stop_reasons` while no stub holds it.
+        """
+        return self.stop_reasons if self._stop_map is None else self._stop_map
+
+    def canonical_stop(self, turn: Turn) -> str:
+        """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
+
+        A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
+        canonical equivalent passes through unchanged.
+        """
+        if turn.stop_reason is None:
+            return "tool_use" if turn.tool_calls else "end_turn"
+        return self.stop_map.get(turn.stop_reason, turn.stop_reason)
 
     def api_key(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
         """The request's credential: a `credential_headers` value, a bearer token, or a `credential_query` value."""
@@ -332,196 +371,69 @@ class TurnlessWire(Wire):
 _ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error"}
 
 
-def json_answer(value: Any) -> bytes:
-    """A JSON response body."""
-    return json_dumps(value).encode()
-
-
 def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     """Every stop reason a turn may script for these wires: the canonical ones and each wire's own."""
     return CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in wires))
 
 
-def canonical_stop(turn: Turn) -> str:
-    """The turn's stop reason in the canonical vocabulary (`end_turn`, `tool_use`, `max_tokens`, …).
+def bind_stops(wires: Sequence[Wire]) -> None:
+    """Give each of one stub's wires the stop map of them all (`Wire.stop_map`), so each translates the others'.
 
-    A reason of some wire's API is translated (OpenAI's `length` is `max_tokens`); one with no
-    canonical equivalent passes through unchanged.
+    Raises:
+        UsageError: Two wires map a stop reason to different canonical ones, a wire maps a canonical
+            reason to another, or a wire another stub holds maps one differently.
+
     """
-    if turn.stop_reason is None:
-        return "tool_use" if turn.tool_calls else "end_turn"
-    return _CANONICAL.get(turn.stop_reason, turn.stop_reason)
+    stops = _stop_map(tuple(type(wire) for wire in wires))
+    for index, wire in enumerate(wires):
+        held = wire._stop_map
+        if held is None or held is stops:
+            wire._stop_map = stops
+            continue
+        clash = next((k for k in held.keys() & stops.keys() if held[k] != stops[k]), None)
+        if clash is not None:
+            raise UsageError(
+                f"wires[{index}]: this {type(wire).__name__} instance serves another stub, whose wires map "
+                f"the stop reason {clash!r} to {held[clash]!r}: give each stub fresh wire instances"
+            )
+        wire._stop_map = {**held, **stops}
 
 
-def is_event_stream(headers: Mapping[str, str]) -> bool:
-    """Whether a response's `content-type` (lower-case header names) says it is server-sent events."""
-    return headers.get("content-type", "").lower().startswith("text/event-stream")
+@functools.lru_cache(maxsize=64)
+def _stop_map(kinds: tuple[type[Wire], ...]) -> Mapping[str, str]:
+    """The stop map of a stub whose wires are of these classes (declared on them: worked out once)."""
+    stops: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for index, kind in enumerate(kinds):
+        for native, canonical in kind.stop_reasons.items():
+            if native in CANONICAL_STOP_REASONS and canonical != native:
+                raise UsageError(
+                    f"wires[{index}]: the {kind.name} wire maps the canonical stop reason {native!r} to "
+                    f"{canonical!r}; a canonical reason stands for itself"
+                )
+            known = stops.setdefault(native, canonical)
+            if known != canonical:
+                raise UsageError(
+                    f"wires[{index}]: the {kind.name} wire maps the stop reason {native!r} to {canonical!r}, "
+                    f"the {owner[native]} wire to {known!r}; one stub serves one meaning of each reason"
+                )
+            owner.setdefault(native, kind.name)
+    return MappingProxyType(stops)
 
 
-def json_body(body: bytes | str) -> Any:
-    """A response body's JSON, or None when it is not JSON."""
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+def loud_error(status: int, kind: str, message: str, code: str) -> Rendered:
+    """A non-retryable error every SDK reads: Anthropic's error envelope with OpenAI's `error.code` in it.
 
-
-def sse_json(body: bytes) -> list[Any]:
-    """The JSON data of each event of an SSE body, in order; events whose data is not JSON (`[DONE]`) left out."""
-    events, _ = parse_sse(body.decode("utf-8", "replace"))
-    return [data for event in events if (data := json_body(event.data)) is not None]
-
-
-def decoded_stop(wire: Wire, native: Any, has_tool_calls: bool) -> str | None:
-    """A native stop reason as a turn's `stop_reason`: canonical, and None when it is the default.
-
-    The default (`tool_use` for a turn with tool calls, `end_turn` otherwise) is left out, so a
-    recorded turn reads as one written by hand; a reason no wire knows is kept as it came.
-    """
-    if not isinstance(native, str) or not native:
-        return None
-    canonical = wire.stop_reasons.get(native, _CANONICAL.get(native, native))
-    return None if canonical == ("tool_use" if has_tool_calls else "end_turn") else canonical
-
-
-def decoded_turn(
-    wire: Wire,
-    *,
-    thinking: Iterable[str] = (),
-    thinking_signature: str | None = None,
-    text: Iterable[str] = (),
-    calls: Iterable[Mapping[str, Any]] = (),
-    stop: Any = None,
-    usage: Mapping[str, int] | None = None,
-) -> dict[str, Any]:
-    """A decoded answer as a turn dict: its thinking and text joined, its tool calls, stop reason and usage.
-
-    Only what the answer had is set: no `thinking` key for an answer without reasoning, no
-    `text` for one without text, `tool` for one call and `tools` for several. The signature is
-    kept only with the one block of thinking it signs (`thinking_signature`).
-    """
-    turn: dict[str, Any] = {}
-    thought = list(thinking)
-    if thought:
-        turn["thinking"] = "".join(thought)
-        if thinking_signature and len(thought) == 1:
-            turn["thinking_signature"] = thinking_signature
-    said = list(text)
-    if said:
-        turn["text"] = "".join(said)
-    tool_calls = [dict(call) for call in calls]
-    if len(tool_calls) == 1:
-        turn["tool"] = tool_calls[0]
-    elif tool_calls:
-        turn["tools"] = tool_calls
-    reason = decoded_stop(wire, stop, bool(tool_calls))
-    if reason is not None:
-        turn["stop_reason"] = reason
-    if usage:
-        turn["usage"] = dict(usage)
-    return turn
-
-
-def decoded_error(status: int, type_: Any = None, message: Any = None, code: Any = None) -> dict[str, Any]:
-    """An error answer as an `error` turn: its status and, when they are strings, its type, message and code.
-
-    No header is kept: a recording holds no header value (the `retry-after` a replay sends is its own).
-    """
-    error: dict[str, Any] = {"status": status}
-    if isinstance(type_, str) and type_:
-        error["type"] = type_
-    if isinstance(message, str):
-        error["message"] = message
-    if isinstance(code, (str, int)) and not isinstance(code, bool) and str(code):
-        error["code"] = str(code)
-    return {"error": error}
-
-
-def decoded_usage(**counts: Any) -> dict[str, int] | None:
-    """A turn's `usage` from the counts an answer reported (non-negative ints only), or None when it reported none."""
-    usage = {name: value for name, value in counts.items() if as_int(value) is not None and value >= 0}
-    return usage or None
-
-
-def chunks(text: str, most: int = 8) -> list[str]:
-    """Split text for streaming: several pieces whenever it has two or more characters.
-
-    Pieces are at most `most` characters long and cut at fixed positions, mid-word included, so
-    a consumer that assumes whole words per delta is caught.
-    """
-    if len(text) < 2:  # nothing to split: no comprehension for a one-character answer
-        return [text] if text else []
-    size = max(1, min(most, len(text) // 2))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def default_usage(turn: Turn, output_chars: int) -> tuple[int, int]:
-    """The (input, output) token counts for a turn: scripted values, else deterministic defaults."""
-    usage = turn.usage
-    input_tokens = usage.input_tokens if usage and usage.input_tokens is not None else DEFAULT_INPUT_TOKENS
-    if usage and usage.output_tokens is not None:
-        output_tokens = usage.output_tokens
-    else:
-        output_tokens = max(1, math.ceil(output_chars / 4))
-    return input_tokens, output_tokens
-
-
-def error_message(spec: ErrorSpec) -> str:
-    """The scripted error message, or one naming the status."""
-    return spec.message if spec.message is not None else f"wirescript: scripted {spec.status} error"
-
-
-def retry_headers(spec: ErrorSpec, retryable: frozenset[int] = RETRYABLE) -> dict[str, str]:
-    """Headers for an error response: the scripted ones, plus `retry-after-ms: 1` when retryable.
-
-    The SDKs honour a server delay only when it is positive (0 falls back to their backoff of
-    0.375 s or more), so 1 ms lets their real retry loop run without sleeping.
-    """
-    headers = {k.lower(): v for k, v in (spec.headers or {}).items()}
-    if spec.status in retryable and "retry-after" not in headers and "retry-after-ms" not in headers:
-        headers["retry-after-ms"] = "1"
-    return headers
-
-
-def break_json(arguments: str) -> str:
-    """Tool arguments made into text that is not JSON (`Fault.malformed_tool_json`)."""
-    return arguments[:-1] + ', "oops": }' if len(arguments) > 2 else '{"oops": }'
-
-
-def unknown_endpoint(message: str) -> Rendered:
-    """The loud 404 for a request no wire serves on a host no wire claims; readable by every SDK.
-
-    Anthropic's error envelope with OpenAI's `error.code` in it: every SDK finds the message.
+    What a request no wire serves is answered with (`unknown_endpoint`), and what the network guard
+    answers a connection it refused with.
     """
     body = {
         "type": "error",
-        "error": {
-            "type": "not_found_error",
-            "message": message,
-            "code": "wirescript_unscripted",
-            "details": {"error_code": "wirescript_unscripted"},
-        },
+        "error": {"type": kind, "message": message, "code": code, "details": {"error_code": code}},
     }
-    return Rendered(404, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
+    return Rendered(status, {"content-type": "application/json", "x-should-retry": "false"}, json_dumps(body).encode())
 
 
-def as_int(value: Any) -> int | None:
-    """An int field of a request body, or None when absent or of another type."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def as_float(value: Any) -> float | None:
-    """A number field of a request body, or None when absent or of another type."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """An object field of a response body, or {} when absent or of another type."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """A list field of a request body, or [] when absent or of another type."""
-    return value if isinstance(value, list) else []
+def unknown_endpoint(message: str) -> Rendered:
+    """The loud 404 for a request no wire serves on a host no wire claims; readable by every SDK."""
+    return loud_error(404, "not_found_error", message, "wirescript_unscripted")

@@ -1,7 +1,10 @@
-"""Side endpoints: token counting, embeddings and model listings, for Anthropic, OpenAI and Gemini.
+"""Side endpoints: token counting, embeddings and model listings, for every provider that has them.
 
-They never consume a generation turn (`turnless` wires). Without a side script they answer
-deterministically from the request; `SideScript` overrides what it names.
+They never consume a generation turn (`turnless` wires). Each wire here is provider-neutral: it
+serves the side endpoints of the providers' dialects it is given (`SideDialect`, declared in each
+provider's package: `wires/anthropic/side.py`, `wires/openai/side.py`, `wires/gemini/side.py`).
+Without a side script they answer deterministically from the request; `SideScript` overrides what
+it names.
 
 - **Token counts**: about four characters a token of the request's JSON without its `model`
   (keys sorted, so the same request always counts the same; more text counts more), at least 1.
@@ -15,131 +18,79 @@ deterministically from the request; `SideScript` overrides what it names.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import math
-import struct
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from .._text import text_of
 from ..recorded import RecordedRequest
 from ..side import SideScript
-from .base import Parsed, Rendered, TurnlessWire, as_int, as_list, json_answer, json_body
+from ._decode import as_int, json_body
+from ._render import json_answer
+from ._side import SideDialect, count_tokens, embedding
+from .anthropic.side import ANTHROPIC_SIDE
+from .base import Parsed, Rendered, TurnlessWire
+from .gemini.side import GEMINI_SIDE
+from .openai.side import OPENAI_SIDE
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
     "DEFAULT_MODELS",
+    "DIALECTS",
     "EmbeddingsWire",
     "ModelsWire",
+    "SideDialect",
     "TokenCountWire",
     "count_tokens",
     "embedding",
 ]
 
-DEFAULT_DIMENSIONS: dict[str, int] = {
-    # platform.openai.com/docs/guides/embeddings: "By default, the length of the embedding vector is
-    # 1536 for text-embedding-3-small or 3072 for text-embedding-3-large"; ada-002 is 1536.
-    "text-embedding-3-small": 1536,
-    "text-embedding-3-large": 3072,
-    "text-embedding-ada-002": 1536,
-    # ai.google.dev/gemini-api/docs/embeddings: gemini-embedding-001 outputs 3072 dimensions by
-    # default; text-embedding-004 and embedding-001 output 768 (ai.google.dev/gemini-api/docs/models).
-    "gemini-embedding-001": 3072,
-    "text-embedding-004": 768,
-    "embedding-001": 768,
-}
-"""The documented default embedding size per model; any other model gets `FALLBACK_DIMENSIONS`."""
+DIALECTS: tuple[SideDialect, ...] = (ANTHROPIC_SIDE, GEMINI_SIDE, OPENAI_SIDE)
+"""The built-in providers' side endpoints. A model listing is answered by the first whose SDK the request
+reads as; OpenAI's, last, answers the rest (OpenAI-compatible servers speak its shape)."""
+
+DEFAULT_DIMENSIONS: dict[str, int] = {model: size for d in DIALECTS for model, size in d.dimensions.items()}
+"""The documented default embedding size per model; any other model gets its provider's `fallback_dimensions`."""
 
 MAX_DIMENSIONS = 16384
 """The largest vector a request may ask for; beyond it (or below 1) the request is `unreadable`."""
 
-FALLBACK_DIMENSIONS = {"openai": 1536, "gemini": 3072}
-"""The size for a model `DEFAULT_DIMENSIONS` does not know: the provider's current default model's."""
-
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini", "gemini": "gemini-2.5-flash"}
+DEFAULT_MODELS = {d.name: d.default_model for d in DIALECTS if d.default_model is not None}
 """The model each provider's listing ends with, so a listing is never empty."""
 
+_LISTERS = tuple(d for d in DIALECTS if d.default_model is not None)
 _JSON = {"content-type": "application/json"}
-_CREATED = 1735689600  # 2025-01-01T00:00:00Z: a fixed creation time, so listings are deterministic
-_CREATED_AT = "2025-01-01T00:00:00Z"
 
 
-def count_tokens(body: Any) -> int:
-    """The deterministic token count of a request body: a token per four characters of its JSON, at least 1.
-
-    The JSON has its keys sorted and leaves out the top-level `model` and `anthropic_version`.
-    """
-    fields = body.items() if isinstance(body, dict) else ()
-    payload = {k: v for k, v in fields if k not in ("model", "anthropic_version")}
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return max(1, math.ceil(len(text) / 4))
-
-
-def embedding(text: str, dimensions: int) -> list[float]:
-    """The deterministic unit vector of `text`: float32 values from SHA-256 of the text, normalised."""
-    values: list[float] = []
-    counter = 0
-    while len(values) < dimensions:
-        digest = hashlib.sha256(f"{counter}\0{text}".encode("utf-8", "surrogatepass")).digest()
-        values.extend(int.from_bytes(digest[i : i + 4], "little") / 2**31 - 1.0 for i in range(0, 32, 4))
-        counter += 1
-    values = values[:dimensions]
-    norm = math.sqrt(sum(x * x for x in values)) or 1.0
-    return _float32([x / norm for x in values])
-
-
-def _float32(values: list[float]) -> list[float]:
-    return list(struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values)))
-
-
-def _family(record: RecordedRequest) -> str:
-    """Which provider's shape a shared path (`/v1/models`) answers in, from the request's headers and path."""
-    if "anthropic-version" in record.headers or "/publishers/anthropic/" in record.path:
-        return "anthropic"
-    google = ("x-goog-api-key", "x-goog-api-client")
-    if any(name in record.headers for name in google) or "key" in record.query or "/v1beta/" in record.path:
-        return "gemini"
-    return "openai"
+def _endpoints(dialects: Sequence[SideDialect], kind: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(e for d in dialects for e in getattr(d, f"{kind}_endpoints")))
 
 
 class TokenCountWire(TurnlessWire):
-    """Token counting: Anthropic (and Anthropic on Vertex), OpenAI Responses and Gemini."""
+    """Token counting: Anthropic (and Anthropic on Vertex), OpenAI Responses and Gemini (its `dialects`)."""
 
     name = "count_tokens"
     endpoint = "POST …/v1/messages/count_tokens"
-    endpoints = (
-        "POST /v1/messages/count_tokens",
-        "POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/count-tokens:rawPredict",
-        "POST /v1/responses/input_tokens",
-        "POST /v1beta/models/{model}:countTokens",
-    )
+    endpoints = _endpoints(DIALECTS, "count")
 
-    def __init__(self) -> None:
+    def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
+        self.dialects = dialects if isinstance(dialects, tuple) else tuple(dialects)
         self._served = 0
         self._lock = threading.Lock()
 
+    def _dialect(self, path: str) -> SideDialect | None:
+        return next((d for d in self.dialects if d.counts(path)), None)
+
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
-        """The count endpoints above, under any prefix."""
-        if method != "POST":
-            return False
-        if path.endswith(("/v1/messages/count_tokens", "/responses/input_tokens", ":countTokens")):
-            return True
-        return path.endswith("/publishers/anthropic/models/count-tokens:rawPredict")
+        """A dialect's count endpoint, under any prefix."""
+        return method == "POST" and self._dialect(path) is not None
 
     def parse(self, body: Any, path: str) -> Parsed:
         """The model (Gemini's from the path) and the messages counted."""
-        if path.endswith(":countTokens"):
-            return Parsed(model=_gemini_model(path), messages=as_list(body.get("contents")))
-        model = body.get("model")
-        messages = as_list(body.get("messages")) or as_list(body.get("input"))
-        if isinstance(body.get("input"), str):
-            messages = [{"role": "user", "content": body["input"]}]
-        model = model if isinstance(model, str) else None
-        return Parsed(model=model, system=text_of(body.get("system"), sep="\n"), messages=messages)
+        dialect = self._dialect(path)
+        assert dialect is not None  # matches() said so
+        return dialect.count_parse(body, path)
 
     def unused(self, side: SideScript) -> list[str]:
         """The scripted counts of a `count_tokens` list that no count request has taken."""
@@ -162,21 +113,19 @@ class TokenCountWire(TurnlessWire):
             count = scripted[position]
         else:
             count = scripted if scripted is not None else count_tokens(record.body)
-        if record.path.endswith(":countTokens"):
-            return Rendered(200, dict(_JSON), json_answer({"totalTokens": count}))
-        if record.path.endswith("/input_tokens"):
-            return Rendered(200, dict(_JSON), json_answer({"object": "response.input_tokens", "input_tokens": count}))
-        return Rendered(200, dict(_JSON), json_answer({"input_tokens": count}))
+        dialect = self._dialect(record.path)
+        assert dialect is not None  # matched when the request arrived
+        return Rendered(200, dict(_JSON), json_answer(dialect.count_answer(count)))
 
     def decode_side(
         self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
     ) -> dict[str, Any] | None:
         """`{"count_tokens": [n]}` from `input_tokens` (Anthropic, OpenAI) or `totalTokens` (Gemini)."""
         data = json_body(body) if status < 400 else None
-        if not isinstance(data, dict):
+        dialect = self._dialect(record.path)
+        if not isinstance(data, dict) or dialect is None:
             return None
-        count = data.get("totalTokens") if record.path.endswith(":countTokens") else data.get("input_tokens")
-        count = as_int(count)
+        count = as_int(dialect.count_of(data))
         return {"count_tokens": [count]} if count is not None and count >= 0 else None
 
 
@@ -185,63 +134,44 @@ class EmbeddingsWire(TurnlessWire):
 
     name = "embeddings"
     endpoint = "POST …/v1/embeddings"
-    endpoints = (
-        "POST /v1/embeddings",
-        "POST /openai/deployments/{deployment}/embeddings",
-        "POST /v1beta/models/{model}:embedContent",
-        "POST /v1beta/models/{model}:batchEmbedContents",
-    )
+    endpoints = _endpoints(DIALECTS, "embedding")
+
+    def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
+        self.dialects = dialects if isinstance(dialects, tuple) else tuple(dialects)
+        self._dimensions = (
+            DEFAULT_DIMENSIONS
+            if self.dialects is DIALECTS
+            else {model: size for d in self.dialects for model, size in d.dimensions.items()}
+        )
+
+    def _dialect(self, path: str) -> SideDialect | None:
+        return next((d for d in self.dialects if d.embeds(path)), None)
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
-        """The embeddings endpoints above, under any prefix."""
-        return method == "POST" and path.endswith(("/embeddings", ":embedContent", ":batchEmbedContents"))
+        """A dialect's embeddings endpoint, under any prefix."""
+        return method == "POST" and self._dialect(path) is not None
 
     def parse(self, body: Any, path: str) -> Parsed:
         """The model (an Azure deployment or Gemini's from the path) and the input texts, as `messages`."""
-        if path.endswith(":embedContent"):
-            return Parsed(model=_gemini_model(path), messages=[_content_text(body.get("content"))])
-        if path.endswith(":batchEmbedContents"):
-            requests = [r for r in as_list(body.get("requests")) if isinstance(r, dict)]
-            return Parsed(model=_gemini_model(path), messages=[_content_text(r.get("content")) for r in requests])
-        model = body.get("model")
-        if "/openai/deployments/" in path:
-            model = unquote(path.split("/openai/deployments/", 1)[1].split("/", 1)[0])
-        return Parsed(model=model if isinstance(model, str) else None, messages=_openai_inputs(body.get("input")))
+        dialect = self._dialect(path)
+        assert dialect is not None  # matches() said so
+        return dialect.embedding_parse(body, path)
 
     def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
         """The vectors, one per input, in the provider's shape."""
-        body = record.body if isinstance(record.body, dict) else {}
-        texts = [str(t) for t in record.messages]
-        model = record.model or ""
-        if record.path.endswith(":embedContent"):
-            size = _size(body.get("outputDimensionality"), model, "gemini")
-            vector = self._vector(texts[0], size, side)
-            return Rendered(200, dict(_JSON), json_answer({"embedding": {"values": vector}}))
-        if record.path.endswith(":batchEmbedContents"):
-            requests = [r for r in as_list(body.get("requests")) if isinstance(r, dict)]
-            vectors = []
-            for text, request in zip(texts, requests, strict=True):
-                own = request.get("model")
-                size = _size(
-                    request.get("outputDimensionality"), _gemini_model(own) if isinstance(own, str) else model, "gemini"
-                )
-                vectors.append({"values": self._vector(text, size, side)})
-            return Rendered(200, dict(_JSON), json_answer({"embeddings": vectors}))
-        size = _size(body.get("dimensions"), model, "openai")
-        encoded = body.get("encoding_format") == "base64"
-        data = []
-        for index, text in enumerate(texts):
-            vector = self._vector(text, size, side)
-            value: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode() if encoded else vector
-            data.append({"object": "embedding", "index": index, "embedding": value})
-        tokens = sum(max(1, math.ceil(len(t) / 4)) for t in texts)
-        answer = {
-            "object": "list",
-            "data": data,
-            "model": model,
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        }
-        return Rendered(200, dict(_JSON), json_answer(answer))
+        dialect = self._dialect(record.path)
+        assert dialect is not None  # matched when the request arrived
+
+        def vector(text: str, asked: Any, model: str) -> list[float]:
+            size = as_int(asked)
+            if size is None:
+                size = self._dimensions.get(model.removeprefix("models/"), dialect.fallback_dimensions)
+            if not 1 <= size <= MAX_DIMENSIONS:
+                raise ValueError(f"the request asks for {size} dimensions; wirescript serves 1 to {MAX_DIMENSIONS}")
+            scripted = side.embeddings.get(text)
+            return list(scripted) if scripted is not None else embedding(text, size)
+
+        return Rendered(200, dict(_JSON), json_answer(dialect.embedding_answer(record, vector)))
 
     def decode_side(
         self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
@@ -252,20 +182,11 @@ class EmbeddingsWire(TurnlessWire):
         default), Gemini's `embedding.values` and `embeddings[i].values`.
         """
         data = json_body(body) if status < 400 else None
-        if not isinstance(data, dict):
+        dialect = self._dialect(record.path)
+        if not isinstance(data, dict) or dialect is None:
             return None
         texts = [str(t) for t in record.messages]
-        if record.path.endswith(":embedContent"):
-            embedded = data.get("embedding")
-            vectors = [embedded.get("values") if isinstance(embedded, dict) else None]
-        elif record.path.endswith(":batchEmbedContents"):
-            vectors = [e.get("values") if isinstance(e, dict) else None for e in as_list(data.get("embeddings"))]
-        else:
-            items = sorted(
-                (item for item in as_list(data.get("data")) if isinstance(item, dict)),
-                key=lambda item: as_int(item.get("index")) or 0,
-            )
-            vectors = [_vector_of(item.get("embedding")) for item in items]
+        vectors = dialect.embeddings_of(record, data)
         if len(vectors) != len(texts) or not all(_is_vector(v) for v in vectors):
             return None
         found: dict[str, list[float]] = {}
@@ -273,25 +194,20 @@ class EmbeddingsWire(TurnlessWire):
             found[text] = [float(x) for x in vector or ()]
         return {"embeddings": found}
 
-    @staticmethod
-    def _vector(text: str, size: int, side: SideScript) -> list[float]:
-        if not 1 <= size <= MAX_DIMENSIONS:
-            raise ValueError(f"the request asks for {size} dimensions; wirescript serves 1 to {MAX_DIMENSIONS}")
-        scripted = side.embeddings.get(text)
-        return list(scripted) if scripted is not None else embedding(text, size)
-
 
 class ModelsWire(TurnlessWire):
-    """Model listings and look-ups: Anthropic and OpenAI (`/v1/models`), Gemini (`/v1beta/models`)."""
+    """Model listings and look-ups: Anthropic and OpenAI (`/v1/models`), Gemini (`/v1beta/models`).
+
+    The path is shared, so the request's headers and path say whose SDK asks (`SideDialect.lists_for`):
+    the first of its `dialects` with a listing that reads the request as its own answers it.
+    """
 
     name = "models"
     endpoint = "GET …/v1/models"
-    endpoints = (
-        "GET /v1/models",
-        "GET /v1/models/{model}",
-        "GET /v1beta/models",
-        "GET /v1beta/models/{model}",
-    )
+    endpoints = _endpoints(DIALECTS, "model")
+
+    def __init__(self, dialects: Sequence[SideDialect] = DIALECTS) -> None:
+        self.dialects = _LISTERS if dialects is DIALECTS else tuple(d for d in dialects if d.default_model is not None)
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`GET …/models` and `GET …/models/{id}`."""
@@ -306,24 +222,12 @@ class ModelsWire(TurnlessWire):
 
     def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
         """A listing of the script's models, or the model looked up."""
-        family = _family(record)
-        wanted = record.model
-        ids = [wanted] if wanted is not None else list(dict.fromkeys([*side.models, DEFAULT_MODELS[family]]))
-        if family == "anthropic":
-            objects: list[dict[str, Any]] = [
-                {"type": "model", "id": i, "display_name": i, "created_at": _CREATED_AT} for i in ids
-            ]
-            if wanted is not None:
-                return Rendered(200, dict(_JSON), json_answer(objects[0]))
-            page = {"data": objects, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}
-            return Rendered(200, dict(_JSON), json_answer(page))
-        if family == "gemini":
-            objects = [_gemini_model_object(i) for i in ids]
-            answer: Any = objects[0] if wanted is not None else {"models": objects}
-            return Rendered(200, dict(_JSON), json_answer(answer))
-        objects = [{"id": i, "object": "model", "created": _CREATED, "owned_by": "wirescript"} for i in ids]
-        answer = objects[0] if wanted is not None else {"object": "list", "data": objects}
-        return Rendered(200, dict(_JSON), json_answer(answer))
+        dialect = next((d for d in self.dialects if d.lists_for(record)), self.dialects[-1])
+        if record.model is not None:
+            return Rendered(200, dict(_JSON), json_answer(dialect.model(record.model)))
+        assert dialect.default_model is not None  # only dialects with a listing are kept
+        ids = list(dict.fromkeys([*side.models, dialect.default_model]))
+        return Rendered(200, dict(_JSON), json_answer(dialect.listing(ids)))
 
     def decode_side(
         self, record: RecordedRequest, status: int, headers: Mapping[str, str], body: bytes
@@ -338,25 +242,8 @@ class ModelsWire(TurnlessWire):
             return None
         if record.model is not None:
             return {}
-        if "models" in data:
-            names = [m.get("name") for m in as_list(data.get("models")) if isinstance(m, dict)]
-            ids = [n.removeprefix("models/") for n in names if isinstance(n, str)]
-        else:
-            ids = [m["id"] for m in as_list(data.get("data")) if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        ids = next((found for d in self.dialects if (found := d.listed(data)) is not None), [])
         return {"models": ids}
-
-
-def _vector_of(value: Any) -> Any:
-    """An OpenAI `embedding`: a list of floats, or base64 of little-endian float32."""
-    if not isinstance(value, str):
-        return value
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except ValueError:
-        return None
-    if not raw or len(raw) % 4:
-        return None
-    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
 def _is_vector(value: Any) -> bool:
@@ -367,50 +254,6 @@ def _is_vector(value: Any) -> bool:
     )
 
 
-def _gemini_model_object(model: str) -> dict[str, Any]:
-    methods = ["embedContent"] if "embedding" in model else ["generateContent", "countTokens"]
-    return {
-        "name": f"models/{model}",
-        "version": "001",
-        "displayName": model,
-        "inputTokenLimit": 1048576,
-        "outputTokenLimit": 65536,
-        "supportedGenerationMethods": methods,
-    }
-
-
 def _model_id(path: str) -> str | None:
     tail = path.rstrip("/").rpartition("/models")[2]
     return unquote(tail[1:]) if tail.startswith("/") else None
-
-
-def _gemini_model(path: str) -> str:
-    """`gemini-embedding-001` from `/v1beta/models/gemini-embedding-001:embedContent` or `models/x`."""
-    name = path.rpartition("/models/")[2] if "/models/" in path else path.removeprefix("models/")
-    return unquote(name.split(":", 1)[0])
-
-
-def _size(asked: Any, model: str, family: str) -> int:
-    """The dimensions asked for (an int), else the model's documented default."""
-    size = as_int(asked)
-    return (
-        size if size is not None else DEFAULT_DIMENSIONS.get(model.removeprefix("models/"), FALLBACK_DIMENSIONS[family])
-    )
-
-
-def _content_text(content: Any) -> str:
-    """The text of a Gemini `Content` (its parts' texts joined)."""
-    if isinstance(content, dict):
-        return text_of(content.get("parts")) or ""
-    return text_of(content) or ""
-
-
-def _openai_inputs(value: Any) -> list[str]:
-    """OpenAI's `input`: a string, a list of strings, or token arrays (each kept as its JSON)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        if value and all(isinstance(v, int) for v in value):
-            return [json.dumps(value)]
-        return [v if isinstance(v, str) else json.dumps(v) for v in value]
-    return []

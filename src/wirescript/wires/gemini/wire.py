@@ -10,35 +10,28 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import encode_event, json_dumps
-from ..strict import check_request
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import encode_event, json_dumps
+from .._decode import (
     as_dict,
     as_float,
     as_int,
     as_list,
-    canonical_stop,
-    chunks,
     decoded_error,
     decoded_turn,
     decoded_usage,
-    default_usage,
-    error_message,
     is_event_stream,
     json_body,
-    retry_headers,
     sse_json,
 )
+from .._render import chunks, default_usage, error_message, retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
 
@@ -116,6 +109,13 @@ def _field(message: Mapping[str, Any], camel: str, snake: str) -> Any:
     return message.get(snake) if value is None else value
 
 
+_MESSAGE_TYPES = {
+    "contents": "type.googleapis.com/google.ai.generativelanguage.v1beta.Content",
+    "tools": "type.googleapis.com/google.ai.generativelanguage.v1beta.Tool",
+}
+"""The protobuf message type of each repeated field, as the API's type errors name it."""
+
+
 def _error_status(status: int) -> str:
     return GEMINI_ERROR_STATUSES.get(status, "UNKNOWN")
 
@@ -151,21 +151,27 @@ class GeminiWire(Wire):
     stop_reasons = GEMINI_STOP_REASONS
     credential_headers = ("x-goog-api-key",)
     credential_query = ("key",)
-    hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "-aiplatform.googleapis.com")
+    # The Gemini API, and Vertex AI's global and regional (`us-central1-aiplatform.googleapis.com`) endpoints.
+    hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com")
     client_hint = (
         "google-genai: http_options=types.HttpOptions(httpx_client=httpx2.Client(transport=stub), "
         "httpx_async_client=httpx2.AsyncClient(transport=stub))"
     )
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
+    rules = RULES
+    label = "Gemini generateContent"
+    own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
+    unknown_field = 'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
+    # protobuf JSON takes a lone object for a repeated field
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "contents": ("array", "object"),
+        "tools": ("array", "object"),
+    }
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version, any host."""
         return method == "POST" and path.endswith(_METHODS)
-
-    def claims(self, host: str) -> bool:
-        """Gemini's hosts, and Vertex AI's regional ones (`us-central1-aiplatform.googleapis.com`)."""
-        return host in self.hosts[:2] or host.endswith(self.hosts[2])
 
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
@@ -217,7 +223,16 @@ class GeminiWire(Wire):
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Gemini strict rules (snake_case and camelCase fields alike, as the API reads them)."""
-        return check_request("gemini", record.body, skip=skip) if isinstance(record.body, dict) else None
+        return check_gemini(record.body, skip=skip) if isinstance(record.body, dict) else None
+
+    @staticmethod
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over a bare body (`wirescript.strict.check_request`): the request alone decides them."""
+        return check_gemini(body, skip=skip)
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """The Google API's words: `Invalid value at 'contents' (type.googleapis.com/…Content), "hi"`."""
+        return f"Invalid value at '{key}' ({_MESSAGE_TYPES.get(key, kinds[0])}), {json.dumps(value)}"
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
@@ -246,7 +261,7 @@ class GeminiWire(Wire):
         if malformed_tool_json and turn.tool_calls:
             finish = "MALFORMED_FUNCTION_CALL"
         else:
-            stop = canonical_stop(turn)
+            stop = self.canonical_stop(turn)
             finish = GEMINI_FINISH_REASONS.get(stop, stop)
         envelope = {
             "usageMetadata": usage,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from wirescript._strict_base import Rule, Violation, dicts, is_int, is_number
+from .._rules import Rule, Violation, dicts, is_int, is_number
 
 __all__ = ["RULES", "check_anthropic"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wirescript._strict_base import Rule, Violation, dicts, first_violation
+from .._rules import Rule, Violation, dicts, first_violation
 
 __all__ = [
     "ROLES_ALTERNATE",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wirescript._strict_base import Rule, Violation, first_violation
+from .._rules import Rule, Violation, first_violation
 
 __all__ = ["RULES", "check_gemini"]
 

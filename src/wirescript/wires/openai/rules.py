@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from wirescript._strict_base import Rule, Violation, dicts, first_violation, is_int, is_number
+from .._rules import Rule, Violation, dicts, first_violation, is_int, is_number
 
 __all__ = [
     "CHAT_RULES",

@@ -1,4 +1,4 @@
-"""Bedrock Converse renderings of a turn (a prototype for the Bedrock wire of issue 18).
+"""Bedrock Converse renderings of a turn, for the Bedrock wire.
 
 Pure functions from a `Turn` to what `bedrock-runtime` answers: the Converse JSON, the ConverseStream
 event-stream messages (named, so frame-level faults can count and drop them), an HTTP error as botocore
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...script import ErrorSpec, Turn
+from ...sse import json_dumps
+from .._render import break_json, chunks, default_usage
 from . import eventstream
-from .script import ErrorSpec, Turn
-from .sse import json_dumps
-from .wires.base import break_json, canonical_stop, chunks, default_usage
 
 __all__ = [
     "ERROR_TYPES",
@@ -61,17 +61,20 @@ _TO_BEDROCK_STOP = {"refusal": "content_filtered", "pause_turn": "end_turn"}
 _JSON = "application/json"
 
 
-def bedrock_stop(turn: Turn) -> str:
+def bedrock_stop(turn: Turn, stop: str | None = None) -> str:
     """The turn's stop reason in Bedrock's vocabulary (`end_turn`, `tool_use`, `content_filtered`, …).
 
     Args:
         turn: The scripted turn.
+        stop: Its stop reason in the canonical vocabulary, as its wire translates it
+            (`Wire.canonical_stop`); None: the turn's own, untranslated.
 
     Returns:
         A value of Converse's `StopReason`; one not known here passes through unchanged.
 
     """
-    stop = canonical_stop(turn)
+    if stop is None:
+        stop = turn.stop_reason or ("tool_use" if turn.tool_calls else "end_turn")
     return _TO_BEDROCK_STOP.get(stop, stop)
 
 
@@ -92,12 +95,13 @@ def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, int]:
     return usage
 
 
-def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
+def converse_body(turn: Turn, index: int = 0, *, stop: str | None = None) -> dict[str, Any]:
     """The Converse response JSON for a turn: reasoning first, then text, then the tool calls.
 
     Args:
         turn: The scripted turn (not an error turn).
         index: The request's index, for deterministic tool-use ids and signatures.
+        stop: The canonical stop reason, as its wire translates it (`bedrock_stop`).
 
     Returns:
         `{"output": {"message": …}, "stopReason", "usage", "metrics"}`.
@@ -114,7 +118,7 @@ def converse_body(turn: Turn, index: int = 0) -> dict[str, Any]:
         content.append({"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name, "input": call.input}})
     return {
         "output": {"message": {"role": "assistant", "content": content}},
-        "stopReason": bedrock_stop(turn),
+        "stopReason": bedrock_stop(turn, stop),
         "usage": _usage(turn),
         "metrics": {"latencyMs": 1},
     }
@@ -125,7 +129,9 @@ def _signature(turn: Turn, index: int) -> str:
     return turn.thinking_signature or f"sig_{index:04d}"
 
 
-def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = False) -> Iterator[tuple[str, bytes]]:
+def converse_stream(
+    turn: Turn, index: int = 0, *, malformed_tool_json: bool = False, stop: str | None = None
+) -> Iterator[tuple[str, bytes]]:
     """The ConverseStream messages for a turn, each with its event name, produced lazily.
 
     Text and reasoning blocks begin with their first delta (the model has no start event for them);
@@ -135,6 +141,7 @@ def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = F
         turn: The scripted turn (not an error turn).
         index: The request's index, for deterministic tool-use ids and signatures.
         malformed_tool_json: Stream each tool call's input as text that is not JSON (`Fault.malformed_tool_json`).
+        stop: The canonical stop reason, as its wire translates it (`bedrock_stop`).
 
     Yields:
         `(event name, encoded message)`, from `messageStart` to `metadata`.
@@ -168,7 +175,7 @@ def converse_stream(turn: Turn, index: int = 0, *, malformed_tool_json: bool = F
             yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"toolUse": {"input": piece}}})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
-    yield event("messageStop", {"stopReason": bedrock_stop(turn)})
+    yield event("messageStop", {"stopReason": bedrock_stop(turn, stop)})
     yield event("metadata", {"usage": _usage(turn, arguments), "metrics": {"latencyMs": 1}})
 
 

@@ -4,28 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import unquote
 
-from .._strict_base import Violation
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
-from ..strict import check_request
-from . import _messages
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_list,
-    decoded_error,
-    error_message,
-    is_event_stream,
-    json_body,
-    retry_headers,
-    sse_json,
-)
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
+from .. import _messages
+from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_json
+from .._render import error_message, retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .rules import RULES, check_anthropic
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
 
@@ -68,7 +58,24 @@ class AnthropicWire(Wire):
         "POST /v1/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:streamRawPredict",
     )
     credential_headers = ("x-api-key",)
-    hosts = ("api.anthropic.com",)
+    hosts = (
+        "api.anthropic.com",
+        "*.services.ai.azure.com",  # Claude on Azure AI Foundry (`anthropic.AnthropicFoundry`)
+    )
+    retry_count_header = "x-stainless-retry-count"
+    rules = RULES
+    label = "Anthropic Messages (POST /v1/messages)"
+    own_fields = ("system", "max_tokens", "messages")
+    unknown_field = "{key}: Extra inputs are not permitted"
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "model": ("string",),
+        "max_tokens": ("integer",),
+        "messages": ("array",),
+        "stream": ("boolean",),
+        "system": ("string", "array"),
+        "tools": ("array",),
+        "temperature": ("number",),
+    }
     events = frozenset(
         {
             "message_start",
@@ -146,14 +153,37 @@ class AnthropicWire(Wire):
             body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
         # The live set: the rule only tests membership, which is safe while render adds to it.
         served = self._served_without_thinking
-        return check_request("anthropic", body, history=history, served_without_thinking=served, skip=skip)
+        return check_anthropic(body, history=history, served_without_thinking=served, skip=skip)
+
+    @staticmethod
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over a bare body, with the context `check` reads from the wire (`strict.check_request`)."""
+        served = context.get("served_without_thinking") or frozenset()
+        return check_anthropic(body, history=context.get("history"), served_without_thinking=served, skip=skip)
+
+    def claims_body(self, body: dict[str, Any]) -> bool:
+        """A body with a field only Messages has (`system`, `thinking`, …), or a tool use, tool result or thinking."""
+        if any(key in body for key in _OWN_HINTS):
+            return True
+        messages = body.get("messages")
+        for message in messages if isinstance(messages, list) else []:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result", "thinking"):
+                    return True
+        return False
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """Pydantic's words, as the API answers: `max_tokens: Input should be a valid integer`."""
+        return f"{key}: Input should be a valid {_PYDANTIC.get(kinds[0], kinds[0])}"
 
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
         """A Message as JSON, or the documented SSE event sequence when the request streams."""
         msg_id = f"msg_{record.index:04d}"
-        message, arguments = _messages.message(turn, record.index, record.model or "claude-wirescript", msg_id)
+        model = record.model or "claude-wirescript"
+        message, arguments = _messages.message(turn, record.index, model, msg_id, self.canonical_stop(turn))
         if turn.thinking is None and turn.tool_calls:
             with self._threads_lock:
                 self._served_without_thinking.update(b["id"] for b in message["content"] if b["type"] == "tool_use")
@@ -213,6 +243,11 @@ class AnthropicWire(Wire):
         data = {"type": "error", "error": {"type": spec.type, "message": spec.message}}
         return Frame("error", encode_event("error", json_dumps(data)))
 
+
+_OWN_HINTS = ("system", "thinking", "stop_sequences", "anthropic_version")
+"""Top-level fields of Messages that no other API's body carries: a body with one is written for it."""
+_PYDANTIC = {"array": "list", "object": "dictionary"}
+"""JSON type names as pydantic's messages call them."""
 
 _VERTEX = "/publishers/anthropic/models/"
 

@@ -10,20 +10,34 @@ frameworks such as pydantic-ai read it as thinking.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, encode_deltas, encode_event, json_dumps
-from ..strict import check_request
-from ._openai import (
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from .._decode import (
+    as_dict,
+    as_float,
+    as_int,
+    as_list,
+    decoded_turn,
+    decoded_usage,
+    is_event_stream,
+    json_body,
+    sse_json,
+)
+from .._render import chunks
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .common import (
+    COMPATIBLE_HOSTS,
     CREATED,
     DEFAULT_MODEL,
     HOSTS,
     JSON_HEADERS,
+    RETRY_COUNT_HEADER,
     SSE_HEADERS,
     STOP_REASONS,
     TokenCounts,
@@ -38,24 +52,9 @@ from ._openai import (
     system_text,
     token_counts,
     tool_input,
+    type_message,
 )
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_dict,
-    as_float,
-    as_int,
-    as_list,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    is_event_stream,
-    json_body,
-    sse_json,
-)
+from .rules import CHAT_RULES, check_openai_chat
 
 __all__ = ["FINISH_REASONS", "OpenAIChatWire"]
 
@@ -71,11 +70,13 @@ FINISH_REASONS = {
 
 # A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
 _TOOL_RESULT_ROLES = ("tool", "function")
+_CHAT_ROLES = ("system", "developer", "tool")
+_OWN_HINTS = ("max_completion_tokens", "response_format", "n", "stream_options")
+"""Top-level fields of Chat Completions that a Messages body does not carry."""
 
 
-def finish_reason(turn: Turn) -> str:
-    """The Chat `finish_reason` for a turn: `stop`, `tool_calls`, `length`, `content_filter`, or as scripted."""
-    stop = canonical_stop(turn)
+def finish_reason(stop: str) -> str:
+    """The Chat `finish_reason` of a canonical stop reason: `stop`, `tool_calls`, `length`, `content_filter`, or it."""
     return FINISH_REASONS.get(stop, stop)
 
 
@@ -92,8 +93,24 @@ class OpenAIChatWire(Wire):
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
-    hosts = HOSTS
+    hosts = (*HOSTS, *COMPATIBLE_HOSTS)
+    retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
+    rules = CHAT_RULES
+    label = "OpenAI Chat Completions (POST /chat/completions)"
+    own_fields = ("max_completion_tokens", "response_format", "messages")
+    shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
+    unknown_field = "Unrecognized request argument supplied: {key}"
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "model": ("string",),
+        "messages": ("array",),
+        "stream": ("boolean",),
+        "max_tokens": ("integer",),
+        "max_completion_tokens": ("integer",),
+        "n": ("integer",),
+        "temperature": ("number",),
+        "tools": ("array",),
+    }
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/chat/completions`, on any host."""
@@ -128,7 +145,26 @@ class OpenAIChatWire(Wire):
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Chat Completions strict rules (the request alone decides them)."""
-        return check_request("openai_chat", record.body, skip=skip) if isinstance(record.body, dict) else None
+        return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
+
+    @staticmethod
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over a bare body (`wirescript.strict.check_request`): the request alone decides them."""
+        return check_openai_chat(body, skip=skip)
+
+    def claims_body(self, body: dict[str, Any]) -> bool:
+        """A body with a field only Chat has (`n`, `stream_options`, …), or a system, developer or tool message."""
+        if any(key in body for key in _OWN_HINTS):
+            return True
+        messages = body.get("messages")
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict) and (message.get("role") in _CHAT_ROLES or "tool_calls" in message):
+                return True
+        return False
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """OpenAI's words: `Invalid type for 'n': expected an integer, but got a string instead.`."""
+        return type_message(key, value, kinds)
 
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """OpenAI's envelope, with the offending `param`."""
@@ -158,7 +194,7 @@ class OpenAIChatWire(Wire):
             "created": CREATED + index,
             "model": record.model or DEFAULT_MODEL,
         }
-        finish = finish_reason(turn)
+        finish = finish_reason(self.canonical_stop(turn))
         headers = request_id(record)
         if not record.stream:
             message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}

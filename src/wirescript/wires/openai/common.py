@@ -10,29 +10,23 @@ import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .._strict_base import Violation
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, ToolCall, Turn
-from ..sse import json_dumps
-from .base import (
-    RETRYABLE,
-    Rendered,
-    as_int,
-    break_json,
-    decoded_error,
-    default_usage,
-    error_message,
-    json_body,
-    retry_headers,
-)
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, ToolCall, Turn
+from ...sse import json_dumps
+from .._decode import as_int, decoded_error, json_body
+from .._render import RETRYABLE, break_json, default_usage, error_message, retry_headers
+from .._rules import Violation, json_type
+from ..base import Rendered
 
 __all__ = [
+    "COMPATIBLE_HOSTS",
     "CREATED",
     "DEFAULT_MODEL",
     "HOSTS",
     "JSON_HEADERS",
     "OPENAI_ERROR_TYPES",
+    "RETRY_COUNT_HEADER",
     "SSE_HEADERS",
     "STOP_REASONS",
     "SYSTEM_ROLES",
@@ -49,6 +43,7 @@ __all__ = [
     "system_text",
     "token_counts",
     "tool_input",
+    "type_message",
 ]
 
 OPENAI_ERROR_TYPES = {
@@ -83,8 +78,14 @@ STOP_REASONS = {
 }
 """OpenAI's `finish_reason` values a turn may script, as the canonical stop reasons they stand for."""
 
-HOSTS = ("api.openai.com", ".openai.azure.com")
+HOSTS = ("api.openai.com", "*.openai.azure.com")
 """OpenAI's hosts and Azure OpenAI's (`<resource>.openai.azure.com`)."""
+
+COMPATIBLE_HOSTS = ("api.groq.com", "api.mistral.ai", "api.deepseek.com", "openrouter.ai")
+"""Hosts of OpenAI-compatible APIs that serve Chat Completions as OpenAI does."""
+
+RETRY_COUNT_HEADER = "x-stainless-retry-count"
+"""Where the openai SDK numbers its attempts."""
 
 # A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
 SYSTEM_ROLES = ("system", "developer")
@@ -184,6 +185,18 @@ def join_system(parts: list[str | None]) -> str | None:
     """System prompt pieces (instructions, system and developer messages) joined by newlines, or None."""
     present = [p for p in parts if p]
     return "\n".join(present) if present else None
+
+
+def type_message(key: str, value: Any, kinds: tuple[str, ...]) -> str:
+    """OpenAI's words for a field of the wrong JSON type: `Invalid type for 'n': expected an integer, …`."""
+    expected = " or ".join(_article(kind) for kind in kinds)
+    got = json_type(value)
+    shown = "decimal" if got == "number" else got
+    return f"Invalid type for '{key}': expected {expected}, but got {_article(shown)} instead."
+
+
+def _article(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def decoded_openai_error(status: int, body: bytes) -> dict[str, Any]:

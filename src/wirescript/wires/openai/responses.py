@@ -17,20 +17,22 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from .._strict_base import Violation
-from .._strict_openai import PREVIOUS_RESPONSE_NOT_FOUND
-from .._text import text_of
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
-from ..strict import check_request, previous_response_not_found
-from ._openai import (
+from ..._text import text_of
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
+from .._render import chunks
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from .common import (
     CREATED,
     DEFAULT_MODEL,
     HOSTS,
     JSON_HEADERS,
+    RETRY_COUNT_HEADER,
     SSE_HEADERS,
     TokenCounts,
     arguments,
@@ -44,23 +46,9 @@ from ._openai import (
     system_text,
     token_counts,
     tool_input,
+    type_message,
 )
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    canonical_stop,
-    chunks,
-    decoded_turn,
-    decoded_usage,
-    is_event_stream,
-    json_body,
-    sse_json,
-)
+from .rules import PREVIOUS_RESPONSE_NOT_FOUND, RESPONSES_RULES, check_openai_responses, previous_response_not_found
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
 
@@ -111,7 +99,24 @@ class OpenAIResponsesWire(Wire):
     )
     credential_headers = ("api-key",)  # Azure OpenAI
     hosts = HOSTS
+    retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
+    rules = RESPONSES_RULES
+    label = "OpenAI Responses (POST /responses)"
+    own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
+    # Chat's `response_format` and Anthropic's `max_tokens`: Responses answers them in words of its own
+    # ("moved to ..."), which no rule here pins, so they are left to the other rules.
+    shared_fields = frozenset({"response_format", "max_tokens"})
+    unknown_field = "Unknown parameter: '{key}'."
+    field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "model": ("string",),
+        "input": ("string", "array"),
+        "stream": ("boolean",),
+        "max_output_tokens": ("integer",),
+        "temperature": ("number",),
+        "tools": ("array",),
+        "previous_response_id": ("string",),
+    }
 
     def __init__(self) -> None:
         self._stored: dict[str, list[Any]] = {}
@@ -178,11 +183,20 @@ class OpenAIResponsesWire(Wire):
         if isinstance(previous, str):
             with self._stored_lock:
                 items = self._stored.get(previous)
-        violation = check_request("openai_responses", body, previous_items=items, skip=skip)
+        violation = check_openai_responses(body, previous_items=items, skip=skip)
         unknown = isinstance(previous, str) and items is None
         if violation is None and unknown and PREVIOUS_RESPONSE_NOT_FOUND.id not in skip:
             return previous_response_not_found(str(previous))
         return violation
+
+    @staticmethod
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Its rules over a bare body, with the stored items of the previous response (`check_request`)."""
+        return check_openai_responses(body, previous_items=context.get("previous_items"), skip=skip)
+
+    def field_type_message(self, key: str, value: Any, kinds: tuple[str, ...]) -> str:
+        """OpenAI's words: `Invalid type for 'input': expected a string or an array, but got …`."""
+        return type_message(key, value, kinds)
 
     def strict_error(self, violation: Violation, message: str, record: RecordedRequest) -> Rendered:
         """OpenAI's envelope, with the offending `param` and, for an unknown previous response, its `code`."""
@@ -200,7 +214,7 @@ class OpenAIResponsesWire(Wire):
         """
         index = record.index
         body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
-        reason = INCOMPLETE_REASONS.get(canonical_stop(turn))
+        reason = INCOMPLETE_REASONS.get(self.canonical_stop(turn))
         items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)

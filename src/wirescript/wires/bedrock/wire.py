@@ -22,27 +22,17 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import _converse, eventstream
-from .._strict_base import Violation
-from .._strict_bedrock import check_converse
-from ..recorded import RecordedRequest
-from ..script import ErrorSpec, StreamError, Turn
-from ..sse import json_dumps
-from . import _messages
-from .base import (
-    Frame,
-    Parsed,
-    Rendered,
-    Wire,
-    as_float,
-    as_int,
-    as_list,
-    decoded_error,
-    decoded_turn,
-    decoded_usage,
-    json_body,
-    retry_headers,
-)
+from ...recorded import RecordedRequest
+from ...script import ErrorSpec, StreamError, Turn
+from ...sse import json_dumps
+from .. import _messages
+from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, decoded_usage, json_body
+from .._render import retry_headers
+from .._rules import Violation
+from ..base import Frame, Parsed, Rendered, Wire
+from . import converse as _converse
+from . import eventstream
+from .rules import RULES, check_converse
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
 
@@ -124,14 +114,14 @@ class BedrockWire(Wire):
     )
     events = _CONVERSE_EVENTS | _MESSAGES_EVENTS
     stop_reasons = BEDROCK_STOP_REASONS
+    hosts = ("bedrock-runtime.*.amazonaws.com", "bedrock-runtime-fips.*.amazonaws.com")  # every region
+    boto_service = "bedrock-runtime"
+    retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
+    rules = RULES
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/model/{modelId}/{operation}` for the four operations, on any host."""
         return method == "POST" and operation(path) is not None
-
-    def claims(self, host: str) -> bool:
-        """`bedrock-runtime.{region}.amazonaws.com` (and its FIPS variants)."""
-        return host.startswith("bedrock-runtime") and host.endswith(".amazonaws.com")
 
     def api_key(self, headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
         """The SigV4 access key id (`Credential=<key id>/…` of `Authorization`), else a bearer token."""
@@ -192,17 +182,18 @@ class BedrockWire(Wire):
         index = record.index
         headers = {"x-amzn-requestid": _request_id(index)}
         if op == "converse":
-            body = json_dumps(_converse.converse_body(turn, index)).encode()
+            body = json_dumps(_converse.converse_body(turn, index, stop=self.canonical_stop(turn))).encode()
             return Rendered(200, {"content-type": "application/json", **headers}, body)
         if op == "converse-stream":
             frames = (
                 Frame(name, data)
-                for name, data in _converse.converse_stream(turn, index, malformed_tool_json=malformed_tool_json)
+                for name, data in _converse.converse_stream(
+                    turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn)
+                )
             )
             return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=frames)
-        msg, arguments = _messages.message(
-            turn, index, record.model or "anthropic.claude-wirescript", f"msg_bdrk_{index:04d}"
-        )
+        model = record.model or "anthropic.claude-wirescript"
+        msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
             return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
         return Rendered(
@@ -218,6 +209,11 @@ class BedrockWire(Wire):
         if found is None or found[1] not in ("converse", "converse-stream") or not isinstance(record.body, dict):
             return None
         return check_converse(record.body, skip=skip)
+
+    @staticmethod
+    def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
+        """Converse's rules over a bare body (`wirescript.strict.check_request`)."""
+        return check_converse(body, skip=skip)
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"message": …}` with `x-amzn-errortype` naming the exception (`type`, else the status's)."""

@@ -1,0 +1,13 @@
+"""Google Gemini: the Developer API and Vertex AI's `generateContent`, its strict rules and errors.
+
+- `wire`: `GeminiWire`, as google-genai (and frameworks on it) calls it;
+- `rules`: its strict rules (`check_gemini`);
+- `errors`: its error catalog (`gemini_errors`);
+- `side`: its side endpoints (`countTokens`, embeddings, model listings).
+"""
+
+from __future__ import annotations
+
+from .wire import GEMINI_ERROR_STATUSES, GEMINI_FINISH_REASONS, GeminiWire
+
+__all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
