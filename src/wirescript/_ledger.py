@@ -8,6 +8,7 @@ response: `ScriptTransport` does that, and only that, around it.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import threading
@@ -199,7 +200,8 @@ class Ledger:
         if current is not None and current.births:
             self._seen = current
             self._tell(current, None)
-        weakref.finalize(owner, _collected, self)
+        if not self.claimed:  # nothing took charge of it: it warns when collected (or at exit), if nothing checked it
+            _UNWATCHED[weakref.ref(owner, _collected)] = self
 
     def turn(self, queue: str | None, position: int | None) -> Turn | None:
         """The scripted turn at `position` of `queue` (as a record names it), or None."""
@@ -441,8 +443,21 @@ def unchecked(ledger: Ledger) -> str | None:
     )
 
 
-def _collected(ledger: Ledger) -> None:
-    """A stub was garbage collected: warn when nothing checked it and turns were left (unless a watch took charge)."""
-    message = None if ledger.claimed else unchecked(ledger)
+_UNWATCHED: dict[weakref.ref[Any], Ledger] = {}
+"""The ledger of each living stub no watch took charge of, by a weak reference to the stub (cheaper than
+`weakref.finalize`, and without a cycle: the ledger does not hold that reference)."""
+
+
+def _collected(owner: weakref.ref[Any]) -> None:
+    """A stub no watch took charge of was collected: warn when nothing checked it and turns were left."""
+    ledger = _UNWATCHED.pop(owner, None)
+    message = None if ledger is None or ledger.claimed else unchecked(ledger)
     if message is not None:
         warnings.warn(message, UncheckedStubWarning, stacklevel=2)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """The stubs still alive when the interpreter exits (at module level, say) are looked at as if collected."""
+    for owner in list(_UNWATCHED):
+        _collected(owner)

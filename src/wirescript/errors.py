@@ -88,11 +88,13 @@ class NetworkBlockedError(WirescriptError, ConnectionError):
 
 
 class UncheckedStubWarning(UserWarning):
-    """A `ScriptTransport` with scripted turns no request consumed was garbage collected, and nothing checked it.
+    """A `ScriptTransport` still had scripted turns no request consumed, and nothing ever checked it.
 
-    No `stub.check()` and no pytest fixture looked at it, so whatever went wrong (a client that
-    never reached it, a script the app stopped short of) passed in silence. Call `stub.check()`
-    when the app is done, or build the stub in a test that uses the `wirescript` fixture.
+    Warned at the teardown of the test that built it (a test without the `wirescript` fixture),
+    or, outside a test, when the stub is garbage collected or the interpreter exits. No
+    `stub.check()` and no fixture looked at it, so whatever went wrong (a client that never
+    reached it, a script the app stopped short of) passed in silence. Call `stub.check()` when the
+    app is done, or build the stub in a test that uses the fixture.
     """
 
 
