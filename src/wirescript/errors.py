@@ -9,7 +9,7 @@ WirescriptError
  └── UsageError (TypeError)           the API was called in a way it does not support
       └── NotAClientError (also AttributeError)  a stub was passed as an SDK's `http_client`
 
-UncheckedStubWarning (UserWarning)    a stub with unused turns was collected and nothing ever checked it
+UncheckedStubWarning (UserWarning)    a stub was left with unused turns, and nothing ever checked it
 ```
 
 Problems found while serving a request (a script that ran out, an endpoint no wire knows, a
