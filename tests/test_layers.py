@@ -45,16 +45,23 @@ LAYERS: list[set[str]] = [
     # 3: the strict engine over a stub's wires, and the public doors to the providers' catalogs and checks
     {"strict", "validate", "catalog"},
     # 4: the sans-IO core, the HTTP adapter and the reach
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore", "_append"}
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
     | {"intercept", "guard"},
     # 5: the transport shell
     {"transport"},
     # 6: conveniences on top
-    {"builder", "files", "audit", "server", "recording", "pytest_plugin", "cli", "__main__", "__init__"},
+    {"builder", "files", "audit", "pytest_plugin", "cli", "__main__", "__init__"}
+    # the loopback server and record mode
+    | {"server", "_control", "_uvicorn"}
+    | {"recording", "recording._transport", "recording._forward", "recording._files", "recording._append"}
+    | {"recording._drift", "recording._secrets"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
 
-UPWARD_CONVENIENCES = {("transport", "server"): "ScriptTransport.serve() starts a ScriptServer"}
+UPWARD_CONVENIENCES = {
+    ("transport", "server"): "ScriptTransport.serve() starts a ScriptServer",
+    ("server", "cli"): "wirescript.server.serve_command, deprecated until 0.3.0, resolves to the CLI's",
+}
 """Lazy imports that point up on purpose: a method of a lower layer that is a shortcut to a higher one."""
 
 COMPOSERS = {"wires", "wires.side"}

@@ -45,6 +45,7 @@ import anthropic, pytest
 import {ANTHROPIC_HX.__name__} as hx
 """
     """from wirescript import ScriptTransport, ScriptError
+from wirescript.server import ScriptServer
 
 P = dict(model="claude-test", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 URL = "https://api.anthropic.com/v1/messages"
@@ -427,10 +428,11 @@ SCENARIOS = [
         "18",
         """
         stub = make(["a"])
-        with stub.serve() as base:
+        with ScriptServer(stub) as server:
+            base = server.base_url
             hx.post(base + "/v1/messages?Key=q-secret", json=P,
                         headers={"x-amz-security-token": "tok-secret", "ocp-apim-subscription-key": "sub-secret"})
-            listed = hx.get(base + "/_wirescript/requests").text
+            listed = hx.get(base + "/_wirescript/requests", headers=server.control_headers).text
         assert "secret" not in listed and "<redacted>" in listed
         """,
         None,
@@ -476,9 +478,10 @@ SCENARIOS = [
         "20",
         """
         stub = make([])
-        with stub.serve() as base:
+        with ScriptServer(stub) as server:
             for value in ("nan", "inf"):
-                answer = hx.get(f"{base}/_wirescript/requests?wait=1&timeout={value}")
+                url = f"{server.base_url}/_wirescript/requests?wait=1&timeout={value}"
+                answer = hx.get(url, headers=server.control_headers)
                 assert answer.status_code == 400, answer.text
                 assert "positive number of seconds below 3600" in answer.text
         """,

@@ -27,6 +27,7 @@ from ._report import (
     check_message,
     failed,
     held_too_long,
+    not_returned,
     refused_strictly,
     retried,
     short_of,
@@ -68,9 +69,14 @@ class Arrival(NamedTuple):
     record: RecordedRequest
     wire: Wire | None
     """The wire that answers it: the serving wire, or for a refusal the wire whose envelope it is sent in."""
-    decision: Turn | Refusal | Turnless
+    decision: Turn | Refusal | Turnless | Ask
+    """An `Ask` only from `arrive(request, ask=False)`: `ask(arrival)` decides it."""
     gate: Gate | None
     """The hold period it arrived in, or None: not held."""
+    answerer: Wire | None = None
+    """For an `Ask`: the wire whose envelope a refusal is sent in."""
+    attempt: tuple[str, str] | None = None
+    """For an `Ask`: the key `Attempts.answered` is told the decision under."""
 
 
 class Watch:
@@ -319,8 +325,14 @@ class Ledger:
 
     # ------------------------------------------------------------------ serving
 
-    def arrive(self, request: Any) -> Arrival:
-        """Record the request and decide its turn, atomically, in arrival order."""
+    def arrive(self, request: Any, *, ask: bool = True) -> Arrival:
+        """Record the request and decide its turn, atomically, in arrival order.
+
+        A script function or fallback is called outside the lock, here; with `ask=False` the
+        arrival's decision is then the `Ask`, for the caller to run with `ask(arrival)` where a
+        blocking function harms nothing (the loopback server's worker thread), or to give up on
+        with `late(arrival, seconds)`.
+        """
         reading = read_request(request, self._vocabulary)
         record, wire, refusal = reading.record, reading.wire, reading.refusal
         if refusal is None and wire is not None and self.strict:
@@ -350,13 +362,39 @@ class Ledger:
         if noticed is not None:
             self._tell(noticed, record.index)
         if isinstance(decision, Ask):  # the script function runs outside the lock
-            decision = self._cursor.ask(decision, record)
-            if isinstance(decision, Refusal):
-                self.problem(record, decision)
+            if not ask:
+                return Arrival(record, wire, decision, gate, reading.answerer, attempt)
+            decision = self._asked(record, decision)
         if attempt is not None:  # the retry can only come once this answer is sent
             with self.lock:
                 self._attempts.answered(attempt, record, decision, wire)
         return Arrival(record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate)
+
+    def ask(self, arrival: Arrival) -> Arrival:
+        """Call the user function an `arrive(request, ask=False)` left to ask; never raises.
+
+        After `late(arrival, ...)` gave up on it, what the function returns is dropped.
+        """
+        assert isinstance(arrival.decision, Ask)
+        record = arrival.record
+        decision = self._asked(record, arrival.decision)
+        if arrival.attempt is not None:
+            with self.lock:
+                self._attempts.answered(arrival.attempt, record, decision, arrival.wire)
+        wire = arrival.answerer if isinstance(decision, Refusal) else arrival.wire
+        return arrival._replace(wire=wire, decision=decision)
+
+    def late(self, arrival: Arrival, seconds: float) -> Arrival:
+        """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
+        what = arrival.decision.what if isinstance(arrival.decision, Ask) else "route handler"
+        refusal = self.problem(arrival.record, not_returned(what, seconds))
+        return arrival._replace(wire=arrival.answerer or arrival.wire, decision=refusal)
+
+    def _asked(self, record: RecordedRequest, ask: Ask) -> Turn | Refusal:
+        decision = self._cursor.ask(ask, record)
+        if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
+            self.problem(record, decision)
+        return decision
 
     def answer(self, arrival: Arrival, *, per_event: bool, read_timeout: float | None) -> Answer:
         """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""

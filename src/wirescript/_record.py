@@ -296,8 +296,8 @@ def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
 
 
 def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
-    """`values` with the value of every name whose lower-cased form is in `secret` redacted (in place, in order)."""
-    names: Iterable[str] = [name for name in values if name.lower() in secret]
+    """`values` with the value of every credential name redacted (in place, in order): in `secret`, or like one."""
+    names: Iterable[str] = [n for n in values if (low := n.lower()) in secret or is_sensitive_header(low)]
     for name in names:
         values[name] = REDACTED
     return values

@@ -22,6 +22,7 @@ __all__ = [
     "check_message",
     "failed",
     "held_too_long",
+    "not_returned",
     "refused_strictly",
     "retried",
     "short_of",
@@ -78,6 +79,15 @@ def held_too_long(timeout: float) -> Refusal:
         f"was held for {timeout} s and never released: call stub.release() once the test has seen what it "
         "needs (or raise hold_timeout).",
         lead=" ",
+    )
+
+
+def not_returned(what: str, seconds: float) -> Refusal:
+    """A user function (script function, fallback, route handler) still running when the server gave up on it."""
+    return Refusal(
+        "script_error",
+        f"the {what} did not return within {seconds:g} s (the stub's hold_timeout, which bounds it over the "
+        "loopback server); the request was answered with this error. Make it return sooner, or raise hold_timeout.",
     )
 
 

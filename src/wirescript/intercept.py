@@ -55,6 +55,7 @@ from .wires import Wire, default_wires
 from .wires._hosts import ALL_HOSTS, host_matcher
 
 if TYPE_CHECKING:
+    from .recording import RecordingTransport
     from .transport import ScriptTransport
 
 __all__ = ["ALL_HOSTS", "KNOWN_HOSTS", "Interception", "host_matcher", "hosts_of", "open_interception"]
@@ -82,7 +83,7 @@ class Interception:
     """Route the requests of every httpx/httpx2 client on its default transport to `stub`, by host.
 
     Args:
-        stub: The stub that answers intercepted requests.
+        stub: The stub that answers intercepted requests (or a `RecordingTransport`, which records them).
         hosts: The hosts to take: None for the hosts the stub's wires declare (`KNOWN_HOSTS` for the
             default wires); `"*"` for every request; else host names or patterns (a single string is
             one host), which replace them.
@@ -98,7 +99,7 @@ class Interception:
 
     __slots__ = ("_clients", "_hosts", "_matches", "_open", "_services", "_wired", "stub")
 
-    def __init__(self, stub: ScriptTransport, hosts: Iterable[str] | str | None = None) -> None:
+    def __init__(self, stub: ScriptTransport | RecordingTransport, hosts: Iterable[str] | str | None = None) -> None:
         self.stub = stub
         """The stub that answers intercepted requests."""
         self._wired = hosts_of(stub.wires)

@@ -291,6 +291,7 @@ class StubFactory:
         *,
         path: str | Path | None = None,
         upstream: Any = None,
+        intercept: bool | str | Iterable[str] = False,
         **kwargs: Any,
     ) -> ScriptTransport | RecordingTransport:
         """The test's recorded script, as a transport: replayed, or recorded as `--wirescript-record` says.
@@ -302,6 +303,8 @@ class StubFactory:
             upstream: Where a recording forwards to: default the real provider (the network guard
                 then lets the known provider hosts through, and only them); a transport standing
                 in for the provider, to test record mode itself.
+            intercept: As the fixture's `intercept=`: the replaying stub, or the recorder, also takes
+                the requests of every httpx/httpx2 client (and boto3 client) the app builds itself.
             kwargs: Passed to the replaying `ScriptTransport` (`hold_timeout`, `fallback`, `wires`).
 
         Returns:
@@ -328,7 +331,7 @@ class StubFactory:
                     f"    pytest '{self._test.nodeid}' --wirescript-record=once",
                     pytrace=False,
                 )
-            stub = self(load_script(file), **kwargs)
+            stub = self(load_script(file), intercept=intercept, **kwargs)
             if self._match_recorded:
                 from .recording import recorded_summaries
 
@@ -339,8 +342,9 @@ class StubFactory:
 
         if kwargs:
             raise UsageError(
-                f"wirescript.recorded(): options ({', '.join(kwargs)}) configure a replay; "
-                f"--wirescript-record={mode} records"
+                f"wirescript.recorded(): options ({', '.join(kwargs)}) configure the stub that replays the file, "
+                f"and --wirescript-record={mode} records it instead: record without them (a recording takes "
+                "name=, path=, upstream= and intercept=), and replay with them (--wirescript-record=none)"
             )
         if upstream is None and self._guard is not None:
             from .intercept import KNOWN_HOSTS
@@ -355,6 +359,10 @@ class StubFactory:
             self._closers.append(forward)
         recorder = RecordingTransport(file, upstream=forward)
         self._recorders.append(recorder)
+        if intercept is not False and intercept is not None:
+            interception = recorder.intercept(None if intercept is True else intercept)
+            interception.__enter__()
+            self._interceptions.append(interception)
         return recorder
 
     @property
@@ -540,9 +548,10 @@ def wirescript_server(wirescript: StubFactory) -> Iterator[Callable[..., ScriptS
 
     `wirescript_server(script, **kwargs)` makes a stub with the `wirescript` fixture (so it is checked
     at teardown, after its server stopped), serves it on `127.0.0.1` and a free port, and returns
-    the running `ScriptServer`: point the app at `server.base_url`, assert on `server.stub`. A
-    `ScriptTransport` may be passed instead of a script (it is checked if the `wirescript` fixture
-    made it). Needs `wirescript[server]`.
+    the running `ScriptServer`: point the app at `server.base_url`, assert on `server.stub`; a test
+    runner that drives the control API gets `server.token` (its `X-Wirescript-Token` header;
+    `server.control_headers`). A `ScriptTransport` may be passed instead of a script (it is checked
+    if the `wirescript` fixture made it). Needs `wirescript[server]`.
     """
     from .errors import UsageError
     from .server import ScriptServer
@@ -593,13 +602,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _recorded_path(node: pytest.Item, name: str | None) -> Path:
-    """`<test dir>/scripts/<test module>/<name>.yaml`, `name` defaulting to the test's (parameters included)."""
-    import re
+    """`<test dir>/scripts/<test module>/<name>.yaml`, `name` defaulting to the test's (parameters included).
 
+    A path another test of the session recorded to already fails this one: two tests never share a file.
+    """
+    from .recording._files import file_stem
+
+    __tracebackhide__ = True
     path = Path(node.path)
-    stem = name if name is not None else node.name
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_.") or "script"
-    return path.parent / "scripts" / path.stem / f"{safe}.yaml"
+    file = path.parent / "scripts" / path.stem / f"{file_stem(name if name is not None else node.name)}.yaml"
+    owner = node.config.stash.setdefault(_RECORDED_BY, {}).setdefault(file, node.nodeid)
+    if owner != node.nodeid:
+        pytest.fail(
+            f"wirescript.recorded(): {node.nodeid} and {owner} would share the recorded script {file}; "
+            'give one of them its own name: wirescript.recorded("another-name")',
+            pytrace=False,
+        )
+    return file
+
+
+_RECORDED_BY = pytest.StashKey[dict[Path, str]]()
+"""Which test of the session each recorded script belongs to."""
 
 
 def _marker_options(node: pytest.Item) -> dict[str, Any]:

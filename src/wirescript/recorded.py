@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -26,21 +28,39 @@ __all__ = [
 
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 """Headers that carry credentials whatever the provider; each wire adds its own (`Wire.credential_headers`),
-and any name that looks like a credential (`*-key`, `*-token`, `*secret*`) is redacted too."""
+and any name that looks like a credential (`is_sensitive_header`) is redacted too."""
 
 REDACTED = "<redacted>"
 
-_NOT_CREDENTIALS = frozenset({"idempotency-key"})
+_CREDENTIAL_WORDS = frozenset(
+    {"auth", "key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+    | {"signature", "sig", "cookie", "jwt", "bearer"}
+)
+_CREDENTIAL_ENDINGS = ("token", "apikey", "secret", "password", "signature")
+_NOT_CREDENTIALS = ("idempotency", "page")
+"""`Idempotency-Key` names a request, `pageToken` a page of a listing: neither is a secret."""
+_WORDS = re.compile(r"[-_.\s]+")
 
 
+@functools.lru_cache(maxsize=1024)
 def is_sensitive_header(name: str) -> bool:
-    """Whether a (lower-cased) header name looks like a credential: `*-key`, `*-token`, `*secret*`, `*password*`.
+    """Whether a (lower-cased) header or query name looks like a credential.
 
-    `Idempotency-Key` names a request, not a secret, and is kept.
+    It does when one of its words (split at `-`, `_`, `.`) is `auth`, `key`, `apikey`, `token`,
+    `secret`, `password`, `passwd`, `credential(s)`, `signature`, `sig`, `cookie`, `jwt` or
+    `bearer`, or starts with `authoriz`/`authentic`; when it ends with `token`, `apikey`,
+    `secret`, `password` or `signature` written as one word (`accesstoken`); or when it holds
+    `secret` or `password` anywhere. So `x-api-key`, `helicone-auth`, `cf-aig-authorization`,
+    `x-auth`, `api_key`, `access_token`, `X-Amz-Signature`, `X-Amz-Security-Token` and `sig` are,
+    and `x-stainless-retry-count`, `anthropic-version`, `content-type`, `max_tokens`,
+    `Idempotency-Key` and `pageToken` are not.
     """
-    if name in _NOT_CREDENTIALS:
+    if any(word in name for word in _NOT_CREDENTIALS):
         return False
-    return name.endswith(("-key", "-token")) or "secret" in name or "password" in name
+    words = _WORDS.split(name)
+    if any(w in _CREDENTIAL_WORDS or w.startswith(("authoriz", "authentic")) for w in words):
+        return True
+    return "".join(words).endswith(_CREDENTIAL_ENDINGS) or "secret" in name or "password" in name
 
 
 AnsweredBy: TypeAlias = Literal["script", "function", "fallback"]

@@ -12,24 +12,28 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
-from ._cursor import PendingTurn
+from ._cursor import Ask, PendingTurn
 from ._http import PER_EVENT
-from ._ledger import Ledger
+from ._ledger import Ledger, Turnless
 from ._signal import seconds
 from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
-from .wires import Wire
+from .wires import RouteWire, Wire
 from .wires.routes import RouteHandler
 
-__all__ = ["PER_EVENT", "PendingTurn", "ScriptTransport"]
+__all__ = ["PER_EVENT", "Offload", "PendingTurn", "ScriptTransport", "serve_offloaded"]
 
 _Client = TypeVar("_Client")
+_Result = TypeVar("_Result")
+
+Offload = Callable[[Callable[[], _Result], float], Awaitable[_Result]]
+"""`run(function, seconds)`: the function's result, computed on another thread; `TimeoutError` past `seconds`."""
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transport=stub)` type-check
     import httpx
@@ -332,3 +336,34 @@ class _Holding:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.__exit__()
+
+
+async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]) -> Any:
+    """`handle_async_request` for an event loop that serves other requests meanwhile (the loopback server).
+
+    The user's code (the script function, the fallback, a route's handler) runs through `run`, on
+    another thread, so one that blocks delays only its own request. Past `hold_timeout` the
+    request is a `script_error` problem, answered loudly, whatever the function returns later.
+    """
+    await request.aread()
+    ledger, bound = stub._ledger, stub.hold_timeout
+    arrival = ledger.arrive(request, ask=False)
+    if isinstance(arrival.decision, Ask):
+        try:
+            arrival = await run(functools.partial(ledger.ask, arrival), bound)
+        except TimeoutError:
+            arrival = ledger.late(arrival, bound)
+    arrival = await ledger.admit_async(arrival, bound)
+    per_event, read_timeout = _http.options(request)
+    answer = functools.partial(ledger.answer, arrival, per_event=per_event, read_timeout=read_timeout)
+    if isinstance(arrival.decision, Turnless) and isinstance(arrival.wire, RouteWire):  # the handler runs here
+        try:
+            reply = await run(answer, bound)
+        except TimeoutError:
+            late = ledger.late(arrival, bound)
+            reply = ledger.answer(late, per_event=per_event, read_timeout=read_timeout)
+    else:
+        reply = answer()
+    if reply.lead:
+        await _http.async_lead(request, reply.lead)
+    return _http.respond(request, reply, functools.partial(ledger.unbuildable, arrival), is_async=True)
