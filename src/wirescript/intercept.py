@@ -146,9 +146,9 @@ class Interception:
             return
         self._clients.append(client)
 
-    def _route(self, host: str) -> ScriptTransport | None:
-        """The transport wrappers' callback while open: the stub for a routed host, else None (the network)."""
-        return self.stub if self._matches(host) else None
+    def _route(self, host: str) -> ScriptTransport | RecordingTransport | None:
+        """The transport wrappers' callback while open: the stub for a host it `routes`, else None (the network)."""
+        return self.stub if self.routes(host) else None
 
     def __enter__(self) -> Interception:
         global _current
