@@ -688,6 +688,21 @@ def test_requests_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy:
     ]
 
 
+def test_urllib_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: tuple[str, list[bytes]]) -> None:
+    import urllib.error
+    import urllib.request
+
+    url, received = env_proxy
+    for target in ("https://api.openai.com/v1/models", "http://api.openai.com/v1/models"):
+        with pytest.raises(urllib.error.URLError, match=r"wirescript: blocked a connection to api\.openai\.com"):
+            urllib.request.urlopen(target, timeout=5)
+    assert received == []
+    assert refused_through(wirescript.guard, url) == [
+        "connection to api.openai.com:443 through the proxy at PROXY",
+        "connection to api.openai.com:80 through the proxy at PROXY",
+    ]
+
+
 def test_aiohttp_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: tuple[str, list[bytes]]) -> None:
     aiohttp = pytest.importorskip("aiohttp")
     url, received = env_proxy
