@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse", "_readfile"},
+    {"errors", "_text", "_steps", "sse", "_readfile", "_hooks"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers
@@ -56,7 +56,7 @@ LAYERS: list[set[str]] = [
     {"strict", "validate", "catalog"},
     # 4: the sans-IO core, the HTTP adapter and the reach
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
-    | {"_hooks", "intercept", "guard"},
+    | {"intercept", "guard"},
     # 5: the transport shell
     {"transport"},
     # 6: conveniences on top

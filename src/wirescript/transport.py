@@ -60,9 +60,6 @@ _NOT_A_CLIENT = (
 )
 """What reading a transport's `timeout` raises: the SDKs read it first from the `http_client` they are given."""
 
-_WATCHERS: list[Callable[[ScriptTransport], None]] = []
-"""Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
-
 
 class ScriptTransport(_TransportBase):
     """A scripted LLM provider: serves turns in order, records every request, fails loudly.
@@ -124,8 +121,7 @@ class ScriptTransport(_TransportBase):
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
-        for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
-            watcher(self)
+        self._ledger.own(self)  # the pytest plugin checks the stubs a test builds or uses
 
     @property
     def wires(self) -> tuple[Wire, ...]:

@@ -152,6 +152,9 @@ class Wire(ABC):
     boto_service: ClassVar[str | None] = None
     """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
     the clients of it created while open (`bedrock-runtime`)."""
+    client_hint: ClassVar[str | None] = None
+    """How a test gives its SDK's client the stub, when not `http_client=httpx2.Client(transport=stub)`:
+    the network guard names it when it refuses a connection to one of its `hosts`."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
     retry_count_header: ClassVar[str | None] = None
