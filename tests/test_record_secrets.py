@@ -17,12 +17,13 @@ from typing import Any
 from urllib.parse import parse_qsl, quote
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
 from wirescript import RecordingTransport, ScriptTransport, load_script
 from wirescript.recording import drift, recorded_summaries
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
 KEY = "sk-ant-api03-PLANTEDkey0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
 ASK = [{"role": "user", "content": "Hi"}]
