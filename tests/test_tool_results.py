@@ -55,21 +55,45 @@ def test_anthropic_the_last_user_messages_tool_result_blocks() -> None:
     assert_three_steps(stub)
 
 
-def test_openai_chat_the_tool_messages_after_the_last_assistant_message() -> None:
-    stub = ScriptTransport(STEPS)
+def chat_loop(stub: ScriptTransport) -> str | None:
+    """A Chat Completions tool loop of up to three requests, answering each call with `weather`: the last text."""
     client = openai_client(stub)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     messages: list[Any] = [{"role": "user", "content": "Weather in Paris, then Lima?"}]
     for _ in range(3):
-        reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools)
-        message = reply.choices[0].message
+        message = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools).choices[0].message
         if not message.tool_calls:
             break
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
             city = json.loads(call.function.arguments)["city"]
             messages.append({"role": "tool", "tool_call_id": call.id, "content": weather(city)})
+    return message.content
+
+
+def test_openai_chat_the_tool_messages_after_the_last_assistant_message() -> None:
+    stub = ScriptTransport(STEPS)
+    chat_loop(stub)
     assert_three_steps(stub)
+
+
+def test_ollama_native_the_tool_messages_after_the_last_assistant_message() -> None:
+    ollama = pytest.importorskip("ollama")
+    stub = ScriptTransport(STEPS)
+    client = ollama.Client(host="http://localhost:11434", transport=stub)
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris, then Lima?"}]
+    for _ in range(3):
+        reply = client.chat(model="llama3.2", messages=messages, tools=tools, stream=False)
+        if not reply.message.tool_calls:
+            break
+        messages.append(reply.message.model_dump(exclude_none=True))
+        for call in reply.message.tool_calls:
+            messages.append(
+                {"role": "tool", "tool_name": call.function.name, "content": weather(call.function.arguments["city"])}
+            )
+    assert_three_steps(stub)
+    assert {r.provider for r in stub.requests} == {"ollama_native"}
 
 
 @pytest.mark.parametrize("chained", [False, True], ids=["stateless", "previous_response_id"])
@@ -181,15 +205,4 @@ def test_echoes_tool_result_echoes_the_newest_result() -> None:
         .echoes_tool_result(prefix="Got: ")
         .build()
     )
-    client = openai_client(stub)
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
-    messages: list[Any] = [{"role": "user", "content": "Weather?"}]
-    for _ in range(3):
-        message = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools).choices[0].message
-        if not message.tool_calls:
-            break
-        messages.append(message.model_dump(exclude_none=True))
-        for call in message.tool_calls:
-            city = json.loads(call.function.arguments)["city"]
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": weather(city)})
-    assert message.content == "Got: Weather in Lima"
+    assert chat_loop(stub) == "Got: Weather in Lima"

@@ -28,19 +28,8 @@ SCRIPT = [
 ]
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["run", "run_stream"])
-@pytest.mark.parametrize("kind", ["anthropic", "openai_chat", "openai_responses", "google"])
-def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: ModuleType, kind: str, stream: bool) -> None:
-    stub = ScriptTransport(SCRIPT)
-    if kind == "google":
-        pytest.importorskip("google.genai")
-        from test_pydantic_ai_google import google_model
-
-        model = google_model(stub)
-    else:
-        from test_pydantic_ai import make_model
-
-        model = make_model(kind, stub)
+def two_conversations(pydantic_ai: ModuleType, model: Any, *, stream: bool) -> str:
+    """A weather agent's tool loop (run or streamed), then a second run on its history: the second's output."""
     agent = pydantic_ai.Agent(model, instructions="Answer weather questions with the tool.")
 
     @agent.tool_plain
@@ -57,7 +46,23 @@ def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: Module
             history = (await agent.run(QUESTION)).all_messages()
         return (await agent.run("And tomorrow?", message_history=history)).output
 
-    assert asyncio.run(main()) == "Still sunny."
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["run", "run_stream"])
+@pytest.mark.parametrize("kind", ["anthropic", "openai_chat", "openai_responses", "google"])
+def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: ModuleType, kind: str, stream: bool) -> None:
+    stub = ScriptTransport(SCRIPT)
+    if kind == "google":
+        pytest.importorskip("google.genai")
+        from test_pydantic_ai_google import google_model
+
+        model = google_model(stub)
+    else:
+        from test_pydantic_ai import make_model
+
+        model = make_model(kind, stub)
+    assert two_conversations(pydantic_ai, model, stream=stream) == "Still sunny."
     assert_none_refused(stub, 4)
 
 
@@ -113,22 +118,6 @@ def test_a_pydantic_ai_agent_on_bedrock_is_never_refused(
     )
     provider = BedrockProvider(bedrock_client=stub.attach(client))
     model = BedrockConverseModel("us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider=provider)
-    agent = pydantic_ai.Agent(model, instructions="Answer weather questions with the tool.")
-
-    @agent.tool_plain
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
-        return f"Sunny in {city}"
-
-    async def main() -> str:
-        if stream:
-            async with agent.run_stream(QUESTION) as streamed:
-                await streamed.get_output()
-            history = streamed.all_messages()
-        else:
-            history = (await agent.run(QUESTION)).all_messages()
-        return (await agent.run("And tomorrow?", message_history=history)).output
-
-    assert asyncio.run(main()) == "Still sunny."
+    assert two_conversations(pydantic_ai, model, stream=stream) == "Still sunny."
     assert len(stub.requests) == 4
     assert stub.problems == []  # served under strict, Converse rules and all

@@ -13,7 +13,7 @@ platform carries them there (Bedrock and Vertex AI: `anthropic_version`, `anthro
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from ._claude_models import CLAUDE_MODELS, ClaudeModel
@@ -336,8 +336,12 @@ class _Conversation:
         """The body path of conversation message `index` (thread messages before the request's own map to 0)."""
         return f"messages.{max(index - self.offset, 0)}"
 
-    def own_indexes(self) -> range:
-        return range(self.offset, len(self.messages))
+    def own_messages(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The request's own messages that are objects, with their indexes in the conversation."""
+        for i in range(self.offset, len(self.messages)):
+            message = self.messages[i]
+            if isinstance(message, dict):
+                yield i, message
 
     def final_assistant(self) -> dict[str, Any] | None:
         """The request's last message when it is an assistant message (a prefill), else None."""
@@ -533,10 +537,7 @@ def _sampling_removed(req: _Request) -> Violation | None:
 
 def _invalid_role(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        if message is None:
-            continue
+    for i, message in conv.own_messages():
         role = message.get("role")
         if isinstance(role, str) and role not in _ROLES:
             extra = (
@@ -554,9 +555,8 @@ def _invalid_role(req: _Request) -> Violation | None:
 
 def _system_misplaced(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        if message is None or message.get("role") != "system":
+    for i, message in conv.own_messages():
+        if message.get("role") != "system":
             continue
         if i == 0 and conv.blind_start:
             continue
@@ -583,9 +583,8 @@ def _may_precede_system(message: dict[str, Any]) -> bool:
 def _empty_content(req: _Request) -> Violation | None:
     conv = req.conv
     final = len(conv.messages) - 1
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        if message is None or message.get("content") not in ("", []):
+    for i, message in conv.own_messages():
+        if message.get("content") not in ("", []):
             continue
         if i == final and message.get("role") == "assistant":
             continue  # the optional final assistant message
@@ -600,9 +599,8 @@ def _empty_content(req: _Request) -> Violation | None:
 
 def _empty_text_block(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        content = message.get("content") if message is not None else None
+    for i, message in conv.own_messages():
+        content = message.get("content")
         if not isinstance(content, list):
             continue
         for k, block in dicts(content):
@@ -654,9 +652,8 @@ def _bad_image(blocks: Any, where: str) -> str | None:
 
 def _image_media_type(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        content = message.get("content") if message is not None else None
+    for i, message in conv.own_messages():
+        content = message.get("content")
         if not isinstance(content, list):
             continue
         found = _bad_image(content, f"{conv.path(i)}.content")
@@ -697,9 +694,8 @@ def _tool_use_without_result(req: _Request) -> Violation | None:
 
 def _tool_result_without_use(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        if message is None or message.get("role") != "user":
+    for i, message in conv.own_messages():
+        if message.get("role") != "user":
             continue
         if i == 0 and conv.blind_start:
             continue
@@ -722,9 +718,8 @@ def _tool_result_without_use(req: _Request) -> Violation | None:
 
 def _tool_result_not_first(req: _Request) -> Violation | None:
     conv = req.conv
-    for i in conv.own_indexes():
-        message = conv.at(i)
-        if message is None or message.get("role") != "user":
+    for i, message in conv.own_messages():
+        if message.get("role") != "user":
             continue
         types = _block_types(message)
         if "tool_result" not in types:

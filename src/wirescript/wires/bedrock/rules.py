@@ -248,16 +248,19 @@ def _first_not_user(messages: list[dict[str, Any]], model: str | None) -> Violat
     return None
 
 
+def _validation(rule: Rule, value: Any, where: str, constraint: str, param: str) -> Violation:
+    """A refusal in AWS's validation words: `1 validation error detected: Value '…' at '…' failed to satisfy …`."""
+    message = f"1 validation error detected: Value '{value}' at '{where}' failed to satisfy constraint: {constraint}"
+    return Violation(rule, message, param)
+
+
 def _invalid_role(messages: list[dict[str, Any]]) -> Violation | None:
     for i, message in enumerate(messages):
         role = message.get("role")
         if isinstance(role, str) and role not in _ROLES:
-            return Violation(
-                INVALID_ROLE,
-                f"1 validation error detected: Value '{role}' at 'messages.{_member(i)}.member.role' failed to satisfy "
-                "constraint: Member must satisfy enum value set: [user, assistant, system]",
-                f"messages.{i}.role",
-            )
+            where = f"messages.{_member(i)}.member.role"
+            enum = "Member must satisfy enum value set: [user, assistant, system]"
+            return _validation(INVALID_ROLE, role, where, enum, f"messages.{i}.role")
     return None
 
 
@@ -289,8 +292,7 @@ def _tool_names(body: dict[str, Any]) -> Violation | None:
             constraint = "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
         else:
             continue
-        message = f"1 validation error detected: Value '{name}' at '{where}' failed to satisfy constraint: {constraint}"
-        return Violation(TOOL_NAME_PATTERN, message, f"toolConfig.tools.{i}.toolSpec.name")
+        return _validation(TOOL_NAME_PATTERN, name, where, constraint, f"toolConfig.tools.{i}.toolSpec.name")
     return None
 
 
@@ -301,12 +303,8 @@ def _inference_range(body: dict[str, Any]) -> Violation | None:
     for key in ("temperature", "topP"):
         value = config.get(key)
         if is_number(value) and value > 1:
-            return Violation(
-                INFERENCE_CONFIG_RANGE,
-                f"1 validation error detected: Value '{value}' at 'inferenceConfig.{key}' failed to satisfy "
-                "constraint: Member must have value less than or equal to 1",
-                f"inferenceConfig.{key}",
-            )
+            at = f"inferenceConfig.{key}"
+            return _validation(INFERENCE_CONFIG_RANGE, value, at, "Member must have value less than or equal to 1", at)
     return None
 
 
