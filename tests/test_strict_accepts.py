@@ -553,6 +553,37 @@ def test_bedrock_valid_requests_are_served(monkeypatch: pytest.MonkeyPatch, tmp_
     assert stub.problems == []
 
 
+# Other models' own InvokeModel bodies with `messages` (AWS's model-parameters pages): no Claude rule reads them.
+OTHER_INVOKE_BODIES = {
+    "us.amazon.nova-lite-v1:0": {
+        "schemaVersion": "messages-v1",
+        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+        "inferenceConfig": {"maxTokens": 64},
+    },
+    "mistral.mistral-large-2407-v1:0": {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 64},
+    "openai.gpt-oss-120b-1:0": {
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        "max_completion_tokens": 64,
+        "stream": False,
+    },
+    "meta.llama3-70b-instruct-v1:0": {"prompt": "Hi", "max_gen_len": 64},
+}
+
+
+@pytest.mark.parametrize("model", list(OTHER_INVOKE_BODIES))
+def test_bedrock_other_models_invoke_bodies_are_not_read_as_claudes(
+    model: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    boto3 = pytest.importorskip("boto3")
+    no_aws_environment(monkeypatch, tmp_path)
+    stub = ScriptTransport([OK])
+    bedrock = stub.attach(
+        boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKID", aws_secret_access_key="x")
+    )
+    bedrock.invoke_model(modelId=model, body=json.dumps(OTHER_INVOKE_BODIES[model]))
+    assert stub.problems == []
+
+
 # --- what the SDKs' own helpers build ------------------------------------------------------------------------
 
 

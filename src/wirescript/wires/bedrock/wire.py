@@ -87,6 +87,17 @@ def _tool_result_blocks(message: dict[str, Any]) -> list[Any]:
     return [b for b in as_list(message.get("content")) if isinstance(b, dict) and isinstance(b.get("toolResult"), dict)]
 
 
+def _claude_body(body: dict[str, Any], model: str | None) -> bool:
+    """Whether an InvokeModel body is Claude's Messages body.
+
+    It is when it carries `anthropic_version`, or `messages` for a path's model id that names an
+    Anthropic model (`anthropic.claude-…`, `us.anthropic.…`); an ARN that names none is not read.
+    """
+    if "anthropic_version" in body:
+        return True
+    return "messages" in body and isinstance(model, str) and "anthropic." in model.lower()
+
+
 def _system_text(system: Any) -> str | None:
     texts = [b["text"] for b in as_list(system) if isinstance(b, dict) and isinstance(b.get("text"), str)]
     return "\n".join(texts) if texts else None
@@ -208,9 +219,9 @@ class BedrockWire(Wire):
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """Converse's refusals, or for InvokeModel the Claude Messages body's (with Bedrock's differences).
 
-        An InvokeModel body carrying `anthropic_version` or `messages` is Claude's Messages body (what
-        `anthropic.AnthropicBedrock` and boto3's `invoke_model` send for Claude); another model's own
-        body is not checked.
+        An InvokeModel body carrying `anthropic_version`, or `messages` for a model id naming Anthropic's,
+        is Claude's Messages body (what `anthropic.AnthropicBedrock` and boto3's `invoke_model` send for
+        Claude); another model's own body (Nova's, Mistral's, gpt-oss's `messages` too) is not checked.
         """
         found = operation(record.path)
         body = record.body
@@ -218,8 +229,8 @@ class BedrockWire(Wire):
             return None
         if found[1] in ("converse", "converse-stream"):
             return check_converse(body, skip=skip, model=record.model)
-        if "anthropic_version" not in body and "messages" not in body:
-            return None  # not the Messages body: another model's own, which Bedrock passes through
+        if not _claude_body(body, record.model):
+            return None  # another model's own body, which Bedrock passes through
         betas = header_betas(record.headers.get("anthropic-beta"))
         return check_invoke(body, record.model, skip=skip, betas=betas)
 
