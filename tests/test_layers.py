@@ -26,6 +26,8 @@ LAYERS: list[set[str]] = [
         "wires._decode",
         "wires._rules",
         "wires._messages",
+        "wires._messages_rules",
+        "wires._claude_models",
         "wires._catalog",
         "wires._hosts",
         "wires._side",
@@ -39,9 +41,9 @@ LAYERS: list[set[str]] = [
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
-                "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
+                "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side"),
                 "openai": (
-                    *(".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects"),
+                    *(".chat", ".responses", ".common", ".rules", ".models", ".errors", ".side", ".dialects"),
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
@@ -78,8 +80,9 @@ COMPOSERS = {"wires", "wires.side", "wires._dialects"}
 """The modules of `wires/` that put several providers together: the facade (`default_wires`) and the side
 endpoints (each provider's token counts, embeddings and listings), and the host dialects' registry (the OpenAI
 package's Chat Completions dialects with Ollama's native wire). Every other module of `wires/` is one
-provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`:
-the Anthropic Messages answer, sent by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
+provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`,
+`_messages_rules`, `_claude_models`: the Anthropic Messages answer, the rules of its body and the Claude models
+they read, used by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
 
 
 def _module_name(path: Path) -> str:

@@ -112,6 +112,9 @@ class Parsed:
     tools: list[Any] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)
+    """The tool results of the request's newest message (or turn): what it answers the model's last calls with."""
+    all_tool_results: list[Any] | None = None
+    """Every tool result the request's messages carry; None: the same as `tool_results`."""
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None
