@@ -1,21 +1,24 @@
 """The ledger: a stub's state under one lock, and the order of arrival. Sans-IO: no HTTP library.
 
-It numbers each request, records it, decides its turn with the cursor (or a turnless answer, or a
-refusal), keeps every problem and the hold gate, and renders the answer through `_answer`, turning
-any failure on the way into a problem instead of an exception. It never reads a body nor builds a
-response: `ScriptTransport` does that, and only that, around it.
+It admits each request (reads it into its record through `_record`, checks it against the strict
+rules, numbers it and decides its turn with the cursor, in arrival order), keeps every problem and
+the hold gate, and renders the answer through `_answer`. Each of those modules is entered once per
+request, in that order; a failure on the way is a problem with a loud answer, never an exception.
+It never touches an HTTP library: the adapters (`_http`, `_botocore`) turn their requests into the
+neutral `Request` and the `Answer` into their responses, and `ScriptTransport` drives the line.
 """
 
 from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from ._answer import Answer, answer, refuse, refuse_strictly, respond
-from ._cursor import Ask, Cursor, PendingTurn, Refusal
-from ._record import Attempts, Vocabulary, read_request
+from ._answer import Watch, render
+from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
+from ._exchange import Answer, Request
+from ._record import Arrival, Attempts, Vocabulary, read
 from ._report import (
     LISTED,
     abandoned,
@@ -26,47 +29,18 @@ from ._report import (
     refused_strictly,
     retried,
     short_of,
+    unfinished,
 )
-from ._signal import Signal, seconds
-from ._steps import Disconnect, Step
+from ._signal import Gate, Signal, seconds
 from .errors import ScriptError, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import ScriptLike, Turn, TurnLike
+from .script import ScriptLike, TurnLike
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
 from .wires import RouteWire, TurnlessWire, Wire, merge_wires
 from .wires.routes import RouteHandler
 
-__all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless"]
-
-
-class Turnless:
-    """The decision for a request a turnless wire answers: no turn is consumed."""
-
-    __slots__ = ()
-
-
-TURNLESS = Turnless()
-
-
-class Gate:
-    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
-
-    __slots__ = ("open",)
-
-    def __init__(self) -> None:
-        self.open = False
-
-
-class Arrival(NamedTuple):
-    """A request as the ledger decided it: its record, who answers it and how, and the gate it waits at."""
-
-    record: RecordedRequest
-    wire: Wire | None
-    """The wire that answers it: the serving wire, or for a refusal the wire whose envelope it is sent in."""
-    decision: Turn | Refusal | Turnless
-    gate: Gate | None
-    """The hold period it arrived in, or None: not held."""
+__all__ = ["Ledger"]
 
 
 class Ledger:
@@ -80,6 +54,7 @@ class Ledger:
         "_problems",
         "_records",
         "_side",
+        "_streams",
         "_strict_rules",
         "_troubled",
         "_vocabulary",
@@ -93,36 +68,6 @@ class Ledger:
 
     def __init__(
         self,
-        cursor: Cursor,
-        wires: Sequence[Wire],
-        side: SideScript,
-        *,
-        strict: bool,
-        strict_skip: frozenset[str],
-        max_records: int | None,
-        rules: StrictRules | None = None,
-    ) -> None:
-        self._cursor = cursor
-        self._wires = tuple(wires)
-        self._side = side
-        self.strict = strict
-        self.strict_skip = strict_skip
-        self._strict_rules = rules if rules is not None else StrictRules(wires)
-        self._vocabulary = Vocabulary(wires)
-        self._attempts = Attempts()
-        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
-        self._count = 0
-        self._troubled: dict[int, RecordedRequest] = {}
-        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
-        self._problems: list[Problem] = []
-        self._held: dict[int, RecordedRequest] = {}
-        self.lock = threading.Lock()
-        self.signal = Signal(self.lock)
-        self.gate: Gate | None = None
-
-    @classmethod
-    def built(
-        cls,
         script: ScriptLike,
         fallback: Callable[[RecordedRequest], TurnLike | None] | None,
         wires: Sequence[Wire] | None,
@@ -131,7 +76,7 @@ class Ledger:
         max_records: int | None,
         strict: bool,
         strict_skip: Iterable[str],
-    ) -> Ledger:
+    ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
@@ -141,11 +86,25 @@ class Ledger:
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
         route_wire = RouteWire(routes)
         wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
-        rules = StrictRules(wired)
-        skipped = skip_ids(strict_skip, rules=rules.rules)
-        cursor = Cursor(script, fallback, wired)
-        side_script = cursor.side_script(parse_side(side) if side is not None else None)
-        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records, rules=rules)
+        self._strict_rules = StrictRules(wired)
+        self.strict = strict
+        self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
+        self._cursor = Cursor(script, fallback, wired)
+        self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
+        self._wires = tuple(wired)
+        self._vocabulary = Vocabulary(wired)
+        self._attempts = Attempts()
+        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._count = 0
+        self._troubled: dict[int, RecordedRequest] = {}
+        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
+        self._problems: list[Problem] = []
+        self._held: dict[int, RecordedRequest] = {}
+        self._streams: dict[int, Watch] = {}
+        """The streamed answers not read to their end yet, by request index (`unfinished_stream` at `check()`)."""
+        self.lock = threading.Lock()
+        self.signal = Signal(self.lock)
+        self.gate: Gate | None = None
 
     @property
     def wires(self) -> tuple[Wire, ...]:
@@ -188,6 +147,10 @@ class Ledger:
         """What `ScriptTransport.check()` raises: every problem, held request and unused turn; None: nothing."""
         allowed = allowed_kinds(allow)
         with self.lock:
+            for index in list(self._streams):
+                watch = self._streams.pop(index, None)
+                if watch is not None:  # still open: never read to its end
+                    self._add_problem(watch.record, unfinished(watch.sent))
             records = sorted(self._troubled.values(), key=lambda r: r.index)
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
@@ -213,32 +176,29 @@ class Ledger:
                 gate.open = True
                 self.signal.notify_all()
 
-    def unhold(self, arrival: Arrival) -> None:
-        """`arrival` is no longer waiting at its gate."""
-        if arrival.gate is not None:
-            with self.lock:
-                self._held.pop(arrival.record.index, None)
-
-    def admit(self, arrival: Arrival, hold_timeout: float) -> Arrival:
+    def wait(self, arrival: Arrival, hold_timeout: float) -> None:
         """Wait while `arrival` is held (a thread's wait); past `hold_timeout` its answer is the refusal."""
         gate = arrival.gate
         if gate is not None and not self.signal.wait(lambda: gate.open, hold_timeout):
-            arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
-        self.unhold(arrival)
-        return arrival
+            arrival.decision = self._refused(arrival.record, held_too_long(hold_timeout))
+        self._unhold(arrival)
 
-    async def admit_async(self, arrival: Arrival, hold_timeout: float) -> Arrival:
-        """`admit` without blocking the event loop; a request cancelled while held is an `abandoned` problem."""
+    async def wait_async(self, arrival: Arrival, hold_timeout: float) -> None:
+        """`wait` without blocking the event loop; a request cancelled while held is an `abandoned` problem."""
         gate = arrival.gate
         try:
             if gate is not None and not await self.signal.wait_async(lambda: gate.open, hold_timeout):
-                arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
+                arrival.decision = self._refused(arrival.record, held_too_long(hold_timeout))
         except BaseException:  # cancelled while held: the turn it took is never delivered
-            self.problem(arrival.record, abandoned())
+            self.report(arrival.record, abandoned())
             raise
         finally:
-            self.unhold(arrival)
-        return arrival
+            self._unhold(arrival)
+
+    def _unhold(self, arrival: Arrival) -> None:
+        if arrival.gate is not None:
+            with self.lock:
+                self._held.pop(arrival.record.index, None)
 
     def wait_for(self, n: int, timeout: float) -> list[RecordedRequest]:
         """The records once at least `n` requests arrived (`WaitTimeoutError` past `timeout` seconds)."""
@@ -254,27 +214,29 @@ class Ledger:
 
     # ------------------------------------------------------------------ serving
 
-    def arrive(self, request: Any) -> Arrival:
-        """Record the request and decide its turn, atomically, in arrival order."""
-        reading = read_request(request, self._vocabulary)
-        record, wire, refusal = reading.record, reading.wire, reading.refusal
-        if refusal is None and wire is not None and self.strict:
-            refusal = self._checked(wire, record)
-        decision: Turn | Ask | Refusal | Turnless
+    def admit(self, request: Request) -> Arrival:
+        """Read the request into its record, check it, and decide its answer: atomically, in arrival order."""
+        arrival = read(request, self._vocabulary)
+        record, wire = arrival.record, arrival.wire
+        if wire is not None and self.strict and arrival.decision is None:
+            arrival.decision = self._checked(wire, record)
+        decision: Decision | Ask | None
         with self.lock:
             record.index = self._count
             self._count += 1
             attempt = self._attempts.arrive(request, record)
+            decision = arrival.decision
             if wire is not None:
-                wire.resolve(record)
-            if refusal is not None:
-                decision = refusal
-            else:  # a turnless wire (side endpoint, route) consumes no turn
+                try:
+                    wire.resolve(record)
+                except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
+                    decision = decision or failed(f"asking the {wire.name} wire to resolve the request", exc)
+            if decision is None:  # a turnless wire (side endpoint, route) consumes no turn
                 decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
-            gate = self.gate
+            arrival.gate = gate = self.gate
             if gate is not None:
                 self._held[record.index] = record
             if self.signal.waiting:
@@ -282,47 +244,28 @@ class Ledger:
         if isinstance(decision, Ask):  # the script function runs outside the lock
             decision = self._cursor.ask(decision, record)
             if isinstance(decision, Refusal):
-                self.problem(record, decision)
+                self.report(record, decision)
         if attempt is not None:  # the retry can only come once this answer is sent
-            with self.lock:
-                self._attempts.answered(attempt, record, decision, wire)
-        return Arrival(record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate)
-
-    def answer(self, arrival: Arrival, *, per_event: bool, read_timeout: float | None) -> Answer:
-        """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
-        record, wire, decision = arrival.record, arrival.wire, arrival.decision
-        if isinstance(decision, Turnless) and wire is not None:
-            side = respond(wire, record, self._side)
-            if isinstance(side, Answer):
-                return self._guarded(record, side)
-            decision = self.problem(record, side)
-        if isinstance(decision, Turn) and wire is not None:
             try:
-                reply = answer(wire, record, decision, per_event=per_event, read_timeout=read_timeout)
-            except Exception as exc:  # a wirescript bug must be loud, never a retried "Connection error."
-                decision = self.problem(record, failed("rendering the answer", exc))
-            else:
-                if not isinstance(reply, str):
-                    return self._guarded(record, reply)
-                decision = self.problem(record, Refusal("fault", reply))
-        assert isinstance(decision, Refusal)
-        return self.refusal(record, wire, decision)
+                with self.lock:
+                    self._attempts.answered(attempt, record, decision, wire)
+            except Exception as exc:  # a wire's `retryable` failing
+                decision = self._refused(record, failed("asking the wire whether its answer is retried", exc))
+        arrival.decision = decision
+        return arrival
 
-    def refusal(self, record: RecordedRequest, wire: Wire | None, refusal: Refusal) -> Answer:
-        """The loud answer to a request the stub refused: the wire's own error (the strict one for a rule)."""
-        if refusal.violation is not None and wire is not None:
-            return refuse_strictly(wire, record, refusal.violation)
-        return refuse(wire, record, f"wirescript: {record.problem}", not_found=refusal.kind == "unknown_endpoint")
+    def render(self, arrival: Arrival, request: Request) -> Answer:
+        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        return render(arrival, request, self._side, self.report, self._streams)
 
-    def unbuildable(self, arrival: Arrival, exc: Exception) -> Answer:
-        """The loud answer to a request whose response could not be built (a problem of its own)."""
-        refusal = self.problem(arrival.record, failed("building the response", exc))
-        return self.refusal(arrival.record, arrival.wire, refusal)
-
-    def problem(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
-        """Record why `record` was not answered as scripted; return the refusal."""
+    def report(self, record: RecordedRequest, refusal: Refusal) -> None:
+        """Record why `record` was not answered as scripted (its answer says so: nothing streams on)."""
         with self.lock:
             self._add_problem(record, refusal)
+            self._streams.pop(record.index, None)
+
+    def _refused(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
+        self.report(record, refusal)
         return refusal
 
     def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
@@ -342,15 +285,3 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
-
-    def _guarded(self, record: RecordedRequest, reply: Answer) -> Answer:
-        """`reply`, a failure while its steps are rendered recorded and sent as a dropped connection."""
-        body = reply.body
-        return reply if isinstance(body, bytes) else reply._replace(body=self._guarded_steps(record, body))
-
-    def _guarded_steps(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
-        try:
-            yield from body
-        except Exception as exc:
-            self.problem(record, failed("streaming the answer", exc))
-            yield Disconnect(f"wirescript: {record.problem}")

@@ -21,7 +21,16 @@ from typing import Any
 
 from .errors import ScriptError
 
-__all__ = ["Signal", "seconds"]
+__all__ = ["Gate", "Signal", "seconds"]
+
+
+class Gate:
+    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
 
 
 class Signal:
@@ -64,10 +73,13 @@ class Signal:
     async def wait_async(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Await, without blocking the event loop, until `condition()` holds; False after `timeout` s.
 
-        Works under asyncio and trio; a cancellation of the waiting task propagates as usual.
+        Works under asyncio and trio (through anyio, which httpx and httpx2 depend on; without it, as
+        for an aiobotocore client alone, under asyncio); a cancellation of the waiting task propagates.
         """
-        import anyio  # httpx and httpx2 depend on it: present wherever an async client runs
-
+        try:
+            import anyio
+        except ImportError:  # no httpx: only asyncio can be running (trio's clients bring anyio)
+            return await self._wait_asyncio(condition, timeout)
         schedule = _scheduler()
         deadline = time.monotonic() + timeout
         while True:
@@ -83,6 +95,25 @@ class Signal:
             try:
                 with anyio.move_on_after(remaining):
                     await event.wait()
+            finally:
+                self._forget(wake)
+
+    async def _wait_asyncio(self, condition: Callable[[], bool], timeout: float) -> bool:
+        schedule = asyncio.get_running_loop().call_soon_threadsafe
+        deadline = time.monotonic() + timeout
+        while True:
+            event = asyncio.Event()
+            wake = _waker(schedule, event.set)
+            with self._lock:
+                if condition():
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._waiters.append(wake)
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), remaining)
             finally:
                 self._forget(wake)
 

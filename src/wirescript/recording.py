@@ -30,7 +30,8 @@ from pydantic import ValidationError
 
 from . import __version__, _http
 from ._append import append_json, append_yaml, check_appendable
-from ._record import Vocabulary, read_request
+from ._cursor import Refusal
+from ._record import Vocabulary, read
 from ._text import clip
 from .errors import ScriptError, UsageError
 from .recorded import RecordedRequest
@@ -364,7 +365,7 @@ class RecordingTransport(_TransportBase):
     # ------------------------------------------------------------------ recording
 
     def _arrive(self, request: Any) -> tuple[_Entry, Wire | None]:
-        reading = read_request(request, self._vocabulary)
+        reading = read(_http.read(request), self._vocabulary)
         record = reading.record
         with self._lock:
             record.index = len(self._entries)
@@ -374,7 +375,8 @@ class RecordingTransport(_TransportBase):
             self._libraries.update(_sdks_of(request.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
-                    f"{record.summary()}: not recorded: {reading.refusal.reason if reading.refusal else ''}"
+                    f"{record.summary()}: not recorded: "
+                    f"{reading.decision.reason if isinstance(reading.decision, Refusal) else ''}"
                 )
         return entry, reading.wire
 

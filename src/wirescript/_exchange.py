@@ -1,0 +1,68 @@
+"""What the core takes and gives: a neutral request, and a neutral answer. Pure data: no HTTP library.
+
+As httpx's default transport hands httpcore a neutral `httpcore.Request`, each way into a stub (an
+httpx/httpx2 client, a botocore or aiobotocore client, the loopback server) is a thin adapter that
+turns its library's request into a `Request` and the core's `Answer` into its library's response:
+`_http` for httpx and httpx2, `_botocore` for botocore. The core reads nothing else, so serving a
+boto3 client needs neither httpx nor httpx2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ._steps import Step
+
+__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request"]
+
+PER_EVENT = "wirescript.per_event"
+"""A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
+in batches of whole events (the loopback server sets it, so each event is flushed to the network)."""
+
+UNREADABLE = "wirescript.unreadable"
+"""A request extension (httpx/httpx2): why the request reached the stub only in part (the loopback server
+could not build it as sent). Such a request is recorded as an `unreadable` problem and refused."""
+
+
+@dataclass(slots=True)
+class Request:
+    """One HTTP request as the core reads it: the parts of its URL, its raw headers, its body, and how to answer."""
+
+    method: str
+    """The HTTP method, upper case."""
+    host: str
+    """The host, lower case, without the port."""
+    path: str
+    """The URL path, percent-decoded (`/model/anthropic.claude-3:0/converse`)."""
+    query: bytes
+    """The query string as sent, without the `?` (empty: none)."""
+    headers: Sequence[tuple[bytes, bytes]]
+    """The headers as sent: (name, value) byte pairs, in order, repeats included."""
+    body: bytes
+    """The whole body."""
+    per_event: bool = False
+    """Send an unfaulted stream one event per chunk instead of in batches of whole events (the loopback
+    server asks for it, to flush each event to the network)."""
+    read_timeout: float | None = None
+    """The client's read timeout in seconds: a fault's delay longer than it becomes a read timeout."""
+    unreadable: str | None = None
+    """Why the request reached the stub only in part (the loopback server could not build it as sent):
+    it is recorded as an `unreadable` problem and refused."""
+
+
+@dataclass(slots=True)
+class Answer:
+    """A response before it meets an HTTP library: what every adapter turns into its own library's response."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    """The response headers as byte pairs (Latin-1, as HTTP carries them)."""
+    before: tuple[Step, ...]
+    """Steps run before the response exists (a first-byte delay, a connection that fails before any byte):
+    a failure here happens inside the client's send, where its SDK may retry it."""
+    body: bytes | Iterator[Step]
+    """The whole body, or the steps that send it as the client reads."""
+    read: Callable[[], None] | None = None
+    """For a streamed answer sent whole (one chunk): called when the client starts reading it, so the stub
+    knows the stream reached it (`unfinished_stream`). A body of steps tells the stub itself."""
