@@ -208,7 +208,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
                 "nothing was consumed from the script.",
             )
     api_key, broken = _api_key(wire, vocabulary.wires, headers, query)
-    refusal = refusal or broken
+    refusal = broken or refusal
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     record = RecordedRequest.model_construct(
@@ -234,7 +234,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     answerer = wire
     if wire is None:
         answerer, broken = _claimed(vocabulary.wires, host)
-        refusal = refusal or broken
+        refusal = broken or refusal
     return Arrival(record, wire if parsed is not None and refusal is None else None, answerer, refusal)
 
 

@@ -94,7 +94,7 @@ def abandoned() -> Refusal:
 
 
 def unfinished(sent: int) -> Refusal:
-    """A streamed answer the app never read to its end (found at `check()`); `sent`: the bytes that reached its client."""
+    """A streamed answer the app never read to its end (found at `check()`); `sent`: the bytes its client took."""
     if sent:
         what = f"the app stopped reading after {sent:,} bytes: the rest of the scripted turn never reached it"
     else:
