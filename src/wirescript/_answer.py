@@ -6,10 +6,10 @@ that cannot be answered as scripted (the wire's own envelope; the strict error f
 A wire failing on the way (its `render`, `error`, `stream_error`, `respond`, `unscripted`, its
 lazy frames) is a problem, answered loudly, never an exception out of the transport.
 
-A streamed answer is watched: it is open until its last chunk is handed to the client (or the
-stub's own fault ends it), and the ledger reports the ones still open at `check()` as
-`unfinished_stream` problems. The watch costs nothing per event: an unfaulted stream is sent in
-chunks of whole events, and the last chunk is known one chunk ahead.
+A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its last byte,
+which goes out in a chunk of its own (or until the stub's own fault ends it), and the ledger reports
+the ones still open at `check()` as `unfinished_stream` problems. The watch costs nothing per event:
+an unfaulted stream is sent in chunks of whole events, and only its last chunk is split.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._cursor import Refusal, Turnless
-from ._exchange import Answer, Request
+from ._exchange import Answer, Request, Watch
 from ._faults import plan_fault
 from ._record import Arrival
 from ._report import failed
@@ -29,30 +29,13 @@ from .script import Turn
 from .side import SideScript
 from .wires.base import Frame, Rendered, Wire, loud_error, unknown_endpoint
 
-__all__ = ["CHUNK_BYTES", "Report", "Watch", "render"]
+__all__ = ["CHUNK_BYTES", "Report", "refusal", "render"]
 
 Report = Callable[[RecordedRequest, Refusal], None]
 """Where a problem found while rendering or streaming goes: the ledger's `report`."""
 
 CHUNK_BYTES = 16 * 1024
 """How many bytes of whole frames an unfaulted stream sends per chunk."""
-
-
-class Watch:
-    """A streamed answer the app should read to its end: open in `streams` until its last chunk is handed out."""
-
-    __slots__ = ("_streams", "record", "sent")
-
-    def __init__(self, record: RecordedRequest, streams: dict[int, Watch]) -> None:
-        self.record = record
-        self.sent = 0
-        """The bytes handed to the client so far."""
-        self._streams = streams
-        streams[record.index] = self
-
-    def end(self) -> None:
-        """The stream reached its end (or the stub's fault ended it): no longer open."""
-        self._streams.pop(self.record.index, None)
 
 
 def render(arrival: Arrival, request: Request, side: SideScript, report: Report, streams: dict[int, Watch]) -> Answer:
@@ -194,9 +177,9 @@ def _joined(
     first = next(chunks, b"")
     second = next(chunks, None)
     watch = Watch(record, streams)
-    if second is None:
-        return Answer(status, headers, (), first, watch.end)  # read at all, it is read whole
-    return Answer(status, headers, (), _guarded(_ahead(first, second, chunks, watch), record, report))
+    if second is None:  # the adapter sends it whole, its last byte apart (`_exchange.whole`)
+        return Answer(status, headers, (), first, watch)
+    return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
 
 
 def _batched(frames: Iterable[Frame]) -> Iterator[bytes]:
@@ -213,8 +196,8 @@ def _batched(frames: Iterable[Frame]) -> Iterator[bytes]:
         yield b"".join(batch)
 
 
-def _ahead(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) -> Iterator[bytes]:
-    """The chunks, each handed out once the next is known: the last one ends the watch as it goes out."""
+def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) -> Iterator[bytes]:
+    """The chunks as they are read, the last byte of the last one in a chunk of its own: taking it ends the watch."""
     watch.sent = len(first)
     yield first
     chunk = second
@@ -222,23 +205,28 @@ def _ahead(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) -> 
         watch.sent += len(chunk)
         yield chunk
         chunk = following
-    watch.sent += len(chunk)
-    watch.end()
-    yield chunk
+    yield from _last(chunk, watch)
 
 
 def _each(frames: Iterable[Frame], watch: Watch) -> Iterator[bytes]:
-    """One event per chunk (the loopback server flushes each): the last one ends the watch as it goes out."""
+    """One event per chunk (the loopback server flushes each), the last byte of the last one in a chunk of its own."""
     data: bytes | None = None
     for frame in frames:
         if data is not None:
             watch.sent += len(data)
             yield data
         data = frame.data
+    yield from _last(data or b"", watch)
+
+
+def _last(chunk: bytes, watch: Watch) -> Iterator[bytes]:
+    if len(chunk) > 1:
+        watch.sent += len(chunk) - 1
+        yield chunk[:-1]
+        chunk = chunk[-1:]
     watch.end()
-    if data is not None:
-        watch.sent += len(data)
-        yield data
+    watch.sent += len(chunk)
+    yield chunk
 
 
 def _guarded(body: Iterator[Step], record: RecordedRequest, report: Report) -> Iterator[Step]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
-from ._exchange import Answer, Request
+from ._exchange import Answer, Request, whole
 from ._steps import Disconnect, Sleep, Step
 from .errors import UsageError
 
@@ -183,10 +183,8 @@ async def _before_async(answer: Answer, url: str) -> None:
 def _pieces(answer: Answer, url: str) -> Iterator[bytes]:
     """The body for a sync client: sleeps slept, a dropped connection or a timeout raised as urllib3's."""
     body = answer.body
-    if isinstance(body, bytes):
-        if answer.read is not None:  # a stream sent whole: reading it at all is reading it to its end
-            answer.read()
-        yield body
+    if isinstance(body, bytes):  # a stream's last byte apart, to know it is read to its end
+        yield from (body,) if answer.watch is None else whole(body, answer.watch)
         return
     for step in body:
         if isinstance(step, bytes):
@@ -203,9 +201,7 @@ def _aio_items(answer: Answer) -> Iterator[bytes | float]:
     """The body for an aiobotocore client: bytes, and seconds to await; a failure raised as aiohttp's."""
     body = answer.body
     if isinstance(body, bytes):
-        if answer.read is not None:
-            answer.read()
-        yield body
+        yield from (body,) if answer.watch is None else whole(body, answer.watch)
         return
     for step in body:
         if isinstance(step, bytes):

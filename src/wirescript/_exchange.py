@@ -9,12 +9,16 @@ boto3 client needs neither httpx nor httpx2.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._steps import Step
 
-__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request"]
+if TYPE_CHECKING:
+    from .recorded import RecordedRequest
+
+__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "whole"]
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
@@ -63,6 +67,44 @@ class Answer:
     a failure here happens inside the client's send, where its SDK may retry it."""
     body: bytes | Iterator[Step]
     """The whole body, or the steps that send it as the client reads."""
-    read: Callable[[], None] | None = None
-    """For a streamed answer sent whole (one chunk): called when the client starts reading it, so the stub
-    knows the stream reached it (`unfinished_stream`). A body of steps tells the stub itself."""
+    watch: Watch | None = None
+    """For a streamed answer whose body is whole bytes: the adapter sends it with `whole`, so the stub
+    knows whether the client read it to its end (`unfinished_stream`). A body of steps tells it itself."""
+
+
+class Watch:
+    """A streamed answer the app should read to its end: open in `streams` until its last byte is taken.
+
+    The last byte of a streamed answer goes out in a chunk of its own: a client's decoder asks for it
+    only once it has read every event before it, and needs it to finish the last event (an SSE event
+    ends with a blank line, an AWS event-stream message with its checksum). So taking it is reading the
+    stream to its end, whatever the SDK does next (anthropic reads on to the end of the body; openai
+    closes the response at `[DONE]`), and an app that stops early never takes it.
+    """
+
+    __slots__ = ("_streams", "record", "sent")
+
+    def __init__(self, record: RecordedRequest, streams: dict[int, Watch]) -> None:
+        self.record = record
+        self.sent = 0
+        """The bytes handed to the client so far."""
+        self._streams = streams
+        streams[record.index] = self
+
+    def end(self) -> None:
+        """The stream reached its end (or the stub's own fault ended it): no longer open."""
+        self._streams.pop(self.record.index, None)
+
+
+def whole(body: bytes, watch: Watch) -> Iterator[bytes]:
+    """A streamed answer's whole body as the client reads it: all but its last byte, then, once asked, the last."""
+    if len(body) < 2:  # nothing to hold back
+        watch.end()
+        watch.sent = len(body)
+        yield body
+        return
+    watch.sent = len(body) - 1
+    yield body[:-1]
+    watch.end()
+    watch.sent += 1
+    yield body[-1:]

@@ -78,8 +78,8 @@ def plan_fault(
         why_json: For a JSON answer, why it is one (for the message).
         error_frame: The wire's in-stream error event, when the fault asks for one.
         read_timeout: The client's read timeout in seconds, from the request, if it has one.
-        end: For a streamed answer, called when the stream ends as scripted: as its last event goes out,
-            or as the fault itself ends it (a cut, a disconnect, a timeout, an in-stream error).
+        end: For a streamed answer, called when the stream ends as scripted: as the client takes its
+            last byte, or as the fault itself ends it (a cut, a disconnect, a timeout, an in-stream error).
 
     Returns:
         The plan, or a sentence naming the fault field that would not take effect.
@@ -99,7 +99,10 @@ def plan_fault(
         problem = _stream_problem(fault, [frame.name for frame in frames], wire.name)
         if problem is not None:
             return problem
-    return FaultPlan(_before(fault, read_timeout), _body(fault, frames, error_frame, read_timeout, end))
+    before = _before(fault, read_timeout)
+    if any(not isinstance(step, Sleep) for step in before):  # the response never exists: nothing to read
+        end()
+    return FaultPlan(before, _body(fault, frames, error_frame, read_timeout, end))
 
 
 def _nothing() -> None:
@@ -192,7 +195,8 @@ def _body(
 ) -> Iterator[Step]:
     """The body as the fault damages it. Counts refer to events actually sent; the plan was checked.
 
-    `end` is called as the stream ends as scripted: before its last event, or as the fault ends it.
+    `end` is called as the stream ends as scripted: as the client takes the last byte of its last event
+    (sent in a chunk of its own), or as the fault ends it.
     """
     if fault.disconnect_after == 0 or fault.timeout_after == 0:
         end()
@@ -220,11 +224,18 @@ def _body(
         if data is None:
             end()
             return
-        if (sent == last and error_at is None) or _times_out(fault, read_timeout):
+        if _times_out(fault, read_timeout):  # the delay outlasts the client's read timeout
             end()
-        yield from _delayed(fault, read_timeout, data)
-        if _times_out(fault, read_timeout):
+            yield from _delayed(fault, read_timeout, data)
             return
+        if sent == last and len(data) > 1:  # its last byte in a chunk of its own (`_exchange.Watch`)
+            yield from _delayed(fault, read_timeout, data[:-1])
+            end()
+            yield data[-1:]
+        else:
+            if sent == last:
+                end()
+            yield from _delayed(fault, read_timeout, data)
 
 
 def _times_out(fault: Fault, read_timeout: float | None) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterat
 from types import ModuleType
 from typing import Any
 
-from ._exchange import PER_EVENT, UNREADABLE, Answer, Request
+from ._exchange import PER_EVENT, UNREADABLE, Answer, Request, Watch, whole
 from ._steps import Disconnect, Sleep, Step, Timeout
 from .errors import UsageError
 
@@ -115,7 +115,7 @@ def _response(request: Any, answer: Answer, *, is_async: bool) -> Any:
     """
     hx = http_module(request)
     sync_stream, async_stream = _streams(hx)
-    stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.read)
+    stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
     return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
 
 
@@ -148,10 +148,10 @@ def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes
 class _Steps:
     """What both response streams hold: the request (for its library's exceptions) and the body or its steps."""
 
-    def __init__(self, request: Any, steps: bytes | Iterator[Step], read: Callable[[], None] | None) -> None:
+    def __init__(self, request: Any, steps: bytes | Iterator[Step], watch: Watch | None) -> None:
         self._request = request
         self._steps = steps
-        self._read = read
+        self._watch = watch
         self._consumed = False
 
     def _start(self, hx: ModuleType) -> Iterator[bytes | float]:
@@ -159,8 +159,8 @@ class _Steps:
             raise hx.StreamConsumed()
         self._consumed = True
         if isinstance(self._steps, bytes):  # a whole body: no step loop
-            if self._read is not None:  # a stream sent whole: reading it at all is reading it to its end
-                self._read()
+            if self._watch is not None:  # a stream: its last byte apart, to know it is read to its end
+                return whole(self._steps, self._watch)
             return iter((self._steps,))
         return _run(hx, self._request, self._steps)
 

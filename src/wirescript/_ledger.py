@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ._answer import Watch, render
+from ._answer import render
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from ._exchange import Answer, Request
+from ._exchange import Answer, Request, Watch
 from ._record import Arrival, Attempts, Vocabulary, read
 from ._report import (
     LISTED,
