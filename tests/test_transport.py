@@ -619,10 +619,14 @@ def test_an_unfaulted_stream_travels_in_batches_of_whole_events_unless_asked_per
         response = client.send(request, stream=True)
         per_event = list(response.iter_raw())
         response.close()
-    assert len(batched) == 1  # a short answer: one chunk of whole events
+    # A short answer: one chunk of whole events, but for its tail, sent apart to know it was read to its end.
+    assert len(batched) == 2
+    assert batched[1].startswith(b"}\n\nevent: message_stop")
     assert b"".join(batched) == b"".join(per_event)
-    assert [chunk.count(b"event: ") for chunk in per_event] == [1] * len(per_event)
-    assert len(per_event) == b"".join(batched).count(b"event: ") > 10
+    *events, head, tail, closing = per_event  # the last event with content split at its tail, then message_stop
+    assert [chunk.count(b"event: ") for chunk in [*events, head + tail, closing]] == [1] * (len(events) + 2)
+    assert (tail, closing.startswith(b"event: message_stop")) == (b"}\n\n", True)
+    assert len(per_event) - 1 == b"".join(batched).count(b"event: ") > 10
 
 
 def test_records_of_unparsed_requests_share_no_mutable_state() -> None:

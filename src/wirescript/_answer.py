@@ -6,8 +6,9 @@ that cannot be answered as scripted (the wire's own envelope; the strict error f
 A wire failing on the way (its `render`, `error`, `stream_error`, `respond`, `unscripted`, its
 lazy frames) is a problem, answered loudly, never an exception out of the transport.
 
-A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its last byte,
-which goes out in a chunk of its own (or until the stub's own fault ends it), and the ledger reports
+A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its tail (its last
+byte of content and the line ends after it), which goes out in a chunk of its own (or until the
+stub's own fault ends it), and the ledger reports
 the ones still open at `check()` as `unfinished_stream` problems. The watch costs nothing per event:
 an unfaulted stream is sent in chunks of whole events, and only its last chunk is split.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._cursor import Refusal, Turnless
-from ._exchange import Answer, Request, Watch
+from ._exchange import Answer, Request, Watch, tail_at
 from ._faults import plan_fault
 from ._record import Arrival
 from ._report import failed
@@ -133,9 +134,9 @@ def _turn(
         if frames is None:
             return Answer(rendered.status, headers, (), rendered.body)
         if joined:
-            return _joined(rendered.status, headers, frames, record, report, streams)
+            return _joined(rendered.status, headers, frames, wire.closing, record, report, streams)
         watch = Watch(record, streams)
-        return Answer(rendered.status, headers, (), _guarded(_each(frames, watch), record, report))
+        return Answer(rendered.status, headers, (), _guarded(_each(frames, wire.closing, watch), record, report))
     listed = list(frames) if frames is not None else None
     if turn.error is not None:
         why_json = "an 'error' turn answers with one JSON body"
@@ -161,6 +162,7 @@ def _joined(
     status: int,
     headers: list[tuple[bytes, bytes]],
     frames: Iterable[Frame],
+    closing: frozenset[str],
     record: RecordedRequest,
     report: Report,
     streams: dict[int, Watch],
@@ -171,33 +173,43 @@ def _joined(
     stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
     that delivers them faster than the client reads. Rendering stays lazy: a chunk is rendered when
     it is read (the first two here, to send a one-chunk answer whole, costing the client no stream
-    machinery), and no frame is ever split.
+    machinery), and no frame is ever split but for the stream's tail (`_exchange.Watch`).
     """
-    chunks = _batched(frames)
+    watch = Watch(record, streams)
+    chunks = _batched(frames, closing, watch)
     first = next(chunks, b"")
     second = next(chunks, None)
-    watch = Watch(record, streams)
-    if second is None:  # the adapter sends it whole, its last byte apart (`_exchange.whole`)
+    if second is None:  # the adapter sends it whole, its tail apart (`_exchange.whole`)
         return Answer(status, headers, (), first, watch)
     return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
 
 
-def _batched(frames: Iterable[Frame]) -> Iterator[bytes]:
-    batch: list[bytes] = []
+def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: Watch) -> Iterator[bytes]:
+    """The chunks, each cut only before a frame with content: the last holds the last such frame.
+
+    The last one's tail is marked on `watch` (`Watch.cut`) as it is made.
+    """
+    batch: list[Frame] = []
     size = 0
     for frame in frames:
-        batch.append(frame.data)
-        size += len(frame.data)
-        if size >= CHUNK_BYTES:
-            yield b"".join(batch)
-            batch.clear()
+        if size >= CHUNK_BYTES and frame.name not in closing:
+            yield b"".join([f.data for f in batch])
+            batch = []
             size = 0
-    if batch:
-        yield b"".join(batch)
+        batch.append(frame)
+        size += len(frame.data)
+    chunk = b"".join([f.data for f in batch])
+    coda = 0
+    for frame in reversed(batch):
+        if frame.name not in closing:
+            break
+        coda += len(frame.data)
+    watch.cut = tail_at(chunk, len(chunk) - coda)
+    yield chunk
 
 
 def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) -> Iterator[bytes]:
-    """The chunks as they are read, the last byte of the last one in a chunk of its own: taking it ends the watch."""
+    """The chunks as they are read, the tail of the last one in a chunk of its own: taking it ends the watch."""
     watch.sent = len(first)
     yield first
     chunk = second
@@ -205,28 +217,38 @@ def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) ->
         watch.sent += len(chunk)
         yield chunk
         chunk = following
-    yield from _last(chunk, watch)
-
-
-def _each(frames: Iterable[Frame], watch: Watch) -> Iterator[bytes]:
-    """One event per chunk (the loopback server flushes each), the last byte of the last one in a chunk of its own."""
-    data: bytes | None = None
-    for frame in frames:
-        if data is not None:
-            watch.sent += len(data)
-            yield data
-        data = frame.data
-    yield from _last(data or b"", watch)
-
-
-def _last(chunk: bytes, watch: Watch) -> Iterator[bytes]:
-    if len(chunk) > 1:
-        watch.sent += len(chunk) - 1
-        yield chunk[:-1]
-        chunk = chunk[-1:]
+    cut = watch.cut
+    watch.sent += cut
+    yield chunk[:cut]
     watch.end()
-    watch.sent += len(chunk)
-    yield chunk
+    watch.sent += len(chunk) - cut
+    yield chunk[cut:]
+
+
+def _each(frames: Iterable[Frame], closing: frozenset[str], watch: Watch) -> Iterator[bytes]:
+    """One event per chunk (the loopback server flushes each), the stream's tail in a chunk of its own."""
+    last: bytes | None = None  # the last frame with content so far, held until the next shows it is not the last
+    coda: list[bytes] = []  # the closing frames after it
+    for frame in frames:
+        if frame.name in closing:
+            coda.append(frame.data)
+            continue
+        if last is not None:
+            watch.sent += len(last)
+            yield last
+            for data in coda:  # closing frames in mid-stream: sent as they came
+                watch.sent += len(data)
+                yield data
+            coda = []
+        last = frame.data
+    last = last or b""
+    cut = tail_at(last, len(last))
+    watch.sent += cut
+    yield last[:cut]
+    watch.end()
+    watch.sent += len(last) - cut
+    yield last[cut:]
+    yield from coda
 
 
 def _guarded(body: Iterator[Step], record: RecordedRequest, report: Report) -> Iterator[Step]:

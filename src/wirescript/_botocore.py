@@ -183,7 +183,7 @@ async def _before_async(answer: Answer, url: str) -> None:
 def _pieces(answer: Answer, url: str) -> Iterator[bytes]:
     """The body for a sync client: sleeps slept, a dropped connection or a timeout raised as urllib3's."""
     body = answer.body
-    if isinstance(body, bytes):  # a stream's last byte apart, to know it is read to its end
+    if isinstance(body, bytes):  # a stream's tail apart, to know it is read to its end
         yield from (body,) if answer.watch is None else whole(body, answer.watch)
         return
     for step in body:

@@ -18,7 +18,7 @@ from ._steps import Step
 if TYPE_CHECKING:
     from .recorded import RecordedRequest
 
-__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "whole"]
+__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "tail_at", "whole"]
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
@@ -73,21 +73,26 @@ class Answer:
 
 
 class Watch:
-    """A streamed answer the app should read to its end: open in `streams` until its last byte is taken.
+    """A streamed answer the app should read to its end: open in `streams` until its tail is taken.
 
-    The last byte of a streamed answer goes out in a chunk of its own: a client's decoder asks for it
-    only once it has read every event before it, and needs it to finish the last event (an SSE event
-    ends with a blank line, an AWS event-stream message with its checksum). So taking it is reading the
-    stream to its end, whatever the SDK does next (anthropic reads on to the end of the body; openai
-    closes the response at `[DONE]`), and an app that stops early never takes it.
+    The tail of a streamed answer goes out in a chunk of its own: the last byte of its last frame
+    that carries anything (its content), the line ends after it, and the frames that only close the
+    stream (`Wire.closing`: `message_stop`, `[DONE]`). A client's decoder asks for the tail only once
+    it has read every event before it, and needs it to finish the last one (an SSE event or line
+    ends with its line ends, an AWS event-stream message with its checksum). So taking it is reading
+    the stream to its end, whatever the SDK does next (anthropic reads on to the end of the body,
+    openai closes the response at `[DONE]`, litellm stops at the stop reason), and an app that stops
+    early never takes it.
     """
 
-    __slots__ = ("_streams", "record", "sent")
+    __slots__ = ("_streams", "cut", "record", "sent")
 
     def __init__(self, record: RecordedRequest, streams: dict[int, Watch]) -> None:
         self.record = record
         self.sent = 0
         """The bytes handed to the client so far."""
+        self.cut = 0
+        """Where the tail begins in the last chunk (set when the last chunk is made)."""
         self._streams = streams
         streams[record.index] = self
 
@@ -96,15 +101,23 @@ class Watch:
         self._streams.pop(self.record.index, None)
 
 
+def tail_at(chunk: bytes, content_end: int) -> int:
+    """Where the tail of a stream's last chunk begins: at the last byte of content before `content_end`.
+
+    `content_end` is where the closing frames begin (the chunk's length when there are none); the
+    line ends just before it belong to the tail too.
+    """
+    end = content_end
+    while end and chunk[end - 1] in b"\r\n":
+        end -= 1
+    return end - 1 if end else 0
+
+
 def whole(body: bytes, watch: Watch) -> Iterator[bytes]:
-    """A streamed answer's whole body as the client reads it: all but its last byte, then, once asked, the last."""
-    if len(body) < 2:  # nothing to hold back
-        watch.end()
-        watch.sent = len(body)
-        yield body
-        return
-    watch.sent = len(body) - 1
-    yield body[:-1]
+    """A streamed answer's whole body as the client reads it: up to its tail, then, once asked for, the tail."""
+    cut = watch.cut
+    watch.sent = cut
+    yield body[:cut]
     watch.end()
-    watch.sent += 1
-    yield body[-1:]
+    watch.sent = len(body)
+    yield body[cut:]

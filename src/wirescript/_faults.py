@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ._exchange import tail_at
 from ._steps import Disconnect, Sleep, Step, Timeout
 from ._text import did_you_mean
 from .errors import ScriptError
@@ -79,7 +80,7 @@ def plan_fault(
         error_frame: The wire's in-stream error event, when the fault asks for one.
         read_timeout: The client's read timeout in seconds, from the request, if it has one.
         end: For a streamed answer, called when the stream ends as scripted: as the client takes its
-            last byte, or as the fault itself ends it (a cut, a disconnect, a timeout, an in-stream error).
+            tail, or as the fault itself ends it (a cut, a disconnect, a timeout, an in-stream error).
 
     Returns:
         The plan, or a sentence naming the fault field that would not take effect.
@@ -102,7 +103,7 @@ def plan_fault(
     before = _before(fault, read_timeout)
     if any(not isinstance(step, Sleep) for step in before):  # the response never exists: nothing to read
         end()
-    return FaultPlan(before, _body(fault, frames, error_frame, read_timeout, end))
+    return FaultPlan(before, _body(fault, frames, error_frame, read_timeout, end, wire.closing))
 
 
 def _nothing() -> None:
@@ -192,18 +193,21 @@ def _body(
     error_frame: Frame | None,
     read_timeout: float | None,
     end: Callable[[], None],
+    closing: frozenset[str],
 ) -> Iterator[Step]:
     """The body as the fault damages it. Counts refer to events actually sent; the plan was checked.
 
-    `end` is called as the stream ends as scripted: as the client takes the last byte of its last event
+    `end` is called as the stream ends as scripted: as the client takes the tail of its last event
     (sent in a chunk of its own), or as the fault ends it.
     """
     if fault.disconnect_after == 0 or fault.timeout_after == 0:
         end()
         return  # the steps before the response fail: there is no body
     error_at = fault.stream_error.after if fault.stream_error is not None else None
-    events = [frame.data for frame in frames if frame.name not in fault.drop]
-    last = len(events) - 1
+    sent_frames = [frame for frame in frames if frame.name not in fault.drop]
+    events = [frame.data for frame in sent_frames]
+    # The last event with content: the stream's tail is its last byte, its line ends and the closing frames.
+    last = next((i for i in range(len(sent_frames) - 1, -1, -1) if sent_frames[i].name not in closing), -1)
     for sent, data in enumerate([*events, None]):
         if error_at == sent:
             assert error_frame is not None
@@ -228,13 +232,12 @@ def _body(
             end()
             yield from _delayed(fault, read_timeout, data)
             return
-        if sent == last and len(data) > 1:  # its last byte in a chunk of its own (`_exchange.Watch`)
-            yield from _delayed(fault, read_timeout, data[:-1])
+        if sent == last:  # its tail in a chunk of its own (`_exchange.Watch`)
+            cut = tail_at(data, len(data))
+            yield from _delayed(fault, read_timeout, data[:cut])
             end()
-            yield data[-1:]
+            yield data[cut:]
         else:
-            if sent == last:
-                end()
             yield from _delayed(fault, read_timeout, data)
 
 

@@ -159,7 +159,7 @@ class _Steps:
             raise hx.StreamConsumed()
         self._consumed = True
         if isinstance(self._steps, bytes):  # a whole body: no step loop
-            if self._watch is not None:  # a stream: its last byte apart, to know it is read to its end
+            if self._watch is not None:  # a stream: its tail apart, to know it is read to its end
                 return whole(self._steps, self._watch)
             return iter((self._steps,))
         return _run(hx, self._request, self._steps)
