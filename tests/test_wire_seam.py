@@ -163,7 +163,7 @@ def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
 
 
 class MiniStream(MiniMessages):
-    """Streams a frame (two of `first` bytes, when given), then fails: a wire's bug mid-stream."""
+    """Streams a frame (three of `first` bytes, when given), then fails: a wire's bug mid-stream."""
 
     def __init__(self, first: int = 0) -> None:
         self.first = first
@@ -172,7 +172,7 @@ class MiniStream(MiniMessages):
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
         def frames() -> Iterator[Frame]:
-            for _ in range(2 if self.first else 1):
+            for _ in range(3 if self.first else 1):
                 yield Frame(
                     "message", encode_event("message", json_dumps({"type": "message", "pad": "x" * self.first}))
                 )
