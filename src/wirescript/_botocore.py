@@ -422,10 +422,11 @@ def _fast_retries(client: Any, attachment: Attachment) -> None:
     handler it removes, so the emitter's unique-id registry (`_emitter._unique_id_handlers`) is read
     to wrap it: it still decides, and asks for no sleep. The adaptive mode also waits in `before-send`,
     in a token bucket once it has seen a throttle; its handler is found in the emitter's handler trie
-    (`_emitter._handlers.prefix_search`) and unregistered while attached. Measured: a Converse call
-    answered 429 twice, then 200, takes about 1.2 s of botocore's standard backoff and 5 ms with it.
-    When a botocore release moves either attribute, serving still works and retries sleep as
-    botocore says (`tests/test_botocore_serve.py` names the releases it is known to hold for).
+    (`_emitter._handlers.prefix_search`) and unregistered while attached. Measured (botocore 1.44):
+    a Converse call answered 429 twice, then 200, takes 1.05 s of backoff in the legacy mode, 1.7 s
+    in the standard and 4.0 s in the adaptive one; 6-7 ms without. When a botocore release moves
+    either attribute, serving still works and retries sleep as botocore says; a test names the
+    releases the reach is known to hold for (`tests/test_botocore_serve.py`).
     """
     events = client.meta.events
     service = client.meta.service_model.service_id.hyphenize()
