@@ -418,3 +418,41 @@ def test_fast_retries_reach_botocores_private_state_only_where_it_is_known_to_be
     started = time.perf_counter()
     assert client.converse(modelId=MODEL, messages=USER)["ResponseMetadata"]["RetryAttempts"] == 1
     assert time.perf_counter() - started < 0.5  # the backoff botocore asked for was not slept
+
+
+def test_the_aio_body_awaits_a_faults_delays_and_raises_aiohttps_error_for_a_cut() -> None:
+    """The aiobotocore body over the core's answer (aiobotocore itself runs in its own environment)."""
+    import asyncio
+
+    from wirescript._exchange import Answer
+    from wirescript._steps import Disconnect, Sleep
+
+    aiohttp = pytest.importorskip("aiohttp")
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream"
+
+    async def main() -> None:
+        steps = iter([b"ab", Sleep(0.05), b"cd", Disconnect("wirescript: scripted disconnect after 2 events")])
+        raw = _botocore._AioRawBody(_botocore._aio_items(Answer(200, [], (), steps)), url)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.005)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        assert not raw.content.at_eof()
+        pieces = []
+
+        async def read() -> None:
+            async for piece, _ in raw.content.iter_chunks():
+                pieces.append(piece)
+
+        with pytest.raises(aiohttp.ServerDisconnectedError, match="scripted disconnect after 2 events"):
+            await read()
+        ticker.cancel()
+        assert pieces == [b"ab", b"cd"]
+        assert ticks >= 3  # the delay was awaited: the loop ran meanwhile
+
+    asyncio.run(main())

@@ -44,12 +44,15 @@ LAYERS: list[set[str]] = [
     },
     # 3: the strict engine over a stub's wires, and the public doors to the providers' catalogs and checks
     {"strict", "validate", "catalog"},
-    # 4: the sans-IO core, the HTTP adapter and the reach
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore", "_append"}
-    | {"_hooks", "intercept", "guard"},
-    # 5: the transport shell
+    # 4: the sans-IO core
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_append"},
+    # 5: the adapters: httpx/httpx2 and botocore requests into the core's neutral request, its answer out
+    {"_http", "_botocore"},
+    # 6: the reach: the process-wide patches of intercept() and the network guard
+    {"_hooks", "intercept", "guard"},
+    # 7: the transport shell
     {"transport"},
-    # 6: conveniences on top
+    # 8: conveniences on top
     {"builder", "files", "audit", "server", "recording", "pytest_plugin", "cli", "__main__", "__init__"},
 ]
 LAYER = {module: number for number, modules in enumerate(LAYERS) for module in modules}
