@@ -1,8 +1,8 @@
 """The httpx/httpx2 adapter: the only module that touches either library.
 
 `read` turns an httpx or httpx2 request into the core's neutral `Request` (through the libraries'
-public API: the URL's parts, `headers.raw`, the body, the extensions); `respond` and
-`respond_async` turn the core's `Answer` into a response of the request's own library, running the
+public API: the URL's parts, `headers.raw`, the body, the extensions); `response` and
+`response_async` turn the core's `Answer` into a response of the request's own library, running the
 steps before it (a failure there is raised inside the client's `send`, as its SDK expects). It also
 holds record mode's two needs of the libraries: the real network transport of a request's library,
 and a response that passes another's bytes through as they arrive while keeping a copy.
@@ -35,8 +35,8 @@ __all__ = [
     "make_response",
     "network_transport",
     "read",
-    "respond",
-    "respond_async",
+    "response",
+    "response_async",
     "teed_response",
 ]
 
@@ -88,25 +88,25 @@ def read(request: Any) -> Request:
     )
 
 
-def respond(request: Any, answer: Answer) -> Any:
+def response(request: Any, answer: Answer) -> Any:
     """The response to a sync client's `request`: the steps before it run (sleeping, or raising), then the response."""
     if answer.before:
         for item in _run(http_module(request), request, answer.before):
             if not isinstance(item, bytes):
                 time.sleep(item)
-    return _response(request, answer, is_async=False)
+    return _built(request, answer, is_async=False)
 
 
-async def respond_async(request: Any, answer: Answer) -> Any:
+async def response_async(request: Any, answer: Answer) -> Any:
     """The response to an async client's `request`: the steps before it awaited (or raised), then the response."""
     if answer.before:
         for item in _run(http_module(request), request, answer.before):
             if not isinstance(item, bytes):
                 await _async_sleep(item)
-    return _response(request, answer, is_async=True)
+    return _built(request, answer, is_async=True)
 
 
-def _response(request: Any, answer: Answer, *, is_async: bool) -> Any:
+def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
     """A response of the request's own library whose body is the answer's, or runs its steps.
 
     Built as `Response(content=<iterator>)` builds it (the same headers, `Transfer-Encoding: chunked`
@@ -124,7 +124,7 @@ def make_response(
 ) -> Any:
     """A response of the request's own library from its parts (the network guard's answer)."""
     raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-    return _response(request, Answer(status, raw, (), body), is_async=is_async)
+    return _built(request, Answer(status, raw, (), body), is_async=is_async)
 
 
 def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:

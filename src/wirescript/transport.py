@@ -270,12 +270,12 @@ class ScriptTransport(_TransportBase):
     def handle_request(self, request: Any) -> Any:
         """Serve one request of a sync httpx/httpx2 client."""
         request.read()
-        return _http.respond(request, self._serve(_http.read(request)))
+        return _http.response(request, self._serve(_http.read(request)))
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
         await request.aread()
-        return await _http.respond_async(request, await self._serve_async(_http.read(request)))
+        return await _http.response_async(request, await self._serve_async(_http.read(request)))
 
     def _serve(self, request: Request) -> Answer:
         """The one pass down for a request: admitted (read, checked, decided), held if need be, answered."""
