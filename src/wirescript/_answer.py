@@ -6,11 +6,11 @@ that cannot be answered as scripted (the wire's own envelope; the strict error f
 A wire failing on the way (its `render`, `error`, `stream_error`, `respond`, `unscripted`, its
 lazy frames) is a problem, answered loudly, never an exception out of the transport.
 
-A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its tail (its last
-byte of content and the line ends after it), which goes out in a chunk of its own (or until the
-stub's own fault ends it), and the ledger reports
-the ones still open at `check()` as `unfinished_stream` problems. The watch costs nothing per event:
-an unfaulted stream is sent in chunks of whole events, and only its last chunk is split.
+A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its tail (the
+last byte of its content and the frames that only close it), which goes out in a chunk of its own,
+or until the stub's own fault ends it; the ledger reports the ones still open at `check()` as
+`unfinished_stream` problems. The watch costs nothing per event: an unfaulted stream is sent in
+chunks of whole events, and only its last chunk is split.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def render(arrival: Arrival, request: Request, side: SideScript, report: Report,
     else:
         assert isinstance(decision, Refusal)
         answer = decision
-    return refusal(arrival.answerer if wire is None else wire, record, answer)
+    return refusal(arrival.answerer, record, answer)
 
 
 def refusal(answerer: Wire | None, record: RecordedRequest, refused: Refusal) -> Answer:
@@ -97,19 +97,8 @@ def _whole(rendered: Rendered) -> Answer:
 
 
 def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    """As bytes: a scripted header may be any Latin-1 text (HTTP's own), which is what every library sends."""
-    try:
-        return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-    except UnicodeEncodeError as exc:
-        raise _Unbuildable(exc) from exc
-
-
-class _Unbuildable(Exception):
-    """A response no HTTP library can carry (a header beyond Latin-1)."""
-
-    def __init__(self, cause: UnicodeEncodeError) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
+    """As bytes: a scripted header may be any Latin-1 text (HTTP's own); beyond it, `UnicodeEncodeError`."""
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
 
 
 def _turn(
@@ -127,8 +116,8 @@ def _turn(
         rendered = wire.render(turn, record, malformed_tool_json=malformed, joined=joined)
     try:
         headers = _raw_headers(rendered.headers)
-    except _Unbuildable as exc:
-        return failed("building the response", exc.cause)
+    except UnicodeEncodeError as exc:  # no HTTP library can carry it
+        return failed("building the response", exc)
     frames = rendered.frames
     if fault is None:
         if frames is None:
@@ -269,7 +258,6 @@ def _turnless(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer |
     """
     try:
         rendered = wire.respond(record, side)
-        headers = _raw_headers(rendered.headers)
         frames = rendered.frames
         body: Any = rendered.body if frames is None else b"".join(frame.data for frame in frames)
     except ScriptError as exc:
@@ -278,8 +266,9 @@ def _turnless(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer |
         return Refusal("unscripted", str(exc.args[0]) if exc.args else "the side script cannot answer it")
     except ValueError as exc:
         return Refusal("unreadable", f"the {wire.name} wire cannot serve it: {exc}")
-    except _Unbuildable as exc:
-        return failed("building the response", exc.cause)
     except Exception as exc:
         return failed("answering a side endpoint", exc)
-    return Answer(rendered.status, headers, (), body)
+    try:
+        return Answer(rendered.status, _raw_headers(rendered.headers), (), body)
+    except UnicodeEncodeError as exc:
+        return failed("building the response", exc)
