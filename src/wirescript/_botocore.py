@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
-from ._exchange import Answer, Request, whole
+from ._exchange import Answer, Request, run, whole
 from ._steps import Disconnect, Sleep, Step
 from .errors import UsageError
 
@@ -186,15 +186,12 @@ def _pieces(answer: Answer, url: str) -> Iterator[bytes]:
     if isinstance(body, bytes):  # a stream's tail apart, to know it is read to its end
         yield from (body,) if answer.watch is None else whole(body, answer.watch)
         return
-    for step in body:
-        if isinstance(step, bytes):
-            yield step
-        elif isinstance(step, Sleep):
-            time.sleep(step.seconds)
-        elif isinstance(step, Disconnect):
-            raise importlib.import_module("urllib3.exceptions").ProtocolError(step.message)
+    exceptions = importlib.import_module("urllib3.exceptions")
+    for item in run(body, exceptions.ProtocolError, lambda message: exceptions.ReadTimeoutError(None, url, message)):
+        if isinstance(item, bytes):
+            yield item
         else:
-            raise importlib.import_module("urllib3.exceptions").ReadTimeoutError(None, url, step.message)
+            time.sleep(item)
 
 
 def _aio_items(answer: Answer) -> Iterator[bytes | float]:
@@ -203,15 +200,7 @@ def _aio_items(answer: Answer) -> Iterator[bytes | float]:
     if isinstance(body, bytes):
         yield from (body,) if answer.watch is None else whole(body, answer.watch)
         return
-    for step in body:
-        if isinstance(step, bytes):
-            yield step
-        elif isinstance(step, Sleep):
-            yield step.seconds
-        elif isinstance(step, Disconnect):
-            raise importlib.import_module("aiohttp").ServerDisconnectedError(step.message)
-        else:
-            raise TimeoutError(step.message)
+    yield from run(body, importlib.import_module("aiohttp").ServerDisconnectedError, TimeoutError)
 
 
 def _headers(answer: Answer) -> dict[str, str]:
@@ -274,21 +263,10 @@ class _RawBody:
     def readable(self) -> bool:
         return not self.closed
 
-    def at_eof(self) -> bool:
-        if self._buffer:
-            return False
-        piece = None if self.closed else self._next()
-        if piece is None:
-            return True
-        self._buffer = piece
-        return False
-
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            close = getattr(self._chunks, "close", None)
-            if close is not None:  # a generator: let the server know the client went away
-                close()
+            _let_go(self._chunks)
 
     def release_conn(self) -> None:
         self.close()
@@ -360,9 +338,14 @@ class _AioContent:
     def close(self) -> None:
         if not self._done:
             self._done = True
-            close = getattr(self._items, "close", None)
-            if close is not None:  # a generator: let the server know the client went away
-                close()
+            _let_go(self._items)
+
+
+def _let_go(source: Iterator[Any]) -> None:
+    """The client went away: a generator is closed, so the server knows."""
+    close = getattr(source, "close", None)
+    if close is not None:
+        close()
 
 
 class _AioRawBody:

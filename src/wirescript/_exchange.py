@@ -9,16 +9,16 @@ boto3 client needs neither httpx nor httpx2.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._steps import Step
+from ._steps import Disconnect, Sleep, Step
 
 if TYPE_CHECKING:
     from .recorded import RecordedRequest
 
-__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "tail_at", "whole"]
+__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "run", "tail_at", "whole"]
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
@@ -121,3 +121,22 @@ def whole(body: bytes, watch: Watch) -> Iterator[bytes]:
     watch.end()
     watch.sent = len(body)
     yield body[cut:]
+
+
+def run(
+    steps: Iterable[Step], dropped: Callable[[str], Exception], timed_out: Callable[[str], Exception]
+) -> Iterator[bytes | float]:
+    """The one step loop every adapter drives: bytes to send and seconds to wait, yielded; a failure raised.
+
+    `dropped` and `timed_out` make the adapter's library's own exceptions (a dropped connection, a
+    read timeout) from the step's message. Each adapter sleeps its own way (a thread's, an event loop's).
+    """
+    for step in steps:
+        if isinstance(step, bytes):
+            yield step
+        elif isinstance(step, Sleep):
+            yield step.seconds
+        elif isinstance(step, Disconnect):
+            raise dropped(step.message)
+        else:
+            raise timed_out(step.message)

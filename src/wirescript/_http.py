@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ._exchange import PER_EVENT, UNREADABLE, Answer, Request, Watch, whole
-from ._steps import Disconnect, Sleep, Step, Timeout
+from ._exchange import PER_EVENT, UNREADABLE, Answer, Request, Watch, run, whole
+from ._steps import Step
 from .errors import UsageError
 
 __all__ = [
@@ -127,22 +127,17 @@ def make_response(
     return _built(request, Answer(status, raw, (), body), is_async=is_async)
 
 
-def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:
-    """The one step loop: yields bytes to send and seconds to sleep, raises the stack's failures.
+def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Iterator[bytes | float]:
+    """The step loop with the stack's failures (`RemoteProtocolError`, `ReadTimeout`).
 
     Both the sync and the async stream drive it (as httpx's `Auth.auth_flow` is driven), each
     sleeping its own way.
     """
-    for step in steps:
-        if isinstance(step, bytes):
-            yield step
-        elif isinstance(step, Sleep):
-            yield step.seconds
-        elif isinstance(step, Disconnect):
-            raise hx.RemoteProtocolError(step.message, request=request)
-        else:
-            assert isinstance(step, Timeout)
-            raise hx.ReadTimeout(step.message, request=request)
+    return run(
+        steps,
+        lambda message: hx.RemoteProtocolError(message, request=request),
+        lambda message: hx.ReadTimeout(message, request=request),
+    )
 
 
 class _Steps:

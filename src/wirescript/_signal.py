@@ -76,14 +76,11 @@ class Signal:
         Works under asyncio and trio (through anyio, which httpx and httpx2 depend on; without it, as
         for an aiobotocore client alone, under asyncio); a cancellation of the waiting task propagates.
         """
-        try:
-            import anyio
-        except ImportError:  # no httpx: only asyncio can be running (trio's clients bring anyio)
-            return await self._wait_asyncio(condition, timeout)
-        schedule = _scheduler()
+        anyio: Any = _anyio()
+        schedule = asyncio.get_running_loop().call_soon_threadsafe if anyio is None else _scheduler()
         deadline = time.monotonic() + timeout
         while True:
-            event = anyio.Event()
+            event: Any = asyncio.Event() if anyio is None else anyio.Event()
             wake = _waker(schedule, event.set)
             with self._lock:
                 if condition():
@@ -93,33 +90,26 @@ class Signal:
                     return False
                 self._waiters.append(wake)
             try:
-                with anyio.move_on_after(remaining):
-                    await event.wait()
-            finally:
-                self._forget(wake)
-
-    async def _wait_asyncio(self, condition: Callable[[], bool], timeout: float) -> bool:
-        schedule = asyncio.get_running_loop().call_soon_threadsafe
-        deadline = time.monotonic() + timeout
-        while True:
-            event = asyncio.Event()
-            wake = _waker(schedule, event.set)
-            with self._lock:
-                if condition():
-                    return True
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._waiters.append(wake)
-            try:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), remaining)
+                if anyio is None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), remaining)
+                else:
+                    with anyio.move_on_after(remaining):
+                        await event.wait()
             finally:
                 self._forget(wake)
 
     def _forget(self, wake: Callable[[], None]) -> None:
         with self._lock, contextlib.suppress(ValueError):  # already woken: notify_all took it
             self._waiters.remove(wake)
+
+
+def _anyio() -> Any:
+    """anyio, or None: without httpx (an aiobotocore client alone) only asyncio can be running."""
+    try:
+        return importlib.import_module("anyio")
+    except ImportError:
+        return None
 
 
 def _scheduler() -> Callable[[Callable[[], Any]], Any]:
