@@ -27,7 +27,7 @@ import pytest
 
 import wirescript.server
 from _support import ANTHROPIC_HX, STACKS
-from wirescript import ScriptTransport, transport
+from wirescript import ScriptTransport, _ledger
 
 pytest_plugins = ["pytester"]
 
@@ -45,6 +45,7 @@ import anthropic, pytest
 import {ANTHROPIC_HX.__name__} as hx
 """
     """from wirescript import ScriptTransport, ScriptError
+from wirescript.server import ScriptServer
 
 P = dict(model="claude-test", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 URL = "https://api.anthropic.com/v1/messages"
@@ -427,10 +428,11 @@ SCENARIOS = [
         "18",
         """
         stub = make(["a"])
-        with stub.serve() as base:
+        with ScriptServer(stub) as server:
+            base = server.base_url
             hx.post(base + "/v1/messages?Key=q-secret", json=P,
                         headers={"x-amz-security-token": "tok-secret", "ocp-apim-subscription-key": "sub-secret"})
-            listed = hx.get(base + "/_wirescript/requests").text
+            listed = hx.get(base + "/_wirescript/requests", headers=server.control_headers).text
         assert "secret" not in listed and "<redacted>" in listed
         """,
         None,
@@ -476,9 +478,10 @@ SCENARIOS = [
         "20",
         """
         stub = make([])
-        with stub.serve() as base:
+        with ScriptServer(stub) as server:
             for value in ("nan", "inf"):
-                answer = hx.get(f"{base}/_wirescript/requests?wait=1&timeout={value}")
+                url = f"{server.base_url}/_wirescript/requests?wait=1&timeout={value}"
+                answer = hx.get(url, headers=server.control_headers)
                 assert answer.status_code == 400, answer.text
                 assert "positive number of seconds below 3600" in answer.text
         """,
@@ -498,7 +501,7 @@ def _body(scenario: Scenario) -> str:
 def _run_direct(scenario: Scenario, tmp_path: Path) -> str | None:
     """Run the scenario as a user without the plugin would; the failure's message, or None."""
     stubs: list[ScriptTransport] = []
-    transport._WATCHERS.append(stubs.append)
+    previous = _ledger.watch(_ledger.Watch(lambda stub, first: stubs.append(stub) if first is None else None))
     namespace: dict[str, Any] = {"make": ScriptTransport, "tmp_path": tmp_path}
     try:
         exec(compile(PRELUDE + "\n" + _body(scenario), f"<{scenario.id}>", "exec"), namespace)
@@ -507,7 +510,7 @@ def _run_direct(scenario: Scenario, tmp_path: Path) -> str | None:
     except Exception as exc:  # AssertionError from check(), ScriptError from construction, …
         return f"{type(exc).__name__}: {exc}"
     finally:
-        transport._WATCHERS.remove(stubs.append)
+        _ledger.watch(previous)
         for stub in stubs:
             stub.release()
     return None

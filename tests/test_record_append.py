@@ -16,8 +16,8 @@ import pytest
 
 from _support import anthropic_client
 from wirescript import RecordingTransport, ScriptTransport, UsageError, load_script, script_json_schema
-from wirescript._append import append_yaml
 from wirescript.recording import Episodes, drift, recorded_summaries
+from wirescript.recording._append import append_yaml
 
 yaml = pytest.importorskip("yaml")
 

@@ -19,7 +19,8 @@ import pytest
 
 from _support import ANTHROPIC_HX, anthropic_client
 from wirescript import RecordingTransport, ScriptTransport, load_script
-from wirescript.recording import Episodes, Rehost, drift, record_command, recorded_summaries
+from wirescript.cli import record_command
+from wirescript.recording import Episodes, Rehost, drift, recorded_summaries
 from wirescript.wires import AnthropicWire
 from wirescript.wires.side import TokenCountWire
 

@@ -611,6 +611,7 @@ def test_the_record_command_records_an_app_in_another_process(tmp_path: Path) ->
         try:
             assert process.stdout is not None
             base_url = process.stdout.readline().strip()
+            token = process.stdout.readline().strip()  # the control API's, on the second line
             assert base_url.startswith("http://127.0.0.1:")
             client = anthropic.Anthropic(api_key=FAKE_KEY, base_url=base_url, max_retries=0)
             first = client.messages.create(
@@ -620,12 +621,14 @@ def test_the_record_command_records_an_app_in_another_process(tmp_path: Path) ->
                 model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Again"}]
             ) as stream:
                 second = stream.get_final_message()
+            status = ANTHROPIC_HX.get(f"{base_url}/_wirescript/status", headers={"X-Wirescript-Token": token})
         finally:
             process.send_signal(signal.SIGINT)
             _, stderr = process.communicate(timeout=20)
     assert process.returncode == 0, stderr
     assert [b.type for b in first.content] == ["text", "tool_use"]
     assert second.content[0].text == "Done."
+    assert status.json() == {"recording": str(out), "requests": 2, "turns": 2, "notes": []}
     assert provider.requests[0].api_key is not None  # the app's key went on to the provider...
     assert FAKE_KEY.encode() not in out.read_bytes()  # ...and not into the file
     script = load_script(out)

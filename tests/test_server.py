@@ -21,8 +21,8 @@ import pytest
 
 from _support import ANTHROPIC_HX as hx
 from wirescript import ScriptTransport, UsageError
-from wirescript.cli import main
-from wirescript.server import ScriptServer, serve_command
+from wirescript.cli import main, serve_command
+from wirescript.server import ScriptServer
 
 pytest.importorskip("uvicorn")
 
@@ -71,6 +71,11 @@ def client(base_url: str, **kwargs: Any) -> Any:
     sdk = anthropic.Anthropic(api_key="test-key", base_url=base_url, **kwargs)
     _CLIENTS.append(sdk)
     return sdk
+
+
+def _control(server: ScriptServer) -> dict[str, Any]:
+    """The arguments of an httpx client of the server's control API: its base URL and its token."""
+    return {"base_url": f"{server.base_url}/_wirescript", "headers": server.control_headers}
 
 
 def refused(port: int) -> bool:
@@ -156,12 +161,12 @@ def test_an_anthropic_and_an_openai_app_in_other_processes_are_held_then_run_the
 
 def test_overflow_over_http_is_a_loud_non_retried_error_counted_on_the_stub() -> None:
     stub = ScriptTransport(["Only turn."])
-    with stub.serve() as base_url:
-        sdk = client(base_url, max_retries=2)
+    with ScriptServer(stub) as server:
+        sdk = client(server.base_url, max_retries=2)
         assert sdk.messages.create(**PARAMS).content[0].text == "Only turn."
         with pytest.raises(anthropic.BadRequestError) as caught:
             sdk.messages.create(**PARAMS)
-        status = hx.get(f"{base_url}/_wirescript/status").json()
+        status = hx.get(f"{server.base_url}/_wirescript/status", headers=server.control_headers).json()
     problem = (
         "requests[1] POST /v1/messages (model 'claude-test') is past the end of the script: it has 1 turn(s), "
         "all served. The app made a model call the script does not expect; add a turn for it or find the extra call. "
@@ -250,36 +255,6 @@ def test_latency_beyond_the_client_timeout_is_a_real_client_timeout() -> None:
     assert len(stub.requests) == 1
 
 
-def test_cors_preflight_is_answered_without_a_turn_and_responses_carry_cors_headers() -> None:
-    stub = ScriptTransport(["Hi from the browser."])
-    with stub.serve() as base_url:
-        preflight = hx.request(
-            "OPTIONS",
-            f"{base_url}/v1/messages",
-            headers={
-                "origin": "http://127.0.0.1:1",
-                "access-control-request-method": "POST",
-                "access-control-request-headers": "x-api-key,anthropic-version,content-type",
-                "access-control-request-private-network": "true",
-            },
-        )
-        assert (stub.requests, len(stub.pending)) == ([], 1)
-        answer = client(base_url).messages.with_raw_response.create(**PARAMS)
-    assert preflight.status_code == 204
-    assert preflight.content == b""
-    assert {k: v for k, v in preflight.headers.items() if k.startswith("access-control-")} == {
-        "access-control-allow-origin": "*",
-        "access-control-expose-headers": "*",
-        "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE, OPTIONS",
-        "access-control-allow-headers": "x-api-key,anthropic-version,content-type",
-        "access-control-max-age": "600",
-        "access-control-allow-private-network": "true",
-    }
-    assert answer.headers["access-control-allow-origin"] == "*"
-    assert answer.parse().content[0].text == "Hi from the browser."
-    assert len(stub.requests) == 1
-
-
 def test_the_same_stub_serves_in_process_and_over_http_with_one_record() -> None:
     stub = ScriptTransport(["In process.", "Over HTTP."])
     in_process = anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub))
@@ -319,7 +294,8 @@ def test_an_async_client_streams_over_http_while_the_stub_holds_and_releases() -
 
 def test_control_api_reports_holds_and_releases_without_being_recorded() -> None:
     stub = ScriptTransport(["First.", "Second."])
-    with stub.serve() as base_url, hx.Client(base_url=f"{base_url}/_wirescript") as control:
+    with ScriptServer(stub) as server, hx.Client(**_control(server)) as control:
+        base_url = server.base_url
         assert control.post("/hold").json() == {"held": True}
         assert stub.held
         answers: list[str] = []
@@ -364,19 +340,18 @@ def test_control_api_reports_holds_and_releases_without_being_recorded() -> None
 
 def test_control_api_check_passes_when_the_script_was_used_up() -> None:
     stub = ScriptTransport(["Only."])
-    with stub.serve() as base_url:
-        client(base_url).messages.create(**PARAMS)
-        check = hx.get(f"{base_url}/_wirescript/check")
+    with ScriptServer(stub) as server:
+        client(server.base_url).messages.create(**PARAMS)
+        check = hx.get(f"{server.base_url}/_wirescript/check", headers=server.control_headers)
     assert (check.status_code, check.json()) == (200, {"ok": True})
 
 
 @pytest.fixture(scope="module")
-def idle_server() -> Iterator[tuple[ScriptTransport, str]]:
+def idle_server() -> Iterator[ScriptServer]:
     """One stub served for every control-API error case: a failed control call changes nothing, so the
     cases need no server each (starting and stopping one costs about 0.2 s)."""
-    stub = ScriptTransport(["Unused."])
-    with stub.serve() as base_url:
-        yield stub, base_url
+    with ScriptServer(ScriptTransport(["Unused."])) as server:
+        yield server
 
 
 @pytest.mark.parametrize(
@@ -423,10 +398,10 @@ def idle_server() -> Iterator[tuple[ScriptTransport, str]]:
     ],
 )
 def test_control_api_errors_name_what_was_expected(
-    idle_server: tuple[ScriptTransport, str], method: str, path: str, status: int, error: str
+    idle_server: ScriptServer, method: str, path: str, status: int, error: str
 ) -> None:
-    stub, base_url = idle_server
-    response = hx.request(method, f"{base_url}{path}")
+    stub = idle_server.stub
+    response = hx.request(method, f"{idle_server.base_url}{path}", headers=idle_server.control_headers)
     assert (response.status_code, response.json()) == (status, {"error": error})
     if status == 405:
         assert response.headers["allow"] == ("POST" if "hold" in path else "GET")
@@ -457,9 +432,9 @@ def test_stop_leaves_no_thread_and_no_listening_port_behind() -> None:
 def test_stop_returns_at_once_when_a_client_reads_nothing_of_a_long_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     # From Python 3.12 on, closing a listener waits for its every connection: one whose client reads nothing
     # held stop() past the grace period, and it raised with the server's thread left behind.
-    import wirescript.server
+    import wirescript._uvicorn
 
-    monkeypatch.setattr(wirescript.server, "_STOP_TIMEOUT", 2.0)
+    monkeypatch.setattr(wirescript._uvicorn, "_STOP_TIMEOUT", 2.0)
     before = set(threading.enumerate())
     stub = ScriptTransport([{"text": "x" * 16_000_000}])
     server = ScriptServer(stub)
@@ -601,6 +576,30 @@ def test_misuse_of_the_lifecycle_says_what_to_do() -> None:
     assert repr(server) == "<ScriptServer stopped <ScriptTransport requests=0 pending=0 overflow=0>>"
 
 
+def test_the_uvicorn_steps_overridden_are_those_of_the_versions_tested() -> None:
+    """`wirescript._uvicorn` relies on four things of uvicorn beyond its documented API; checked for 0.30 to 0.54.
+
+    `Server.serve()` runs `startup`, `main_loop` and `shutdown`, in that order (the last two are
+    overridden, to stop in about 5 ms instead of 170 ms); `startup` keeps its asyncio servers in
+    `servers` (closed by the shutdown); and the HTTP/1.1 protocol `http="h11"` names takes
+    uvicorn's four constructor arguments (it is wrapped, to give the app each connection's transport).
+    A uvicorn outside the range fails here first: check these four, then widen the range.
+    """
+    import inspect
+
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    version = tuple(int(part) for part in uvicorn.__version__.split(".")[:2])
+    assert (0, 30) <= version < (0, 55), f"uvicorn {uvicorn.__version__}: check wirescript._uvicorn against it"
+    serve = inspect.getsource(uvicorn.Server._serve)
+    steps = [serve.index(step) for step in ("self.startup(", "self.main_loop()", "self.shutdown(")]
+    assert steps == sorted(steps)
+    assert "self.servers" in inspect.getsource(uvicorn.Server.startup)
+    assert list(inspect.signature(H11Protocol).parameters) == ["config", "server_state", "app_state", "_loop"]
+    assert inspect.signature(uvicorn.Server.shutdown).parameters.keys() == {"self", "sockets"}
+
+
 def test_without_uvicorn_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     with pytest.raises(UsageError) as caught:
@@ -629,8 +628,8 @@ def script_file(tmp_path: pathlib.Path) -> pathlib.Path:
 
 
 @pytest.fixture
-def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`python -m wirescript serve SCRIPT` running, with the base URL it printed."""
+def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """`python -m wirescript serve SCRIPT` running, with the base URL and the control API's token it printed."""
     process = subprocess.Popen(
         [PYTHON, "-m", "wirescript", "serve", str(script_file)],
         stdout=subprocess.PIPE,
@@ -640,7 +639,8 @@ def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], s
     try:
         assert process.stdout is not None
         base_url = process.stdout.readline().strip()
-        yield process, base_url
+        token = process.stdout.readline().strip()
+        yield process, base_url, token
     finally:
         if process.poll() is None:
             process.kill()
@@ -649,9 +649,9 @@ def served(script_file: pathlib.Path) -> Iterator[tuple[subprocess.Popen[str], s
 
 # Slow: two children, `wirescript serve` and an anthropic app (see the app tests above).
 def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
-    served: tuple[subprocess.Popen[str], str], script_file: pathlib.Path
+    served: tuple[subprocess.Popen[str], str, str], script_file: pathlib.Path
 ) -> None:
-    process, base_url = served
+    process, base_url, token = served
     assert base_url.startswith("http://127.0.0.1:")
     port = int(base_url.rpartition(":")[2])
     # the openai app: its SDK imports in half the CPU time of anthropic's; the anthropic app is served above
@@ -659,7 +659,7 @@ def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
         "openai_agent.py", "Weather in Paris?", app_env(OPENAI_BASE_URL=f"{base_url}/v1", OPENAI_API_KEY="dummy")
     )
     assert (done.returncode, done.stdout) == (0, "Sunny, 21 °C in Paris.\n")
-    with hx.Client(base_url=f"{base_url}/_wirescript") as control:
+    with hx.Client(base_url=f"{base_url}/_wirescript", headers={"X-Wirescript-Token": token}) as control:
         records = control.get("/requests").json()
         status = control.get("/status").json()
         check = control.get("/check").json()
@@ -683,7 +683,8 @@ def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
     assert err.splitlines() == [
         (
             f"wirescript serve: {script_file} (3 turn(s)) at {base_url}; control API at {base_url}/_wirescript/ "
-            "(requests, status, check, hold, release); stop with Ctrl-C"
+            "(requests, status, check, hold, release; send the token printed on stdout as X-Wirescript-Token); "
+            "stop with Ctrl-C"
         ),
         "wirescript serve: stopped after 2 request(s), overflow 0",
         "wirescript: 1 scripted turn(s) were never requested:",
@@ -692,8 +693,8 @@ def test_cli_serve_prints_the_url_serves_an_app_and_stops_cleanly_on_sigint(
     assert refused(port)
 
 
-def test_cli_serve_stops_cleanly_on_sigterm(served: tuple[subprocess.Popen[str], str]) -> None:
-    process, base_url = served
+def test_cli_serve_stops_cleanly_on_sigterm(served: tuple[subprocess.Popen[str], str, str]) -> None:
+    process, base_url, _ = served
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=15)
     assert (process.returncode, out) == (0, "")
@@ -705,11 +706,11 @@ def test_cli_serve_stops_cleanly_on_sigterm(served: tuple[subprocess.Popen[str],
 
 
 def test_cli_serve_holds_releases_and_reports_overflow_for_a_runner_in_another_language(
-    served: tuple[subprocess.Popen[str], str],
+    served: tuple[subprocess.Popen[str], str, str],
 ) -> None:
-    process, base_url = served
+    process, base_url, token = served
     answers: list[str] = []
-    with hx.Client(base_url=f"{base_url}/_wirescript", timeout=30) as control:
+    with hx.Client(base_url=f"{base_url}/_wirescript", headers={"X-Wirescript-Token": token}, timeout=30) as control:
         assert control.post("/hold").json() == {"held": True}
         asking = threading.Thread(target=lambda: answers.append(client(base_url).messages.create(**PARAMS).stop_reason))
         asking.start()
@@ -771,6 +772,17 @@ def test_cli_serve_refuses_bad_options_before_printing_any_url(
 ) -> None:
     assert main(["serve", str(script_file), *options]) == 2
     assert capsys.readouterr() == ("", f"wirescript serve: {error}\n")
+
+
+def test_serve_command_at_its_former_place_still_works_with_a_deprecation_warning() -> None:
+    import wirescript.cli
+    import wirescript.server
+
+    with pytest.warns(DeprecationWarning, match=r"use wirescript\.cli\.serve_command .* removed .* in 0\.3\.0"):
+        former = wirescript.server.serve_command
+    assert former is wirescript.cli.serve_command
+    with pytest.raises(AttributeError):
+        wirescript.server.record_command  # noqa: B018 - never released there
 
 
 def test_serve_command_writes_to_the_streams_it_is_given(tmp_path: pathlib.Path) -> None:

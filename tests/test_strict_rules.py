@@ -1109,8 +1109,11 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "strict-requests.md"
 def test_the_docs_page_lists_every_rule_with_its_source() -> None:
     text = DOCS.read_text(encoding="utf-8")
     rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
-    assert set(RULES) <= set(rows)
-    for rule_id, rule in RULES.items():
+    from wirescript.wires.mcp import RULES as MCP_RULES
+
+    every = {**RULES, **{rule.id: rule for rule in MCP_RULES}}
+    assert set(every) <= set(rows)
+    for rule_id, rule in every.items():
         assert rule.source.replace("|", "\\|") in rows[rule_id]
 
 

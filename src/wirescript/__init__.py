@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
-    from .wires import Wire
+    from .wires import Wire, dialects
+    from .wires.mcp import MCPScript
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "ErrorSpec",
     "Fault",
     "Interception",
+    "MCPScript",
     "NetworkBlockedError",
     "PendingTurn",
     "Problem",
@@ -68,6 +70,7 @@ __all__ = [
     "WirescriptError",
     "__version__",
     "anthropic_errors",
+    "dialects",
     "gemini_errors",
     "load_script",
     "openai_errors",
@@ -81,6 +84,7 @@ _EXPORTS = {
     "Fault": "script",
     "Interception": "intercept",
     "KNOWN_HOSTS": "intercept",
+    "MCPScript": "wires.mcp",
     "NetworkBlockedError": "errors",
     "PendingTurn": "transport",
     "Problem": "recorded",
@@ -104,6 +108,7 @@ _EXPORTS = {
     "Wire": "wires",
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
+    "dialects": "wires",
     "gemini_errors": "catalog",
     "load_script": "files",
     "openai_errors": "catalog",

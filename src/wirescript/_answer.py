@@ -6,7 +6,7 @@ that cannot be answered as scripted (the wire's own envelope; the strict error f
 A wire failing on the way (its `render`, `error`, `stream_error`, `respond`, `unscripted`, its
 lazy frames) is a problem, answered loudly, never an exception out of the transport.
 
-A streamed answer is watched (`_exchange.Watch`): it is open until the client takes its tail (the
+A streamed answer is watched (`_exchange.OpenStream`): it is open until the client takes its tail (the
 last byte of its content and the frames that only close it), which goes out in a chunk of its own,
 or until the stub's own fault ends it; the ledger reports the ones still open at `check()` as
 `unfinished_stream` problems. The watch costs nothing per event: an unfaulted stream is sent in
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._cursor import Refusal, Turnless
-from ._exchange import Answer, Request, Watch, tail_at
+from ._exchange import Answer, OpenStream, Request, tail_at
 from ._faults import plan_fault
 from ._record import Arrival
 from ._report import failed
@@ -39,7 +39,9 @@ CHUNK_BYTES = 16 * 1024
 """How many bytes of whole frames an unfaulted stream sends per chunk."""
 
 
-def render(arrival: Arrival, request: Request, side: SideScript, report: Report, streams: dict[int, Watch]) -> Answer:
+def render(
+    arrival: Arrival, request: Request, side: SideScript, report: Report, streams: dict[int, OpenStream]
+) -> Answer:
     """The answer to a decided request. Never raises: a failure is reported and answered loudly.
 
     Args:
@@ -102,7 +104,7 @@ def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
 
 
 def _turn(
-    wire: Wire, record: RecordedRequest, turn: Turn, request: Request, report: Report, streams: dict[int, Watch]
+    wire: Wire, record: RecordedRequest, turn: Turn, request: Request, report: Report, streams: dict[int, OpenStream]
 ) -> Answer | Refusal:
     """A scripted turn as its wire renders it, its fault planned; or why the fault cannot take effect."""
     fault = turn.fault
@@ -124,7 +126,7 @@ def _turn(
             return Answer(rendered.status, headers, (), rendered.body)
         if joined:
             return _joined(rendered.status, headers, frames, wire.closing, record, report, streams)
-        watch = Watch(record, streams)
+        watch = OpenStream(record, streams)
         return Answer(rendered.status, headers, (), _guarded(_each(frames, wire.closing, watch), record, report))
     listed = list(frames) if frames is not None else None
     if turn.error is not None:
@@ -139,7 +141,7 @@ def _turn(
         why_json=why_json,
         error_frame=wire.stream_error(fault.stream_error, record) if fault.stream_error is not None else None,
         read_timeout=request.read_timeout,
-        end=Watch(record, streams).end if listed is not None else None,
+        end=OpenStream(record, streams).end if listed is not None else None,
     )
     if isinstance(planned, str):
         streams.pop(record.index, None)
@@ -154,7 +156,7 @@ def _joined(
     closing: frozenset[str],
     record: RecordedRequest,
     report: Report,
-    streams: dict[int, Watch],
+    streams: dict[int, OpenStream],
 ) -> Answer:
     """An unfaulted stream read in chunks: whole frames, joined into chunks of about `CHUNK_BYTES`.
 
@@ -162,9 +164,9 @@ def _joined(
     stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
     that delivers them faster than the client reads. Rendering stays lazy: a chunk is rendered when
     it is read (the first two here, to send a one-chunk answer whole, costing the client no stream
-    machinery), and no frame is ever split but for the stream's tail (`_exchange.Watch`).
+    machinery), and no frame is ever split but for the stream's tail (`_exchange.OpenStream`).
     """
-    watch = Watch(record, streams)
+    watch = OpenStream(record, streams)
     chunks = _batched(frames, closing, watch)
     first = next(chunks, b"")
     second = next(chunks, None)
@@ -173,10 +175,10 @@ def _joined(
     return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
 
 
-def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: Watch) -> Iterator[bytes]:
+def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: OpenStream) -> Iterator[bytes]:
     """The chunks, each cut only before a frame with content: the last holds the last such frame.
 
-    The last one's tail is marked on `watch` (`Watch.cut`) as it is made.
+    The last one's tail is marked on `watch` (`OpenStream.cut`) as it is made.
     """
     batch: list[Frame] = []
     size = 0
@@ -197,7 +199,7 @@ def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: Watch) -> 
     yield chunk
 
 
-def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) -> Iterator[bytes]:
+def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: OpenStream) -> Iterator[bytes]:
     """The chunks as they are read, the tail of the last one in a chunk of its own: taking it ends the watch."""
     watch.sent = len(first)
     yield first
@@ -214,7 +216,7 @@ def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: Watch) ->
     yield chunk[cut:]
 
 
-def _each(frames: Iterable[Frame], closing: frozenset[str], watch: Watch) -> Iterator[bytes]:
+def _each(frames: Iterable[Frame], closing: frozenset[str], watch: OpenStream) -> Iterator[bytes]:
     """One event per chunk (the loopback server flushes each), the stream's tail in a chunk of its own."""
     last: bytes | None = None  # the last frame with content so far, held until the next shows it is not the last
     coda: list[bytes] = []  # the closing frames after it

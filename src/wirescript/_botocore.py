@@ -154,6 +154,7 @@ def _neutral(request: Any, read_timeout: float | None) -> Request:
         headers,
         _body_bytes(request.body),
         read_timeout=read_timeout,
+        port=url.port if url.port not in (None, 443 if url.scheme == "https" else 80) else None,
     )
 
 

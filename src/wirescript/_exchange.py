@@ -18,7 +18,7 @@ from ._steps import Disconnect, Sleep, Step
 if TYPE_CHECKING:
     from .recorded import RecordedRequest
 
-__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "Request", "Watch", "run", "tail_at", "whole"]
+__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "OpenStream", "Request", "run", "tail_at", "whole"]
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
@@ -53,6 +53,8 @@ class Request:
     unreadable: str | None = None
     """Why the request reached the stub only in part (the loopback server could not build it as sent):
     it is recorded as an `unreadable` problem and refused."""
+    port: int | None = None
+    """The port, when the URL names one other than its scheme's default."""
 
 
 @dataclass(slots=True)
@@ -67,12 +69,12 @@ class Answer:
     a failure here happens inside the client's send, where its SDK may retry it."""
     body: bytes | Iterator[Step]
     """The whole body, or the steps that send it as the client reads."""
-    watch: Watch | None = None
+    watch: OpenStream | None = None
     """For a streamed answer whose body is whole bytes: the adapter sends it with `whole`, so the stub
     knows whether the client read it to its end (`unfinished_stream`). A body of steps tells it itself."""
 
 
-class Watch:
+class OpenStream:
     """A streamed answer the app should read to its end: open in `streams` until its tail is taken.
 
     The tail of a streamed answer goes out in a chunk of its own: the last byte of its last frame
@@ -87,7 +89,7 @@ class Watch:
 
     __slots__ = ("_streams", "cut", "record", "sent")
 
-    def __init__(self, record: RecordedRequest, streams: dict[int, Watch]) -> None:
+    def __init__(self, record: RecordedRequest, streams: dict[int, OpenStream]) -> None:
         self.record = record
         self.sent = 0
         """The bytes handed to the client so far."""
@@ -113,7 +115,7 @@ def tail_at(chunk: bytes, content_end: int) -> int:
     return end - 1 if end else 0
 
 
-def whole(body: bytes, watch: Watch) -> Iterator[bytes]:
+def whole(body: bytes, watch: OpenStream) -> Iterator[bytes]:
     """A streamed answer's whole body as the client reads it: up to its tail, then, once asked for, the tail."""
     cut = watch.cut
     watch.sent = cut

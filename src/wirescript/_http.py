@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ._exchange import PER_EVENT, UNREADABLE, Answer, Request, Watch, run, whole
+from ._exchange import PER_EVENT, UNREADABLE, Answer, OpenStream, Request, run, whole
 from ._steps import Step
 from .errors import UsageError
 
@@ -85,6 +85,7 @@ def read(request: Any) -> Request:
         bool(extensions.get(PER_EVENT)),
         read_timeout,
         None if unreadable is None else str(unreadable),
+        url.port,
     )
 
 
@@ -143,7 +144,7 @@ def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Iterator[bytes 
 class _Steps:
     """What both response streams hold: the request (for its library's exceptions) and the body or its steps."""
 
-    def __init__(self, request: Any, steps: bytes | Iterator[Step], watch: Watch | None) -> None:
+    def __init__(self, request: Any, steps: bytes | Iterator[Step], watch: OpenStream | None) -> None:
         self._request = request
         self._steps = steps
         self._watch = watch

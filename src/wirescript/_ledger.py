@@ -10,14 +10,18 @@ neutral `Request` and the `Answer` into their responses, and `ScriptTransport` d
 
 from __future__ import annotations
 
+import atexit
 import collections
+import contextlib
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._answer import render
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from ._exchange import Answer, Request, Watch
+from ._exchange import Answer, OpenStream, Request
 from ._record import Arrival, Attempts, Vocabulary, read
 from ._report import (
     LISTED,
@@ -26,21 +30,50 @@ from ._report import (
     check_message,
     failed,
     held_too_long,
+    not_returned,
     refused_strictly,
     retried,
     short_of,
     unfinished,
 )
 from ._signal import Gate, Signal, seconds
-from .errors import ScriptError, WaitTimeoutError
+from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import ScriptLike, TurnLike
+from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
-from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
+from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
-__all__ = ["Ledger"]
+__all__ = ["Ledger", "Watch", "unchecked", "watch"]
+
+
+class Watch:
+    """Who is told of the stubs of a stretch of time: the pytest plugin, for a test that uses its fixture.
+
+    While it is the watch (`watch(w)`), `adopt(stub, None)` is called with each stub built (while
+    `births` is on), and `adopt(stub, index)` with each other stub at its first request in the
+    stretch (`index`: that request's), outside the stub's lock. A ledger compares one reference per
+    request to tell: nothing else is done while no watch changes.
+    """
+
+    __slots__ = ("adopt", "births")
+
+    def __init__(self, adopt: Callable[[Any, int | None], None]) -> None:
+        self.adopt = adopt
+        self.births = True
+        """Whether a stub built now is the stretch's own (off while a fixture of wider scope is set up)."""
+
+
+_watch: Watch | None = None
+
+
+def watch(new: Watch | None) -> Watch | None:
+    """Make `new` the watch (None: none); return the one it replaces."""
+    global _watch
+    old, _watch = _watch, new
+    return old
 
 
 class Ledger:
@@ -51,14 +84,18 @@ class Ledger:
         "_count",
         "_cursor",
         "_held",
+        "_owner",
         "_problems",
         "_records",
+        "_seen",
         "_side",
         "_streams",
         "_strict_rules",
         "_troubled",
         "_vocabulary",
         "_wires",
+        "checked",
+        "claimed",
         "gate",
         "lock",
         "signal",
@@ -76,6 +113,8 @@ class Ledger:
         max_records: int | None,
         strict: bool,
         strict_skip: Iterable[str],
+        mcp: MCPScript | None = None,
+        dialect: object = None,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -85,14 +124,21 @@ class Ledger:
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
         route_wire = RouteWire(routes)
-        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
-        self._strict_rules = StrictRules(wired)
+        walked, addressed = stub_wires(wires, dialect)
+        wired = [route_wire, *walked] if route_wire.routes else walked
+        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
+            if not isinstance(mcp, MCPScript):
+                raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
+            wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
+        every = [*wired, *addressed]
+        self._strict_rules = StrictRules(every)
         self.strict = strict
         self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
-        self._cursor = Cursor(script, fallback, wired)
+        self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
-        self._wires = tuple(wired)
-        self._vocabulary = Vocabulary(wired)
+        self._wires = tuple(every)
+        first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
+        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -100,16 +146,45 @@ class Ledger:
         """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
         self._problems: list[Problem] = []
         self._held: dict[int, RecordedRequest] = {}
-        self._streams: dict[int, Watch] = {}
+        self._streams: dict[int, OpenStream] = {}
         """The streamed answers not read to their end yet, by request index (`unfinished_stream` at `check()`)."""
         self.lock = threading.Lock()
         self.signal = Signal(self.lock)
         self.gate: Gate | None = None
+        self._owner: weakref.ref[Any] | None = None
+        self._seen: Watch | None = None  # the watch this stub was last told to (`Watch`)
+        self.checked = False
+        """Whether `check()` ran on this stub."""
+        self.claimed = False
+        """Whether a watcher took charge of this stub (the pytest plugin checks it, or warns when nothing did)."""
 
     @property
     def wires(self) -> tuple[Wire, ...]:
         """The stub's wires, in matching order."""
         return self._wires
+
+    def own(self, owner: Any) -> None:
+        """Called once by the shell holding this ledger: the watch is told; never checked, it warns when collected."""
+        self._owner = weakref.ref(owner)
+        current = _watch
+        if current is not None and current.births:
+            self._seen = current
+            self._tell(current, None)
+        if not self.claimed:  # nothing took charge of it: it warns when collected (or at exit), if nothing checked it
+            _UNWATCHED[weakref.ref(owner, _collected)] = self
+
+    def turn(self, queue: str | None, position: int | None) -> Turn | None:
+        """The scripted turn at `position` of `queue` (as a record names it), or None."""
+        if queue is None or position is None:
+            return None
+        return self._cursor.turn(queue, position)
+
+    def _tell(self, current: Watch, index: int | None) -> None:
+        owner = self._owner() if self._owner is not None else None
+        if owner is None:
+            return
+        with contextlib.suppress(Exception):  # a watcher's bug must not reach the app's request
+            current.adopt(owner, index)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -146,6 +221,7 @@ class Ledger:
     def check(self, *, problems: bool, unused_turns: bool, allow: Iterable[str]) -> str | None:
         """What `ScriptTransport.check()` raises: every problem, held request and unused turn; None: nothing."""
         allowed = allowed_kinds(allow)
+        self.checked = True
         with self.lock:
             for index in list(self._streams):
                 watch = self._streams.pop(index, None)
@@ -155,7 +231,11 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [line for w in self._wires if isinstance(w, TurnlessWire) for line in w.unused(self._side)]
+        side = [
+            (w.unused_label, lines)
+            for w in self._wires
+            if isinstance(w, TurnlessWire) and (lines := w.unused(self._side))
+        ]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )
@@ -214,8 +294,14 @@ class Ledger:
 
     # ------------------------------------------------------------------ serving
 
-    def admit(self, request: Request) -> Arrival:
-        """Read the request into its record, check it, and decide its answer: atomically, in arrival order."""
+    def admit(self, request: Request, *, ask: bool = True) -> Arrival:
+        """Read the request into its record, check it, and decide its answer: atomically, in arrival order.
+
+        A script function or fallback is called outside the lock, here; with `ask=False` the
+        arrival's decision is then the `Ask`, for the caller to run with `ask(arrival)` where a
+        blocking function harms nothing (the loopback server's worker thread), or to give up on
+        with `late(arrival, seconds)`.
+        """
         arrival = read(request, self._vocabulary)
         record, wire = arrival.record, arrival.wire
         if wire is not None and self.strict and arrival.decision is None:
@@ -241,18 +327,62 @@ class Ledger:
                 self._held[record.index] = record
             if self.signal.waiting:
                 self.signal.notify_all()
-        if isinstance(decision, Ask):  # the script function runs outside the lock
-            decision = self._cursor.ask(decision, record)
-            if isinstance(decision, Refusal):
-                self.report(record, decision)
-        if attempt is not None:  # the retry can only come once this answer is sent
-            try:
-                with self.lock:
-                    self._attempts.answered(attempt, record, decision, wire)
-            except Exception as exc:  # a wire's `retryable` failing
-                decision = self._refused(record, failed("asking the wire whether its answer is retried", exc))
+            noticed = None
+            if self._seen is not _watch:  # the stub's first request since the watch changed (a new test)
+                noticed = self._seen = _watch
+        if noticed is not None:
+            self._tell(noticed, record.index)
+        arrival.attempt = attempt
         arrival.decision = decision
+        if isinstance(decision, Ask):  # the script function runs outside the lock
+            if not ask:
+                return arrival
+            arrival.decision = self._asked(record, decision)
+        self._answered(arrival)
         return arrival
+
+    def ask(self, arrival: Arrival) -> Arrival:
+        """Call the user function an `admit(request, ask=False)` left to ask; never raises.
+
+        After `late(arrival, ...)` gave up on it, what the function returns is dropped.
+        """
+        asking = arrival.decision
+        assert isinstance(asking, Ask)
+        decision = self._asked(arrival.record, asking)
+        with self.lock:
+            given_up = arrival.decision is not asking
+            if not given_up:
+                arrival.decision = decision
+        if not given_up:
+            self._answered(arrival)
+        return arrival
+
+    def late(self, arrival: Arrival, seconds: float) -> Arrival:
+        """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
+        asking = arrival.decision
+        refusal = not_returned(asking.what if isinstance(asking, Ask) else "route handler", seconds)
+        with self.lock:
+            arrival.decision = refusal
+            self._add_problem(arrival.record, refusal)
+        return arrival
+
+    def _asked(self, record: RecordedRequest, ask: Ask) -> Turn | Refusal:
+        decision = self._cursor.ask(ask, record)
+        if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
+            self.report(record, decision)
+        return decision
+
+    def _answered(self, arrival: Arrival) -> None:
+        """Tell the retry inference the decision: the retry can only come once this answer is sent."""
+        if arrival.attempt is None:
+            return
+        try:
+            with self.lock:
+                self._attempts.answered(arrival.attempt, arrival.record, arrival.decision, arrival.wire)
+        except Exception as exc:  # a wire's `retryable` failing
+            arrival.decision = self._refused(
+                arrival.record, failed("asking the wire whether its answer is retried", exc)
+            )
 
     def render(self, arrival: Arrival, request: Request) -> Answer:
         """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
@@ -285,3 +415,40 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
+
+
+def unchecked(ledger: Ledger) -> str | None:
+    """The warning for a stub nothing checked, when turns of its script were never requested; else None."""
+    if ledger.checked:
+        return None
+    with ledger.lock:
+        pending, total = ledger._cursor.pending(3), ledger._cursor.pending_count()
+    if not total:
+        return None
+    listed = "; ".join(f"{queue_label(p.queue)}[{p.position}]: {p.turn.describe()}" for p in pending)
+    more = f" and {total - len(pending)} more" if total > len(pending) else ""
+    return (
+        f"wirescript: nothing checked a ScriptTransport whose {total} scripted turn(s) were never requested "
+        f"({listed}{more}; {ledger.count} request(s) reached it). Call stub.check() when the app is done, or build "
+        "the stub in a test that uses the wirescript fixture."
+    )
+
+
+_UNWATCHED: dict[weakref.ref[Any], Ledger] = {}
+"""The ledger of each living stub no watch took charge of, by a weak reference to the stub (cheaper than
+`weakref.finalize`, and without a cycle: the ledger does not hold that reference)."""
+
+
+def _collected(owner: weakref.ref[Any]) -> None:
+    """A stub no watch took charge of was collected: warn when nothing checked it and turns were left."""
+    ledger = _UNWATCHED.pop(owner, None)
+    message = None if ledger is None or ledger.claimed else unchecked(ledger)
+    if message is not None:
+        warnings.warn(message, UncheckedStubWarning, stacklevel=2)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """The stubs still alive when the interpreter exits (at module level, say) are looked at as if collected."""
+    for owner in list(_UNWATCHED):
+        _collected(owner)

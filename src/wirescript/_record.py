@@ -16,12 +16,13 @@ from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
 
-from ._cursor import Decision, Refusal
+from ._cursor import Ask, Decision, Refusal
 from ._exchange import UNREADABLE, Request
 from ._report import failed
 from ._signal import Gate
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .script import Turn
+from .wires import Addresses
 from .wires.base import Parsed, Wire
 
 __all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read"]
@@ -34,7 +35,7 @@ class Arrival:
     it and the renderer answers it.
     """
 
-    __slots__ = ("answerer", "decision", "gate", "record", "wire")
+    __slots__ = ("answerer", "attempt", "decision", "gate", "record", "wire")
 
     def __init__(self, record: RecordedRequest, wire: Wire | None, answerer: Wire | None, refusal: Refusal | None):
         self.record = record
@@ -42,10 +43,13 @@ class Arrival:
         """The wire that serves it, or None: no wire can."""
         self.answerer = answerer
         """The wire whose error envelope a refusal is sent in: the serving wire, or one whose host it is."""
-        self.decision: Decision | None = refusal
-        """Its turn, a turnless answer, or why it gets none; None until the ledger decides (or `read` refuses)."""
+        self.decision: Decision | Ask | None = refusal
+        """Its turn, a turnless answer, or why it gets none; None until the ledger decides (or `read` refuses).
+        An `Ask` only after `Ledger.admit(request, ask=False)`, until `Ledger.ask` or `Ledger.late` decides it."""
         self.gate: Gate | None = None
         """The hold period it arrived in, or None: not held."""
+        self.attempt: _Key | None = None
+        """The key `Attempts.answered` is told its decision under, when the stub derives its retry count."""
 
 
 class Vocabulary:
@@ -56,10 +60,29 @@ class Vocabulary:
     of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_pairs", "_secrets", "_texts", "headers", "query", "retry_headers", "wires")
+    __slots__ = (
+        "_pairs",
+        "_secrets",
+        "_texts",
+        "addresses",
+        "first",
+        "headers",
+        "query",
+        "rest",
+        "retry_headers",
+        "walked",
+        "wires",
+    )
 
-    def __init__(self, wires: Sequence[Wire]) -> None:
-        self.wires = tuple(wires)
+    def __init__(self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0) -> None:
+        self.walked = tuple(wires)
+        """The wires tried in order, each asked whether it `matches`."""
+        self.addresses = addresses if addresses else None
+        """The wires served by address (a stub's built-in host dialects), tried after the first `first`
+        walked wires (routes, `wires=`) and before the others; None when there are none."""
+        self.first = self.walked[:first]
+        self.rest = self.walked[first:]
+        self.wires = (*self.walked, *(addresses.wires if addresses else ()))
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.retry_headers = tuple(dict.fromkeys(h.lower() for w in wires if (h := w.retry_count_header)))
@@ -82,7 +105,7 @@ class Vocabulary:
     @property
     def endpoints(self) -> str:
         """The endpoints the wires serve, for the answer to one none of them does."""
-        return ", ".join(w.endpoint for w in self.wires)
+        return ", ".join(w.endpoint for w in self.walked)
 
     def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
         """The headers by lower-case name (repeats joined with `, `), and the names whose values are credentials.
@@ -174,14 +197,20 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     content = request.body
     refusal: Refusal | None = None
     wire: Wire | None = None
-    asked: Wire | None = None
     try:
-        for asked in vocabulary.wires:
-            if asked.matches(method, path, host=host):
-                wire = asked
-                break
-    except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
-        refusal = _broken(asked, "matches", exc)
+        addresses = vocabulary.addresses
+        if addresses is None:
+            wire = _matching(vocabulary.walked, method, path, host)
+        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
+            wire = _matching(vocabulary.first, method, path, host)
+            if wire is None:
+                wire = addresses.find(method, path, host, request)
+            if wire is None:
+                wire = _matching(vocabulary.rest, method, path, host)
+    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
+        refusal = _broken(exc.wire, "matches", exc.cause)
+    except Exception as exc:  # a host dialect's, found by its address
+        refusal = _broken(None, "matches", exc)
     body, body_error = _parse_body(content, headers.get("content-encoding", ""))
     parsed: Parsed | None = None
     if refusal is not None:
@@ -247,6 +276,25 @@ def _claimed(wires: Sequence[Wire], host: str) -> tuple[Wire | None, Refusal | N
         except Exception as exc:
             return None, _broken(wire, "claims", exc)
     return None, None
+
+
+class _Broken(Exception):
+    """A wire's member raised: which wire, and what it raised."""
+
+    def __init__(self, wire: Wire, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.wire, self.cause = wire, cause
+
+
+def _matching(wires: Sequence[Wire], method: str, path: str, host: str) -> Wire | None:
+    """The first of `wires` that serves the request, or None; a wire that fails to say raises `_Broken`."""
+    for wire in wires:
+        try:
+            if wire.matches(method, path, host=host):
+                return wire
+        except Exception as exc:
+            raise _Broken(wire, exc) from exc
+    return None
 
 
 def _api_key(
@@ -377,8 +425,8 @@ def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
 
 
 def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
-    """`values` with the value of every name whose lower-cased form is in `secret` redacted (in place, in order)."""
-    names: Iterable[str] = [name for name in values if name.lower() in secret]
+    """`values` with the value of every credential name redacted (in place, in order): in `secret`, or like one."""
+    names: Iterable[str] = [n for n in values if (low := n.lower()) in secret or is_sensitive_header(low)]
     for name in names:
         values[name] = REDACTED
     return values

@@ -22,6 +22,7 @@ __all__ = [
     "check_message",
     "failed",
     "held_too_long",
+    "not_returned",
     "refused_strictly",
     "retried",
     "short_of",
@@ -42,18 +43,23 @@ def check_message(
     *,
     problems: bool,
     unused_turns: bool,
-    unused_side: Sequence[str] = (),
+    unused_side: Sequence[tuple[str, Sequence[str]]] = (),
 ) -> str | None:
-    """What `check()` raises: each problem, each held request, each unused turn and side answer (those asked for)."""
+    """What `check()` raises: each problem, each held request, each unused turn and turnless answer (those asked for).
+
+    `unused_side`: per turnless wire with answers never requested, what they are called and one line each.
+    """
     lines = unanswered_lines(records) if problems else []
     if problems and held:
         lines.append(f"wirescript: {len(held)} request(s) are still held, waiting for release():")
         lines.extend(f"  - {record.summary()}" for record in held[:LISTED])
     if unused_turns:
         lines.extend(unused_lines(pending, total))
-    if unused_turns and unused_side:
-        lines.append(f"wirescript: {len(unused_side)} side script answer(s) were never requested:")
-        lines.extend(f"  - {line}" for line in unused_side)
+    for label, unused in unused_side if unused_turns else ():
+        lines.append(f"wirescript: {len(unused)} {label} were never requested:")
+        lines.extend(f"  - {line}" for line in unused[:LISTED])
+        if len(unused) > LISTED:
+            lines.append(f"  … and {len(unused) - LISTED} more")
     return "\n".join(lines) if lines else None
 
 
@@ -79,6 +85,15 @@ def held_too_long(timeout: float) -> Refusal:
         f"was held for {timeout} s and never released: call stub.release() once the test has seen what it "
         "needs (or raise hold_timeout).",
         lead=" ",
+    )
+
+
+def not_returned(what: str, seconds: float) -> Refusal:
+    """A user function (script function, fallback, route handler) still running when the server gave up on it."""
+    return Refusal(
+        "script_error",
+        f"the {what} did not return within {seconds:g} s (the stub's hold_timeout, which bounds it over the "
+        "loopback server); the request was answered with this error. Make it return sooner, or raise hold_timeout.",
     )
 
 

@@ -17,13 +17,16 @@ function `(argparse.Namespace) -> int`; add a command by writing one and listing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
-from collections.abc import Callable
-from typing import Any, TypeAlias
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, TypeAlias
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "record_command", "serve_command"]
 
 _Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -157,9 +160,17 @@ def _run_audit(args: argparse.Namespace) -> int:
     if report.findings:
         paths = len({f.path for f in report.findings})
         print(f"wirescript audit: {len(report.findings)} finding(s) in {paths} file(s); {files}", file=sys.stderr)
-        return 1
-    print(f"wirescript audit: no findings; {files}", file=sys.stderr)
-    return 0
+    else:
+        print(f"wirescript audit: no findings; {files}", file=sys.stderr)
+    if report.unseen:
+        print(
+            f"wirescript audit: {len(report.unseen)} file(s) seen in part only "
+            "(their printable bytes were searched for keys):",
+            file=sys.stderr,
+        )
+        for line in report.unseen:
+            print(f"  {line}", file=sys.stderr)
+    return 1 if report.findings else 0
 
 
 # ------------------------------------------------------------------------------------------- serve
@@ -172,9 +183,10 @@ def _serve(commands: _Commands) -> None:
         description=(
             "Serve a JSON/YAML script file on a loopback port, for an app under test in another process. "
             "Prints the base URL alone on the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it "
-            "plus /v1) and serves until SIGINT or SIGTERM, then exits 0 with a summary on stderr. A control API "
-            "under /_wirescript/ lists the recorded requests (GET requests?wait=N&timeout=S), reports status "
-            "and check, and holds and releases responses (POST hold, POST release). Needs wirescript[server]."
+            "plus /v1) and the control API's token alone on the second, and serves until SIGINT or SIGTERM, then "
+            "exits 0 with a summary on stderr. A control API under /_wirescript/ (send the token as the "
+            "X-Wirescript-Token header) lists the recorded requests (GET requests?wait=N&timeout=S), reports "
+            "status and check, and holds and releases responses (POST hold, POST release). Needs wirescript[server]."
         ),
     )
     parser.add_argument("script", metavar="FILE", help="a .json, .yaml or .yml script file")
@@ -210,8 +222,6 @@ def _serve(commands: _Commands) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from .server import serve_command
-
     return serve_command(
         args.script,
         host=args.host,
@@ -229,10 +239,10 @@ def _record(commands: _Commands) -> None:
         help="record real traffic through a loopback server into a script",
         description=(
             "Serve a loopback port that forwards each request to its provider (the first host its wire declares) "
-            "and records each answer as a turn. Prints the base URL alone on "
-            "the first line of stdout (ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1); SIGINT or SIGTERM "
-            "writes the script and exits 0. The app sends its own API key; the script holds none. "
-            "Needs wirescript[server]."
+            "and records each answer as a turn. Prints the base URL alone on the first line of stdout "
+            "(ANTHROPIC_BASE_URL; OPENAI_BASE_URL is it plus /v1) and the control API's token alone on the second; "
+            "SIGINT or SIGTERM writes the script and exits 0. The app sends its own API key; the script holds none, "
+            "not even one an answer echoed back. Needs wirescript[server]."
         ),
     )
     parser.add_argument("--out", required=True, metavar="FILE", help="the script to write: .yaml, .yml or .json")
@@ -245,10 +255,143 @@ def _record(commands: _Commands) -> None:
 
 
 def _run_record(args: argparse.Namespace) -> int:
-    from .recording import record_command
-
     return record_command(args.out, host=args.host, port=args.port, upstream=args.upstream)
 
 
 _COMMANDS: tuple[Callable[[Any], None], ...] = (_schema, _check, _audit, _serve, _record)
 """The commands, in the order `--help` lists them."""
+
+
+# ----------------------------------------------------------------------------- the two servers
+
+
+@contextlib.contextmanager
+def _until_stopped() -> Iterator[threading.Event]:
+    """An event set by SIGINT or SIGTERM while the block runs; the previous handlers are put back after it."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serve_until_stopped(server: Any, stop: threading.Event, banner: str, out: IO[str], err: IO[str]) -> None:
+    """Announce a started server, serve until `stop` is set, then stop it.
+
+    `out` gets the base URL alone on its first line and the control API's token alone on its
+    second, flushed; `err` gets `banner`.
+    """
+    try:
+        print(server.base_url, file=out)
+        print(server.token, file=out, flush=True)
+        print(banner, file=err, flush=True)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        server.stop()
+
+
+def serve_command(
+    script: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    hold_timeout: float = 30.0,
+    max_records: int | None = None,
+    out: IO[str] | None = None,
+    err: IO[str] | None = None,
+    strict: bool = True,
+    strict_skip: Iterable[str] = (),
+) -> int:
+    """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
+
+    Once the server accepts connections, `out` (stdout) gets the base URL alone on its first line
+    and the control API's token (the `X-Wirescript-Token` header) alone on its second, flushed;
+    everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a summary of the
+    requests and any problems on stderr. A script that does not load is reported on stderr with
+    exit status 2, before anything is printed on stdout. `max_records` bounds the records kept
+    (see `ScriptTransport`), for a long session; `strict` and `strict_skip` are `ScriptTransport`'s
+    (`--no-strict`, `--strict-skip RULE`).
+    """
+    from .errors import ScriptError, UsageError
+    from .files import load_script
+    from .server import CONTROL_PREFIX, ScriptServer
+    from .transport import ScriptTransport
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    with _until_stopped() as stop:
+        try:
+            stub = ScriptTransport(
+                load_script(script),
+                hold_timeout=hold_timeout,
+                max_records=max_records,
+                strict=strict,
+                strict_skip=strict_skip,
+            )
+            server = ScriptServer(stub, host=host, port=port)
+            server.start()
+        except (ScriptError, UsageError) as exc:
+            print(f"wirescript serve: {exc}", file=err, flush=True)
+            return 2
+        banner = (
+            f"wirescript serve: {os.fspath(script)} ({len(stub.pending)} turn(s)) at {server.base_url}; "
+            f"control API at {server.base_url}{CONTROL_PREFIX}/ (requests, status, check, hold, release; "
+            "send the token printed on stdout as X-Wirescript-Token); stop with Ctrl-C"
+        )
+        _serve_until_stopped(server, stop, banner, out, err)
+    print(f"wirescript serve: stopped after {stub.request_count} request(s), overflow {stub.overflow}", file=err)
+    try:
+        stub.check()
+    except AssertionError as exc:
+        print(str(exc), file=err)
+    err.flush()
+    return 0
+
+
+def record_command(
+    out_path: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    upstream: str | None = None,
+    out: IO[str] | None = None,
+    err: IO[str] | None = None,
+) -> int:
+    """`wirescript record --out FILE`: a loopback server recording what it forwards, until SIGINT or SIGTERM.
+
+    Once the server accepts connections, `out` (stdout) gets the base URL alone on its first line
+    (point the app's SDK at it: `ANTHROPIC_BASE_URL`; `OPENAI_BASE_URL` is it plus `/v1`) and the
+    control API's token alone on its second. Each request goes on to its provider (`upstream`: a
+    base URL standing in for every provider), and stopping writes the script. Bad arguments are
+    reported on stderr with exit status 2.
+    """
+    from .errors import UsageError
+    from .recording import RecordingTransport, Rehost
+    from .server import ScriptServer
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    with _until_stopped() as stop:
+        try:
+            rec = RecordingTransport(out_path, upstream=Rehost(base_url=upstream))
+            server = ScriptServer(rec, host=host, port=port)
+            server.start()
+        except UsageError as exc:
+            print(f"wirescript record: {exc}", file=err, flush=True)
+            return 2
+        banner = (
+            f"wirescript record: recording to {os.fspath(out_path)} at {server.base_url}, forwarding to "
+            f"{upstream or 'the providers'}; stop with Ctrl-C to write the script"
+        )
+        _serve_until_stopped(server, stop, banner, out, err)
+    rec.save()  # the network connections belonged to the server's event loop, which has ended with it
+    print(
+        f"wirescript record: wrote {len(rec.turns)} turn(s) of {len(rec.requests)} request(s) to {rec.path}", file=err
+    )
+    for note in rec.notes:
+        print(f"  - {note}", file=err)
+    err.flush()
+    return 0

@@ -42,7 +42,15 @@ from .wires import default_wires
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_SCRIPT_BYTES", "MAX_VALUES", "LoadedScript", "load_script", "script_json_schema"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_SCRIPT_BYTES",
+    "MAX_VALUES",
+    "LoadedScript",
+    "load_script",
+    "script_format",
+    "script_json_schema",
+]
 
 MAX_VALUES = 1_000_000
 """The most values (turns, fields, list items…) a script file may expand to, YAML aliases included."""
@@ -57,6 +65,11 @@ LoadedScript: TypeAlias = list[Turn] | dict[str, list[Turn] | SideScript]
 
 _SCHEMA_KEY = "$schema"
 _SUFFIXES = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+
+
+def script_format(path: str | os.PathLike[str]) -> str | None:
+    """`"JSON"` or `"YAML"`, as a script file's suffix says (`.json`; `.yaml`, `.yml`), or None for another suffix."""
+    return _SUFFIXES.get(pathlib.PurePath(os.fspath(path)).suffix.lower())
 
 
 def load_script(path: str | os.PathLike[str]) -> LoadedScript:
@@ -78,7 +91,7 @@ def load_script(path: str | os.PathLike[str]) -> LoadedScript:
 
     """
     name = os.fspath(path)
-    fmt = _SUFFIXES.get(pathlib.PurePath(name).suffix.lower())
+    fmt = script_format(name)
     if fmt is None:
         suffix = pathlib.PurePath(name).suffix or "(none)"
         raise ScriptError(f"{name}: unknown script file type {suffix}; expected .json, .yaml or .yml")

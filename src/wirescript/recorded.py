@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -26,21 +28,39 @@ __all__ = [
 
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 """Headers that carry credentials whatever the provider; each wire adds its own (`Wire.credential_headers`),
-and any name that looks like a credential (`*-key`, `*-token`, `*secret*`) is redacted too."""
+and any name that looks like a credential (`is_sensitive_header`) is redacted too."""
 
 REDACTED = "<redacted>"
 
-_NOT_CREDENTIALS = frozenset({"idempotency-key"})
+_CREDENTIAL_WORDS = frozenset(
+    {"auth", "key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials"}
+    | {"signature", "sig", "cookie", "jwt", "bearer"}
+)
+_CREDENTIAL_ENDINGS = ("token", "apikey", "secret", "password", "signature")
+_NOT_CREDENTIALS = ("idempotency", "page")
+"""`Idempotency-Key` names a request, `pageToken` a page of a listing: neither is a secret."""
+_WORDS = re.compile(r"[-_.\s]+")
 
 
+@functools.lru_cache(maxsize=1024)
 def is_sensitive_header(name: str) -> bool:
-    """Whether a (lower-cased) header name looks like a credential: `*-key`, `*-token`, `*secret*`, `*password*`.
+    """Whether a (lower-cased) header or query name looks like a credential.
 
-    `Idempotency-Key` names a request, not a secret, and is kept.
+    It does when one of its words (split at `-`, `_`, `.`) is `auth`, `key`, `apikey`, `token`,
+    `secret`, `password`, `passwd`, `credential(s)`, `signature`, `sig`, `cookie`, `jwt` or
+    `bearer`, or starts with `authoriz`/`authentic`; when it ends with `token`, `apikey`,
+    `secret`, `password` or `signature` written as one word (`accesstoken`); or when it holds
+    `secret` or `password` anywhere. So `x-api-key`, `helicone-auth`, `cf-aig-authorization`,
+    `x-auth`, `api_key`, `access_token`, `X-Amz-Signature`, `X-Amz-Security-Token` and `sig` are,
+    and `x-stainless-retry-count`, `anthropic-version`, `content-type`, `max_tokens`,
+    `Idempotency-Key` and `pageToken` are not.
     """
-    if name in _NOT_CREDENTIALS:
+    if any(word in name for word in _NOT_CREDENTIALS):
         return False
-    return name.endswith(("-key", "-token")) or "secret" in name or "password" in name
+    words = _WORDS.split(name)
+    if any(w in _CREDENTIAL_WORDS or w.startswith(("authoriz", "authentic")) for w in words):
+        return True
+    return "".join(words).endswith(_CREDENTIAL_ENDINGS) or "secret" in name or "password" in name
 
 
 AnsweredBy: TypeAlias = Literal["script", "function", "fallback"]
@@ -165,7 +185,8 @@ class RecordedRequest(BaseModel):
     """The request's position in `stub.requests` (0-based, arrival order)."""
     provider: str | None = None
     """The wire that understood it: `anthropic`, `anthropic_vertex`, `openai_chat`, `azure_openai_chat`,
-    `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`; None if none did."""
+    `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`, `mcp` (the scripted
+    MCP server); None if none did."""
     method: str
     """The HTTP method."""
     path: str
@@ -234,6 +255,40 @@ class RecordedRequest(BaseModel):
             return text.encode("utf-8", "backslashreplace").decode()
 
     @property
+    def mcp_method(self) -> str | None:
+        """The JSON-RPC method of an MCP request (`"tools/call"`, `"initialize"`, `"notifications/initialized"`).
+
+        None for any other request, and for the MCP endpoint's GET (the server's stream) and DELETE
+        (the session's end), which carry no message: `method` tells those apart.
+        """
+        if self.provider != "mcp" or not isinstance(self.body, dict):
+            return None
+        method = self.body.get("method")
+        return method if isinstance(method, str) else None
+
+    @property
+    def mcp_params(self) -> dict[str, Any]:
+        """The `params` of an MCP request (`{"name": "search", "arguments": {...}}`); empty for any other."""
+        if self.provider != "mcp" or not isinstance(self.body, dict):
+            return {}
+        params = self.body.get("params")
+        return params if isinstance(params, dict) else {}
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool an MCP `tools/call` calls; None for any other request."""
+        name = self.mcp_params.get("name") if self.mcp_method == "tools/call" else None
+        return name if isinstance(name, str) else None
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments of an MCP `tools/call` or `prompts/get` as sent (`{}` when none); None for any other."""
+        if self.mcp_method not in ("tools/call", "prompts/get"):
+            return None
+        arguments = self.mcp_params.get("arguments")
+        return {} if arguments is None else arguments
+
+    @property
     def last_message(self) -> Any:
         """The last message (or input item) of the conversation, or None."""
         return self.conversation[-1] if self.conversation else None
@@ -253,6 +308,10 @@ class RecordedRequest(BaseModel):
         head = request_head(self.index, self.method, self.path)
         if self.model:
             head += f" model={self.model!r}"
+        if self.provider == "mcp" and (mcp_method := self.mcp_method) is not None:
+            head += f" mcp={mcp_method}"
+            if (tool := self.tool_name) is not None:
+                head += f" tool={tool!r} arguments={clip(repr(self.arguments))}"
         last = self.last_message
         if last is not None:
             head += f" last={_describe_message(last)}"

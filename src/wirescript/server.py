@@ -1,85 +1,124 @@
 """Serve a `ScriptTransport` over real loopback HTTP, for apps under test in another process.
 
 `ScriptApp` is an ASGI application in front of the stub: it turns each HTTP request into an
-`httpx2.Request` (an `httpx.Request` when only httpx is installed), awaits
-`stub.handle_async_request`, and streams the answer back chunk by chunk, so an SSE answer is
-flushed event by event and recording, overflow, hold/release and wire faults behave exactly as
-in-process. A scripted disconnect closes the connection abruptly; a scripted read timeout stalls
-the stream until the client gives up, or `STALL_TIMEOUT` passes and the connection is dropped.
+`httpx2.Request` (an `httpx.Request` when only httpx is installed), awaits the stub, and streams
+the answer back chunk by chunk, so an SSE answer is flushed event by event and recording, overflow,
+hold/release and wire faults behave exactly as in-process. A scripted disconnect closes the
+connection abruptly; a scripted read timeout stalls the stream until the client gives up, or
+`STALL_TIMEOUT` passes and the connection is dropped. The user's code (a script function, a
+fallback, a route's handler) runs on a thread of its own, so one that blocks delays only its own
+request, and at most the stub's `hold_timeout`.
 
 `ScriptServer` runs it on uvicorn (the `wirescript[server]` extra) in a background thread, on a
-loopback address and a free port. Requests under `/_wirescript/` are a control API for test
-runners in other languages (see `CONTROL_PREFIX`); they are never recorded as model requests.
+loopback address and a free port (`_uvicorn`). Requests under `/_wirescript/` are the control API
+for test runners in other languages (`_control`): they need the server's token, and are never
+recorded as model requests. `wirescript serve` and `wirescript record` are in `wirescript.cli`
+(`wirescript.server.serve_command`, their 0.1.0 place, still resolves with a `DeprecationWarning`
+until 0.3.0).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
-import json
 import logging
-import os
-import signal
+import math
+import secrets
 import socket
-import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+import warnings
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import parse_qsl
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _http
+from ._control import (
+    CONTROL_PREFIX,
+    TOKEN_HEADER,
+    Control,
+    MessageSend,
+    Scope,
+    host_of,
+    json_response,
+    loopback_name,
+    request_json,
+    status_of,
+)
 from ._http import PER_EVENT
 from ._record import UNREADABLE
-from .errors import ScriptError, UsageError, WaitTimeoutError
-from .recorded import REDACTED, RecordedRequest
+from .errors import UsageError
+from .recording import RecordingTransport
+from .transport import ScriptTransport, serve_offloaded
 
 if TYPE_CHECKING:
-    from .transport import ScriptTransport
+    from ._uvicorn import Runner
 
-__all__ = ["CONTROL_PREFIX", "STALL_TIMEOUT", "ScriptApp", "ScriptServer", "request_json", "serve_command", "status_of"]
-
-CONTROL_PREFIX = "/_wirescript"
-"""The path prefix of the control API, which is never recorded as a model request.
-
-- `GET /_wirescript/requests` — the recorded requests as JSON (credentials redacted, raw `content`
-  left out). `?wait=N&timeout=S` first waits up to S seconds (default 5) for N requests; 504 if
-  they do not arrive.
-- `GET /_wirescript/status` — request count, overflow count, problems, pending turns, hold state.
-- `GET /_wirescript/check` — 200 `{"ok": true}`, or 409 with `stub.check()`'s message.
-- `POST /_wirescript/hold`, `POST /_wirescript/release` — `stub.hold()`, `stub.release()`.
-"""
-
-_Scope = MutableMapping[str, Any]
-_Message = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[_Message]]
-_Send = Callable[[_Message], Awaitable[None]]
-
-_CORS = [
-    (b"access-control-allow-origin", b"*"),
-    (b"access-control-expose-headers", b"*"),
+__all__ = [
+    "CONTROL_PREFIX",
+    "HEADER_TIMEOUT",
+    "MAX_BODY",
+    "STALL_TIMEOUT",
+    "TOKEN_HEADER",
+    "ScriptApp",
+    "ScriptServer",
+    "request_json",
+    "status_of",
 ]
-_NO_RETRY = [(b"x-should-retry", b"false")]
-_PREFLIGHT_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
-# Set by the HTTP stack on the response object; the server frames the body itself.
-_HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive"})
-_CONTROL_ROUTES = {"requests": "GET", "status": "GET", "check": "GET", "hold": "POST", "release": "POST"}
-_LOOPBACK_NAMES = {"localhost": "127.0.0.1"}
-_START_TIMEOUT = 10.0
-_LOG = logging.getLogger("wirescript.server")
-_MAX_WAIT = 3600.0  # the control API's longest wait: `timeout=inf` would wait forever
+
+_Receive = Callable[[], Awaitable[dict[str, Any]]]
+_Result = TypeVar("_Result")
 
 STALL_TIMEOUT = 2.0
 """How long a scripted read timeout (`timeout_after`) stalls over the server before the connection is
 dropped. In-process the client's read timeout fires at once; over HTTP the stub cannot raise in the
 client, so it sends nothing until the client gives up or this many seconds pass, then closes the
 connection (which the SDKs retry as a connection error, as they retry a read timeout)."""
-_STOP_TIMEOUT = 10.0
+
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request body the server reads (64 MiB, twice the 32 MB Anthropic's Messages API takes):
+a larger one is refused unread, as an `unreadable` problem (`ScriptServer(max_body=...)`)."""
+
+HEADER_TIMEOUT = 10.0
+"""How long a connection may take to send a request's head (its request line and headers), from its
+first byte: a connection that trickles it in is closed (`ScriptServer(header_timeout=...)`)."""
+
+# The CORS headers of the model endpoints (never of the control API), so that a page under test on
+# another loopback port may call them; no private-network grant: a page on a public origin may not.
+_CORS = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-expose-headers", b"*"),
+]
+_PREFLIGHT_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
+_NO_RETRY = [(b"x-should-retry", b"false")]
+_CLOSE = (b"connection", b"close")
+# Set by the HTTP stack on the response object; the server frames the body itself.
+_HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive"})
+_LOOPBACK_NAMES = {"localhost": "127.0.0.1"}
+_LOG = logging.getLogger("wirescript.server")
+
+
+def __getattr__(name: str) -> Any:
+    if name != "serve_command":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        "wirescript.server.serve_command is deprecated, use wirescript.cli.serve_command (the same function); "
+        "it will be removed from wirescript.server in 0.3.0",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    from .cli import serve_command  # the 0.1.0 place of `wirescript serve`'s function
+
+    return serve_command
 
 
 class _Abort(Exception):
     """Raised out of the ASGI app to drop the connection when it runs in a server other than `ScriptServer`."""
+
+
+class _TooLarge(Exception):
+    """A request body over the server's `max_body`."""
 
 
 class ScriptApp:
@@ -87,31 +126,42 @@ class ScriptApp:
 
     Every request except CORS preflights (answered 204) and the control API (`CONTROL_PREFIX`)
     goes to the stub exactly as an in-process request would: it is recorded, consumes a turn,
-    waits while the stub is held, and gets its faults. Every response carries permissive CORS
-    headers, so a browser page may call it (anthropic's `dangerouslyAllowBrowser`). Mount it in any
-    ASGI server; `ScriptServer` runs it on uvicorn.
+    waits while the stub is held, and gets its faults. The model endpoints' answers carry CORS
+    headers (`Access-Control-Allow-Origin: *`), so a page under test on another loopback port may
+    call them (anthropic's `dangerouslyAllowBrowser`); the control API's carry none. Mount it in
+    any ASGI server; `ScriptServer` runs it on uvicorn.
 
     Args:
-        stub: The stub to serve.
+        stub: The stub to serve (or a `RecordingTransport`, for `wirescript record`).
+        token: The control API's token, sent in the `X-Wirescript-Token` header; default a new
+            random one (`token`).
+        max_body: The largest request body read, in bytes (`MAX_BODY`); a larger one is refused.
 
     """
 
-    def __init__(self, stub: ScriptTransport) -> None:
+    def __init__(
+        self, stub: ScriptTransport | RecordingTransport, *, token: str | None = None, max_body: int = MAX_BODY
+    ) -> None:
         self.stub = stub
+        self.token: str = token if token is not None else secrets.token_urlsafe(24)
+        """The control API's token (the `X-Wirescript-Token` header)."""
+        self.max_body = max_body
         self._hx = _http.default_module()
+        self._control = Control(stub, self.token)
+        self._recording = isinstance(stub, RecordingTransport)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._connections: dict[tuple[Any, ...], asyncio.Transport] = {}
+        self._connections: dict[tuple[Any, ...], Any] = {}
         """The open connections by client address, when `ScriptServer` runs the app (to drop them)."""
         self._stopping = False
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: _Receive, send: MessageSend) -> None:
         """Serve one ASGI connection scope (HTTP only)."""
         if scope["type"] != "http":
             return
         started = False
 
-        async def tracked(message: _Message) -> None:
+        async def tracked(message: dict[str, Any]) -> None:
             nonlocal started
             started = True
             await send(message)
@@ -133,7 +183,8 @@ class ScriptApp:
                     await self._drop(scope, receive)
                 return
             message = f"wirescript: the server stopped before answering {scope['method']} {scope['path']}"
-            await _json(send, 503, {"type": "error", "error": {"type": "api_error", "message": message}}, _NO_RETRY)
+            error = {"type": "error", "error": {"type": "api_error", "message": message}}
+            await json_response(send, 503, error, [*_CORS, *_NO_RETRY])
         except _Abort:
             raise
         except Exception as exc:  # a wirescript bug: never uvicorn's bare 500, which the SDKs retry
@@ -141,9 +192,12 @@ class ScriptApp:
             if not started:
                 message = f"wirescript: the loopback server failed ({type(exc).__name__}: {exc}); please report it"
                 error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
-                await _json(send, 400, error, _NO_RETRY)
+                await json_response(send, 400, error, [*_CORS, *_NO_RETRY])
         finally:
             self._tasks.discard(task)
+            connection = self._connections.get(_client(scope))
+            if connection is not None:
+                connection.answered()
 
     def abort_all(self) -> None:
         """Close every connection still being answered (held, slow, stalled); thread-safe.
@@ -160,45 +214,54 @@ class ScriptApp:
         for task in list(self._tasks):
             task.cancel()
 
-    async def _serve(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def _serve(self, scope: Scope, receive: _Receive, send: MessageSend) -> None:
         path: str = scope["path"]
+        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
+            await self._control.serve(scope, send)
+            return
         if scope["method"] == "OPTIONS":
             await self._preflight(scope, send)
             return
-        if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
-            await self._control(scope, path, send)
-            return
-        try:
-            body = await _read_body(receive)
-        except _Abort as exc:  # the client went away: one line, not a traceback
-            _LOG.info("wirescript: %s %s: %s", scope["method"], path, exc)
-            return
-        request = self._request(scope, body)
+        refused = _refused(scope) or (_foreign_page(scope) if self._recording else None)
+        body = b""
+        if not refused:
+            try:
+                body = await _read_body(receive, self.max_body, _declared_length(scope))
+            except _TooLarge:
+                refused = (
+                    f"the body is larger than the loopback server's limit of {self.max_body:,} bytes "
+                    "(ScriptServer(max_body=...)); it was not read, and nothing was consumed from the script."
+                )
+            except _Abort as exc:  # the client went away: one line, not a traceback
+                _LOG.info("wirescript: %s %s: %s", scope["method"], path, exc)
+                return
+        request = self._request(scope, body) if not refused else self._unreadable(scope, refused)
         gone = asyncio.Event()
         watcher = asyncio.ensure_future(_watch(receive, gone))
         try:
-            await self._answer(scope, request, send, gone)
+            await self._answer(scope, request, send, gone, close=bool(refused))
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await watcher
 
-    def _request(self, scope: _Scope, body: bytes) -> Any:
+    def _request(self, scope: Scope, body: bytes) -> Any:
         """The request for the stub: raw header bytes as sent; one that cannot be built is still recorded."""
-        extensions: dict[str, Any] = {PER_EVENT: True}
         try:
             return self._hx.Request(
-                scope["method"], _url(scope), headers=scope["headers"], content=body, extensions=extensions
+                scope["method"], _url(scope), headers=scope["headers"], content=body, extensions={PER_EVENT: True}
             )
         except Exception as exc:  # a malformed Host, bytes httpx refuses: recorded as unreadable, never a 500
-            extensions[UNREADABLE] = (
-                f"the loopback server could not read this request ({type(exc).__name__}: {exc}); "
-                "nothing was consumed from the script."
-            )
-            return self._hx.Request(scope["method"], _url(scope, own=True), content=body, extensions=extensions)
+            reason = f"the loopback server could not read this request ({type(exc).__name__}: {exc})"
+            return self._unreadable(scope, f"{reason}; nothing was consumed from the script.", body)
 
-    async def _answer(self, scope: _Scope, request: Any, send: _Send, gone: asyncio.Event) -> None:
-        handler = asyncio.ensure_future(self.stub.handle_async_request(request))
+    def _unreadable(self, scope: Scope, reason: str, body: bytes = b"") -> Any:
+        """A request the server refuses to hand on as sent: the stub records it as `unreadable`, with `reason`."""
+        extensions = {PER_EVENT: True, UNREADABLE: reason}
+        return self._hx.Request(scope["method"], _url(scope, own=True), content=body, extensions=extensions)
+
+    async def _answer(self, scope: Scope, request: Any, send: MessageSend, gone: asyncio.Event, *, close: bool) -> None:
+        handler = asyncio.ensure_future(self._handle(request))
         waiter = asyncio.ensure_future(gone.wait())
         try:
             await asyncio.wait({handler, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -228,7 +291,8 @@ class ScriptApp:
             for k, v in response.headers.multi_items()
             if k.lower() not in _HOP_BY_HOP
         ]
-        await send({"type": "http.response.start", "status": response.status_code, "headers": headers + _CORS})
+        extra = [*_CORS, _CLOSE] if close else _CORS  # a refused body was not read: the connection cannot go on
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers + extra})
         try:
             async for chunk in response.stream:
                 if chunk:
@@ -241,29 +305,34 @@ class ScriptApp:
             return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _stall(self, scope: _Scope, gone: asyncio.Event) -> None:
+    async def _handle(self, request: Any) -> Any:
+        stub = self.stub
+        if isinstance(stub, ScriptTransport):  # its user functions on a thread of their own
+            return await serve_offloaded(stub, request, _in_thread)
+        return await stub.handle_async_request(request)
+
+    async def _stall(self, scope: Scope, gone: asyncio.Event) -> None:
         """A scripted read timeout: send nothing until the client gives up or `STALL_TIMEOUT` passes, then drop."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(gone.wait(), STALL_TIMEOUT)
             return
         await self._drop(scope, gone)
 
-    async def _drop(self, scope: _Scope, gone: asyncio.Event | _Receive) -> None:
+    async def _drop(self, scope: Scope, gone: asyncio.Event | _Receive) -> None:
         """Close this request's connection as a crashed server would: what was sent is delivered, then EOF."""
-        client = scope.get("client")
-        transport = self._connections.get(tuple(client)) if client else None
-        if transport is None:  # not under `ScriptServer`: the server drops it on an exception
+        connection = self._connections.get(_client(scope))
+        if connection is None:  # not under `ScriptServer`: the server drops it on an exception
             raise _Abort("wirescript: scripted disconnect")
         if self._stopping:  # the server goes down: what the client has not read is dropped too
-            transport.abort()
+            connection.transport.abort()
         else:
-            transport.close()
+            connection.transport.close()
         if isinstance(gone, asyncio.Event):
             await gone.wait()
         else:
             await _until_disconnected(gone)
 
-    async def _preflight(self, scope: _Scope, send: _Send) -> None:
+    async def _preflight(self, scope: Scope, send: MessageSend) -> None:
         asked = dict(scope["headers"])
         headers = [
             *_CORS,
@@ -271,109 +340,96 @@ class ScriptApp:
             (b"access-control-allow-headers", asked.get(b"access-control-request-headers", b"*")),
             (b"access-control-max-age", b"600"),
         ]
-        if b"access-control-request-private-network" in asked:
-            headers.append((b"access-control-allow-private-network", b"true"))
         await send({"type": "http.response.start", "status": 204, "headers": headers})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _control(self, scope: _Scope, path: str, send: _Send) -> None:
-        name = path[len(CONTROL_PREFIX) + 1 :]
-        method = _CONTROL_ROUTES.get(name)
-        if method is None:
-            known = ", ".join(f"{m} {CONTROL_PREFIX}/{n}" for n, m in _CONTROL_ROUTES.items())
-            await _json(send, 404, {"error": f"wirescript: no control endpoint {path}; known: {known}"})
-            return
-        if scope["method"] != method:
-            message = f"wirescript: {scope['method']} {path} is not allowed; use {method}"
-            await _json(send, 405, {"error": message}, [(b"allow", method.encode())])
-            return
-        stub = self.stub
-        if name == "hold":
-            stub.hold()
-            await _json(send, 200, {"held": True})
-        elif name == "release":
-            stub.release()
-            await _json(send, 200, {"held": False})
-        elif name == "status":
-            await _json(send, 200, status_of(stub))
-        elif name == "check":
-            try:
-                stub.check()
-            except AssertionError as exc:
-                await _json(send, 409, {"ok": False, "message": str(exc)})
-            else:
-                await _json(send, 200, {"ok": True})
-        else:
-            await self._requests(scope, send)
 
-    async def _requests(self, scope: _Scope, send: _Send) -> None:
-        query = dict(parse_qsl(scope["query_string"].decode("latin-1")))
-        unknown = sorted(set(query) - {"wait", "timeout"})
-        if unknown:
-            message = f"wirescript: unknown query parameter(s) {', '.join(unknown)}; known: wait, timeout"
-            await _json(send, 400, {"error": message})
-            return
+async def _in_thread(function: Callable[[], _Result], seconds: float) -> _Result:
+    """`function()` on a thread of its own; `TimeoutError` past `seconds` (the thread is left to finish alone).
+
+    A daemon thread, not an executor's: a function that never returns must not hold up the event
+    loop's end, nor the interpreter's.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_Result] = loop.create_future()
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())  # told even when no one waits
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def run() -> None:
         try:
-            wait = _number(query, "wait", int, 0)
-            timeout = _number(query, "timeout", float, 5.0)
-        except ValueError as exc:
-            await _json(send, 400, {"error": f"wirescript: {exc}"})
-            return
-        if wait:
-            try:
-                await self.stub.wait_for_requests_async(wait, timeout)
-            except WaitTimeoutError as exc:
-                await _json(send, 504, {"error": str(exc)})
-                return
-        await _json(send, 200, [request_json(r) for r in self.stub.requests])
+            result = function()
+        except BaseException as exc:  # a bug of ours (the ledger catches the user's): told to the awaiting task
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                loop.call_soon_threadsafe(settle, functools.partial(future.set_exception, exc))
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, functools.partial(future.set_result, result))
+
+    threading.Thread(target=run, name="wirescript-script-function", daemon=True).start()
+    return await asyncio.wait_for(asyncio.shield(future), seconds)
 
 
-def request_json(record: RecordedRequest) -> dict[str, Any]:
-    """A recorded request as JSON data: every field but the raw `content`, the credential redacted."""
-    data: dict[str, Any] = record.model_dump(mode="json", exclude={"content", "api_key"})
-    data["api_key"] = REDACTED if record.api_key is not None else None
-    return data
+def _refused(scope: Scope) -> str | None:
+    """Why the server will not hand this request on as sent: HTTP/2, a proxy's tunnel or absolute URL."""
+    method, target = scope["method"], scope.get("raw_path") or scope["path"].encode()
+    if method == "PRI":
+        return (
+            "an HTTP/2 connection preface (PRI * HTTP/2.0): the loopback server speaks HTTP/1.1 only; "
+            "let the client use HTTP/1.1 (httpx2.Client(http2=False), the default)."
+        )
+    if method == "CONNECT":
+        return (
+            f"a proxy tunnel (CONNECT {target.decode('latin-1')}): the loopback server is not a proxy; point "
+            "the SDK's base URL at it (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) instead of HTTPS_PROXY."
+        )
+    if not target.startswith(b"/"):
+        return (
+            f"a proxy request for {target.decode('latin-1')!r}: the loopback server is not a proxy; point the "
+            "SDK's base URL at it (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) instead of HTTP_PROXY."
+        )
+    return None
 
 
-def status_of(stub: ScriptTransport) -> dict[str, Any]:
-    """The stub's state as JSON data, for `GET /_wirescript/status`."""
-    return {
-        "requests": stub.request_count,
-        "overflow": stub.overflow,
-        "problems": stub.problems,
-        "pending": [{"queue": p.queue, "position": p.position, "turn": p.turn.describe()} for p in stub.pending],
-        "held": stub.held,
-    }
+def _foreign_page(scope: Scope) -> str | None:
+    """On the recording server: why a request from a web page on a non-loopback origin is not forwarded."""
+    origin = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
+    if origin is None or _loopback_origin(origin):
+        return None
+    return (
+        f"a request from the web page at {origin}: wirescript record forwards (and records) requests from pages "
+        "on loopback origins only; serve the page under test from localhost or 127.0.0.1."
+    )
 
 
-def _number(query: dict[str, str], name: str, kind: type[int] | type[float], default: float) -> Any:
-    raw = query.get(name)
-    if raw is None:
-        return default
+def _loopback_origin(origin: str) -> bool:
+    scheme, _, rest = origin.partition("://")
+    return scheme in ("http", "https") and loopback_name(host_of(rest))
+
+
+def _declared_length(scope: Scope) -> int | None:
+    value = next((v for k, v in scope["headers"] if k == b"content-length"), None)
     try:
-        value = kind(raw)
+        return int(value) if value is not None else None
     except ValueError:
-        value = -1
-    if not value >= 0 or (kind is float and not 0 < value < _MAX_WAIT):  # NaN fails every comparison
-        what = "a non-negative integer" if kind is int else f"a positive number of seconds below {_MAX_WAIT:g}"
-        raise ValueError(f"{name}: expected {what}, got {raw!r}")
-    return value
+        return None
 
 
-async def _json(send: _Send, status: int, data: Any, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps(data).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *_CORS]
-    await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-async def _read_body(receive: _Receive) -> bytes:
-    parts = []
+async def _read_body(receive: _Receive, limit: int, declared: int | None) -> bytes:
+    if declared is not None and declared > limit:
+        raise _TooLarge
+    parts, size = [], 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _Abort("the client went away before sending its body")
-        parts.append(message.get("body", b""))
+        part = message.get("body", b"")
+        size += len(part)
+        if size > limit:
+            raise _TooLarge
+        parts.append(part)
         if not message.get("more_body", False):
             return b"".join(parts)
 
@@ -389,42 +445,23 @@ async def _until_disconnected(receive: _Receive) -> None:
         pass
 
 
-def _url(scope: _Scope, *, own: bool = False) -> str:
-    """The request's URL, from its `Host` header (or, with `own` or no header, the server's own address)."""
+def _client(scope: Scope) -> tuple[Any, ...]:
+    """The client's address, as the app's connections are keyed (empty when the server gives none)."""
+    client = scope.get("client")
+    return tuple(client) if client else ()
+
+
+def _url(scope: Scope, *, own: bool = False) -> str:
+    """The request's URL, from its `Host` header (or, with `own`, the server's own address and a plain path)."""
     host, port = scope["server"] or ("127.0.0.1", 80)
     netloc = None if own else next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
     if netloc is None:
         netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     path = scope.get("raw_path") or scope["path"].encode()
+    if own and not path.startswith(b"/"):  # `*`, `host:443`, `http://…`: kept in the reason, not the URL
+        return f"http://{netloc}/"
     query = scope["query_string"]
     return f"http://{netloc}{path.decode('latin-1')}" + (f"?{query.decode('latin-1')}" if query else "")
-
-
-def _protocol_class(app: ScriptApp) -> type[asyncio.Protocol]:
-    """Uvicorn's HTTP/1.1 protocol, telling `app` each connection's transport so it can drop it."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class _Protocol(H11Protocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            # A response is several small writes (head, one per SSE event, the end). Under Nagle's
-            # algorithm a small write waits while earlier data is unacknowledged, and the client
-            # delays its ACK: ~40 ms a response. asyncio sets TCP_NODELAY only on sockets whose
-            # `proto` is IPPROTO_TCP (its private `_set_nodelay`); ours is 0. Set it here, whatever
-            # made the listening socket and whichever loop runs it.
-            sock = transport.get_extra_info("socket")
-            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-                with contextlib.suppress(OSError):  # the peer already went away
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            super().connection_made(transport)
-            if self.client is not None:
-                app._connections[self.client] = transport
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self.client is not None:
-                app._connections.pop(self.client, None)
-            super().connection_lost(exc)
-
-    return _Protocol
 
 
 def _loopback(host: str) -> str:
@@ -440,6 +477,16 @@ def _loopback(host: str) -> str:
     return address
 
 
+def _positive(name: str, value: float, kind: type[int] | type[float]) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float) if kind is float else int)
+        or not (value > 0 and math.isfinite(value))
+    ):
+        what = "a positive number of bytes" if kind is int else "a positive, finite number of seconds"
+        raise UsageError(f"{name}: expected {what}, got {value!r}")
+
+
 class ScriptServer:
     """A stub served over real HTTP on a loopback address by uvicorn, in a background thread.
 
@@ -449,35 +496,53 @@ class ScriptServer:
         host: A loopback address: `127.0.0.1` (default), `::1` or `localhost`. Nothing else is
             accepted, so a scripted model is never reachable from the network.
         port: The TCP port; 0 (default) picks a free one. Read it back from `port` / `base_url`.
+        max_body: The largest request body read, in bytes (default `MAX_BODY`, 64 MiB): a larger one
+            is refused unread, an `unreadable` problem.
+        header_timeout: Seconds a connection may take to send a request's head (default
+            `HEADER_TIMEOUT`, 10 s); one that takes longer is closed.
 
     Raises:
-        UsageError: The host is not a loopback address, the port is out of range, or uvicorn is
-            not installed (`pip install 'wirescript[server]'`).
+        UsageError: The host is not a loopback address, the port is out of range, a limit is not
+            positive, or uvicorn is not installed (`pip install 'wirescript[server]'`).
 
     Usually used through `ScriptTransport.serve()`; directly::
 
         with ScriptServer(stub) as server:
             subprocess.run([...], env={"ANTHROPIC_BASE_URL": server.base_url, ...})
 
+    The control API (`/_wirescript/...`) answers only requests that carry `server.token` in the
+    `X-Wirescript-Token` header, and whose `Host` names this machine.
+
     """
 
-    def __init__(self, stub: ScriptTransport, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        stub: ScriptTransport | RecordingTransport,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        max_body: int = MAX_BODY,
+        header_timeout: float = HEADER_TIMEOUT,
+    ) -> None:
         address = _loopback(host)
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise UsageError(f"port: expected an integer from 0 (a free port) to 65535, got {port!r}")
+        _positive("max_body", max_body, int)
+        _positive("header_timeout", header_timeout, float)
         try:
             import uvicorn  # noqa: F401
         except ImportError:
             raise UsageError("serving a script over HTTP needs uvicorn: pip install 'wirescript[server]'") from None
         self.stub = stub
-        self.app = ScriptApp(stub)
+        self.token: str = secrets.token_urlsafe(24)
+        """The control API's token, random per server: send it as the `X-Wirescript-Token` header."""
         self.host = address
+        self.max_body = max_body
+        self.header_timeout = float(header_timeout)
+        self.app = ScriptApp(stub, token=self.token, max_body=max_body)
         self._requested_port = port
         self._socket: socket.socket | None = None
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._failure: BaseException | None = None
+        self._runner: Runner | None = None
 
     @property
     def port(self) -> int:
@@ -496,9 +561,14 @@ class ScriptServer:
         return f"http://{host}:{self.port}"
 
     @property
+    def control_headers(self) -> dict[str, str]:
+        """`{"X-Wirescript-Token": token}`: the headers a control API request needs."""
+        return {TOKEN_HEADER: self.token}
+
+    @property
     def running(self) -> bool:
         """Whether the server thread is serving."""
-        return self._thread is not None and self._thread.is_alive()
+        return self._runner is not None and self._runner.running
 
     def start(self) -> str:
         """Bind the port, start serving in a background thread and wait until it accepts; return `base_url`.
@@ -508,12 +578,15 @@ class ScriptServer:
             RuntimeError: uvicorn did not start.
 
         """
-        import uvicorn
+        from ._uvicorn import Runner
 
         if self._socket is not None:
             raise UsageError("the server is already running; stop() it first")
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on the sockets it accepts only from such a
+        # listener. A response is several small writes (head, one per SSE event, the end); under
+        # Nagle's algorithm each waits for the client's delayed ACK, about 40 ms a response.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, self._requested_port))
@@ -523,111 +596,32 @@ class ScriptServer:
             raise UsageError(f"port: cannot listen on {self.host}:{self._requested_port}: {exc}") from None
         sock.setblocking(False)
         self._socket = sock
-        config = uvicorn.Config(
-            self.app,
-            http=_protocol_class(self.app),
-            proxy_headers=False,
-            ws="none",
-            lifespan="off",
-            loop="asyncio",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=int(_STOP_TIMEOUT),
-        )
-        ready = self._ready
-        ready.clear()
-        self._failure = None
-
-        class _Server(uvicorn.Server):
-            wake: asyncio.Event | None = None
-            loop: asyncio.AbstractEventLoop | None = None
-
-            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-                await super().startup(sockets=sockets)
-                self.wake, self.loop = asyncio.Event(), asyncio.get_running_loop()
-                ready.set()
-
-            async def main_loop(self) -> None:
-                # uvicorn's own loop, a tick every 0.1 s, but woken by stop() at once instead of at the next
-                # tick: a server started and stopped per test no longer waits out a tick each time.
-                counter = 0
-                while not await self.on_tick(counter):
-                    counter = (counter + 1) % 864_000
-                    if self.wake is not None:
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self.wake.wait(), 0.1)
-
-            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-                # uvicorn's shutdown, step for step, but looking every 5 ms where it sleeps 0.1 s: a server
-                # started per test stops in milliseconds, not 0.1-0.3 s (stop() aborted every request already).
-                for listener in self.servers:
-                    listener.close()
-                for sock in sockets or []:
-                    sock.close()
-                state = self.server_state
-                for connection in list(state.connections):
-                    connection.shutdown()
-                loop = asyncio.get_running_loop()
-                deadline = loop.time() + _STOP_TIMEOUT  # the grace period given as timeout_graceful_shutdown
-                while (state.connections or state.tasks) and not self.force_exit and loop.time() < deadline:
-                    await asyncio.sleep(0.005)
-                for task in state.tasks:
-                    task.cancel(msg="the server stopped")
-                for connection in list(state.connections):  # past the grace: drop what is left (unread data too)
-                    connection.transport.abort()
-                # Python >= 3.12 waits here for every connection to go: bounded, as uvicorn bounds it.
-                closed = asyncio.gather(*(listener.wait_closed() for listener in self.servers))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(closed, max(deadline - loop.time(), 0.1))
-                if not self.force_exit:
-                    await self.lifespan.shutdown()
-
-        self._server = server = _Server(config)
-        self._thread = threading.Thread(target=self._run, args=(server, sock), name=f"wirescript-server-{self.port}")
-        self._thread.daemon = True
-        self._thread.start()
-        while not ready.wait(0.01):
-            if not self._thread.is_alive():
-                failure = self._failure
-                self._cleanup()
-                raise RuntimeError(f"wirescript: the server did not start: {failure!r}") from failure
-        return self.base_url
-
-    def _run(self, server: Any, sock: socket.socket) -> None:
+        runner = Runner(self.app, sock, header_timeout=self.header_timeout)
         try:
-            server.run(sockets=[sock])
-        except BaseException as exc:  # reported by start(); SystemExit is uvicorn's startup failure
-            self._failure = exc
+            runner.start()
+        except BaseException:
+            self._cleanup()
+            raise
+        self._runner = runner
+        return self.base_url
 
     def stop(self) -> None:
         """Stop serving: abort requests still in flight (held ones too), close the port, join the thread.
 
         Idempotent. The stub keeps its records.
         """
-        thread, server = self._thread, self._server
-        if thread is None or server is None:
+        runner, self._runner = self._runner, None
+        try:
+            if runner is not None:
+                runner.stop()
+        finally:
             self._cleanup()
-            return
-        self.app.abort_all()
-        server.should_exit = True
-        if server.loop is not None and server.wake is not None:  # wake its main loop now, not at its next tick
-            with contextlib.suppress(RuntimeError):  # the loop closed already: it has stopped by itself
-                server.loop.call_soon_threadsafe(server.wake.set)
-        thread.join(_STOP_TIMEOUT)
-        if thread.is_alive():  # pragma: no cover - uvicorn ignored should_exit
-            server.force_exit = True
-            thread.join(_STOP_TIMEOUT)
-        self._cleanup()
-        if thread.is_alive():  # pragma: no cover
-            raise RuntimeError("wirescript: the server thread did not stop")
 
     def _cleanup(self) -> None:
         if self._socket is not None:
             self._socket.close()
         self._socket = None
-        self._server = None
-        self._thread = None
-        self.app = ScriptApp(self.stub)
+        self.app = ScriptApp(self.stub, token=self.token, max_body=self.max_body)
 
     def __enter__(self) -> ScriptServer:
         self.start()
@@ -641,70 +635,3 @@ class ScriptServer:
     def __repr__(self) -> str:
         where = self.base_url if self._socket is not None else "stopped"
         return f"<ScriptServer {where} {self.stub!r}>"
-
-
-def serve_command(
-    script: str | os.PathLike[str],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    hold_timeout: float = 30.0,
-    max_records: int | None = None,
-    out: IO[str] | None = None,
-    err: IO[str] | None = None,
-    strict: bool = True,
-    strict_skip: Iterable[str] = (),
-) -> int:
-    """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
-
-    The base URL is printed alone on one line of `out` (stdout), flushed, once the server accepts
-    connections; everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a
-    summary of the requests and any problems on stderr. A script that does not load is reported
-    on stderr with exit status 2, before any URL is printed. `max_records` bounds the records kept
-    (see `ScriptTransport`), for a long session; `strict` and `strict_skip` are `ScriptTransport`'s
-    (`--no-strict`, `--strict-skip RULE`).
-    """
-    from .files import load_script
-    from .transport import ScriptTransport
-
-    out = out or sys.stdout
-    err = err or sys.stderr
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        try:
-            stub = ScriptTransport(
-                load_script(script),
-                hold_timeout=hold_timeout,
-                max_records=max_records,
-                strict=strict,
-                strict_skip=strict_skip,
-            )
-            server = ScriptServer(stub, host=host, port=port)
-            server.start()
-        except (ScriptError, UsageError) as exc:
-            print(f"wirescript serve: {exc}", file=err, flush=True)
-            return 2
-        try:
-            print(server.base_url, file=out, flush=True)
-            print(
-                f"wirescript serve: {os.fspath(script)} ({len(stub.pending)} turn(s)) at {server.base_url}; "
-                f"control API at {server.base_url}{CONTROL_PREFIX}/ (requests, status, check, hold, release); "
-                "stop with Ctrl-C",
-                file=err,
-                flush=True,
-            )
-            while not stop.wait(1.0):
-                pass
-        finally:
-            server.stop()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print(f"wirescript serve: stopped after {stub.request_count} request(s), overflow {stub.overflow}", file=err)
-    try:
-        stub.check()
-    except AssertionError as exc:
-        print(str(exc), file=err)
-    err.flush()
-    return 0

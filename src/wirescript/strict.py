@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
-from .wires import default_wires
+from .wires import DIALECTS, default_wires
 from .wires._rules import Rule, Violation, is_int, is_number
 from .wires.anthropic.rules import check_anthropic
 from .wires.base import Wire
@@ -42,6 +42,7 @@ from .wires.openai.rules import check_openai_chat, check_openai_responses, previ
 
 __all__ = [
     "BODY_FOR_ANOTHER_WIRE",
+    "DIALECT_RULES",
     "DOCS_PAGE",
     "FIELD_TYPE",
     "RULES",
@@ -277,6 +278,9 @@ _CHECKED: dict[str, _BodyChecked] = {wire.name: wire for wire in _DEFAULT_WIRES 
 RULES: dict[str, Rule] = dict(_DEFAULT.rules)
 """Every rule of the default wires, by id (a stub's own rules: `StrictRules(stub.wires).rules`)."""
 
+DIALECT_RULES: dict[str, Rule] = {rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.rules}
+"""Every rule of the built-in host dialects (`docs/dialects.md`), by id: what a stub serving them checks too."""
+
 WIRES = tuple(wire.name for wire in _DEFAULT_WIRES if wire.unknown_field is not None)
 """The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
 
@@ -364,7 +368,8 @@ def skip_ids(
     Args:
         value: The ids: a list, tuple or set of strings, each a key of `rules`.
         name: The option's name, for the message.
-        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' (`RULES`).
+        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' and the host dialects'
+            (`RULES`, `DIALECT_RULES`).
         outside: Let through an id of a wire the rules do not know (one whose prefix, `acme` of
             `acme.safe-prompt-type`, no rule has): the stub that has that wire checks it (the pytest
             marker's `strict_skip`, given to stubs whose wires are not known yet).
@@ -377,7 +382,7 @@ def skip_ids(
             of the wires declares; the message names the closest rule id.
 
     """
-    known = RULES if rules is None else rules
+    known = {**RULES, **DIALECT_RULES} if rules is None else rules
     prefixes = {rule.partition(".")[0] for rule in known} if outside else set()
     if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
         hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""

@@ -148,9 +148,17 @@ class Wire(ABC):
     """Its API's hosts, as host patterns (`*` within one DNS label: `*.openai.azure.com`, the syntax of
     `intercept(hosts=...)`). `stub.intercept()` takes the hosts of the stub's wires, and a request
     there that no wire serves is answered in this wire's error envelope."""
+    addresses: ClassVar[tuple[str, ...]] = ()
+    """Where its server answers by default, as `host` or `host:port` (`localhost:11434`, `api.mistral.ai`):
+    what a host dialect declares. A stub made without `dialect=` answers a request to one of the
+    built-in dialects' addresses with that dialect, before walking the other wires. Never intercepted:
+    `hosts` are."""
     boto_service: ClassVar[str | None] = None
     """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
     the clients of it created while open (`bedrock-runtime`)."""
+    client_hint: ClassVar[str | None] = None
+    """How a test gives its SDK's client the stub, when not `http_client=httpx2.Client(transport=stub)`:
+    the network guard names it when it refuses a connection to one of its `hosts`."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
     retry_count_header: ClassVar[str | None] = None
@@ -330,9 +338,11 @@ class TurnlessWire(Wire):
     """
 
     turnless = True
+    unused_label: ClassVar[str] = "side script answer(s)"
+    """What `check()` calls the answers `unused` lists (`"side script answer(s) were never requested"`)."""
 
     def unused(self, side: SideScript) -> list[str]:
-        """The scripted side answers no request has taken yet, one line each (`check()` lists them)."""
+        """The scripted answers no request has taken yet, one line each (`check()` lists them)."""
         return []
 
     def parse(self, body: Any, path: str) -> Parsed:

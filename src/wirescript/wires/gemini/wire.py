@@ -153,6 +153,10 @@ class GeminiWire(Wire):
     credential_query = ("key",)
     # The Gemini API, and Vertex AI's global and regional (`us-central1-aiplatform.googleapis.com`) endpoints.
     hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com")
+    client_hint = (
+        "google-genai: http_options=types.HttpOptions(httpx_client=httpx2.Client(transport=stub), "
+        "httpx_async_client=httpx2.AsyncClient(transport=stub))"
+    )
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES

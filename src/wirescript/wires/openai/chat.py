@@ -10,12 +10,12 @@ frameworks such as pydantic-ai read it as thinking.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 from urllib.parse import unquote
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
-from ...script import ErrorSpec, StreamError, Turn
+from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
 from .._decode import (
     as_dict,
@@ -29,7 +29,7 @@ from .._decode import (
     sse_json,
 )
 from .._render import chunks
-from .._rules import Violation
+from .._rules import Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .common import (
     COMPATIBLE_HOSTS,
@@ -56,7 +56,7 @@ from .common import (
 )
 from .rules import CHAT_RULES, check_openai_chat
 
-__all__ = ["FINISH_REASONS", "OpenAIChatWire"]
+__all__ = ["FINISH_REASONS", "ChatShape", "OpenAIChatWire"]
 
 FINISH_REASONS = {
     "end_turn": "stop",
@@ -73,6 +73,30 @@ _TOOL_RESULT_ROLES = ("tool", "function")
 _CHAT_ROLES = ("system", "developer", "tool")
 _OWN_HINTS = ("max_completion_tokens", "response_format", "n", "stream_options")
 """Top-level fields of Chat Completions that a Messages body does not carry."""
+
+
+class ChatShape(NamedTuple):
+    """How a host's Chat Completions answers differ from OpenAI's: what a host dialect renders differently.
+
+    `OpenAIChatWire.shape` is None (OpenAI's own answers, decided with no hook); a dialect sets one,
+    each field left at its default rendering as OpenAI does.
+    """
+
+    reasoning_key: str = "reasoning_content"
+    """The field a turn's `thinking` is sent in (`message` and stream deltas): `reasoning` on vLLM and Ollama."""
+    completion_id: Callable[[RecordedRequest], str] | None = None
+    """The completion's `id` (default `chatcmpl-<request>`)."""
+    call_id: Callable[[ToolCall, int, int], str] | None = None
+    """A tool call's id from `(call, request index, k)` when the turn scripts none (default `call_<request>_<k>`)."""
+    streamed_tool_finish: str | None = None
+    """The `finish_reason` a stream that carries tool calls ends with instead of `tool_calls`."""
+    same_index: bool = False
+    """Every streamed tool call at `index: 0` (so an app accumulating by index merges them)."""
+    decorate: Callable[[dict[str, Any], str, RecordedRequest], None] | None = None
+    """Adds the host's own fields to a body before it is encoded: `where` is `completion` (a JSON answer),
+    `first` (the stream's role chunk), `chunk` (any other chunk), `finish` (the finish chunk) or `usage`."""
+    prelude: Callable[[dict[str, Any], RecordedRequest], list[bytes]] | None = None
+    """Encoded frames sent before a stream's first chunk (SSE comments, a content-filter chunk)."""
 
 
 def finish_reason(stop: str) -> str:
@@ -94,14 +118,14 @@ class OpenAIChatWire(Wire):
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
-    hosts = (*HOSTS, *COMPATIBLE_HOSTS)
+    hosts: ClassVar[tuple[str, ...]] = (*HOSTS, *COMPATIBLE_HOSTS)
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
-    rules = CHAT_RULES
+    rules: ClassVar[Sequence[Rule]] = CHAT_RULES
     label = "OpenAI Chat Completions (POST /chat/completions)"
-    own_fields = ("max_completion_tokens", "response_format", "messages")
+    own_fields: ClassVar[tuple[str, ...]] = ("max_completion_tokens", "response_format", "messages")
     shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
-    unknown_field = "Unrecognized request argument supplied: {key}"
+    unknown_field: ClassVar[str | None] = "Unrecognized request argument supplied: {key}"
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "model": ("string",),
         "messages": ("array",),
@@ -112,6 +136,9 @@ class OpenAIChatWire(Wire):
         "temperature": ("number",),
         "tools": ("array",),
     }
+
+    shape: ChatShape | None = None
+    """How this wire's answers differ from OpenAI's (a host dialect's `ChatShape`); None: OpenAI's own."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/chat/completions`, on any host."""
@@ -180,9 +207,11 @@ class OpenAIChatWire(Wire):
         """
         index = record.index
         tool_calls = turn.tool_calls
+        shape = self.shape
+        minted = call_id if shape is None or shape.call_id is None else shape.call_id
         calls = (
             [
-                (call_id(call, index, k), call.name, arguments(call, malformed_tool_json))
+                (minted(call, index, k), call.name, arguments(call, malformed_tool_json))
                 for k, call in enumerate(tool_calls)
             ]
             if tool_calls
@@ -190,7 +219,9 @@ class OpenAIChatWire(Wire):
         )
         counts = token_counts(turn, [args for _, _, args in calls])
         head = {
-            "id": f"chatcmpl-{index:04d}",
+            "id": f"chatcmpl-{index:04d}"
+            if shape is None or shape.completion_id is None
+            else shape.completion_id(record),
             "object": "chat.completion",
             "created": CREATED + index,
             "model": record.model or DEFAULT_MODEL,
@@ -200,7 +231,7 @@ class OpenAIChatWire(Wire):
         if not record.stream:
             message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}
             if turn.thinking is not None:
-                message["reasoning_content"] = turn.thinking
+                message["reasoning_content" if shape is None else shape.reasoning_key] = turn.thinking
             if calls:
                 message["tool_calls"] = [
                     {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
@@ -211,15 +242,19 @@ class OpenAIChatWire(Wire):
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
                 "usage": _usage(counts),
             }
+            if shape is not None and shape.decorate is not None:
+                shape.decorate(completion, "completion", record)
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(completion).encode())
         options = record.body.get("stream_options") if isinstance(record.body, dict) else None
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         chunk_head = {**head, "object": "chat.completion.chunk"}
-        return Rendered(
-            200,
-            {**SSE_HEADERS, **headers},
-            frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined),
-        )
+        if shape is None:
+            frames = _stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined)
+        else:
+            frames = _shaped_stream(
+                shape, record, chunk_head, turn, calls, finish, counts if include_usage else None, joined
+            )
+        return Rendered(200, {**SSE_HEADERS, **headers}, frames=frames)
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A chat completion (JSON, or its chunks put back together) or an error as a turn.
@@ -409,6 +444,57 @@ def _stream(
     yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
+    yield Frame("[DONE]", _DONE)
+
+
+def _shaped_stream(
+    shape: ChatShape,
+    record: RecordedRequest,
+    head: dict[str, Any],
+    turn: Turn,
+    calls: list[tuple[str, str, str]],
+    finish: str,
+    counts: TokenCounts | None,
+    joined: bool,
+) -> Iterator[Frame]:
+    """`_stream` as a host dialect sends it: its reasoning field, call indexes, finish reason and own fields."""
+    extra = {"usage": None} if counts is not None else {}
+    decorate = shape.decorate
+    if calls and shape.streamed_tool_finish is not None and finish == "tool_calls":
+        finish = shape.streamed_tool_finish
+
+    def data(delta: dict[str, Any], finish_reason: str | None = None, where: str = "chunk") -> dict[str, Any]:
+        body = {**head, "choices": [_choice(delta, finish_reason)], **extra}
+        if decorate is not None:
+            decorate(body, where, record)
+        return body
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None, where: str = "chunk") -> Frame:
+        return Frame("chunk", encode_event(None, json_dumps(data(delta, finish_reason, where))))
+
+    def deltas(delta: dict[str, Any], pieces: Sequence[str]) -> Iterator[Frame]:
+        for encoded in encode_deltas(None, data(delta), pieces, joined=joined):
+            yield Frame("chunk", encoded)
+
+    if shape.prelude is not None:
+        for encoded in shape.prelude(head, record):
+            yield Frame("chunk", encoded)
+    first = {"role": "assistant", "content": "" if turn.text is not None else None, "refusal": None}
+    yield chunk(first, where="first")
+    if turn.thinking is not None:
+        yield from deltas({shape.reasoning_key: PIECE}, chunks(turn.thinking) or [""])
+    yield from deltas(_DELTAS["content"](PIECE), chunks(turn.text or ""))
+    for k, (cid, name, args) in enumerate(calls):
+        at = 0 if shape.same_index else k
+        opening = {"index": at, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+        yield chunk({"tool_calls": [opening]})
+        yield from deltas(_arguments_delta(at, PIECE), chunks(args, 32))
+    yield chunk({}, finish, "finish")
+    if counts is not None:
+        usage = {**head, "choices": [], "usage": _usage(counts)}
+        if decorate is not None:
+            decorate(usage, "usage", record)
+        yield Frame("chunk", encode_event(None, json_dumps(usage)))
     yield Frame("[DONE]", _DONE)
 
 

@@ -12,14 +12,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
+from ..script import DEFAULT_QUEUE
+from ..side import SIDE_KEY
 
 __all__ = ["append_json", "append_yaml", "check_appendable", "queue_for"]
 
-_META = ("$side", "$schema")
+_META = (SIDE_KEY, "$schema")
 """Top-level keys of a mapping script that are not queues."""
 
-DEFAULT = "*"
+DEFAULT = DEFAULT_QUEUE
 
 
 def queue_for(model: str | None, queues: Sequence[str]) -> str:
