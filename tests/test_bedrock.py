@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from _blocked import BLOCK_HTTPX
 from _support import no_aws_environment
 from wirescript import ScriptTransport
 from wirescript.builder import tool_result_text as builder_tool_result_text
@@ -692,16 +693,10 @@ def test_any_botocore_client_reaches_the_stub_a_form_encoded_body_included() -> 
     assert len(stub.problems) == 1
 
 
-_NO_HTTPX = """
-import importlib.abc, sys, threading
-
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("httpx", "httpx2", "anyio"):
-            raise ImportError(f"{name} is blocked: a boto3-only project does not have it")
-        return None
-
-sys.meta_path.insert(0, Refuse())
+_NO_HTTPX = (
+    BLOCK_HTTPX
+    + """
+import threading
 import boto3
 from wirescript import ScriptTransport
 
@@ -719,6 +714,7 @@ print(bedrock.converse(modelId="m", messages=hi)["output"]["message"]["content"]
 stub.check()
 assert not {"httpx", "httpx2", "anyio"} & set(sys.modules), sorted(sys.modules)
 """
+)
 
 
 def test_a_boto3_only_project_needs_neither_httpx_nor_httpx2(tmp_path: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from _blocked import BLOCK_HTTPX
 from wirescript import ScriptTransport, _botocore
 from wirescript.wires.bedrock import eventstream as es
 
@@ -64,7 +65,9 @@ def throttled() -> tuple[int, Mapping[str, str], Iterable[bytes]]:
     return 429, headers, [b'{"message":"slow down"}']
 
 
-def run(server: Canned, call: Any, **config: Any) -> Any:
+def run(server: Canned | ScriptTransport, call: Any, **config: Any) -> Any:
+    """`call(client)` on an aiobotocore bedrock-runtime client served by `server` (a stub: `stub.attach`)."""
+
     async def main() -> Any:
         session = aio_session.get_session()
         async with session.create_client(
@@ -74,7 +77,10 @@ def run(server: Canned, call: Any, **config: Any) -> Any:
             aws_secret_access_key="test-secret",
             config=botocore_config.Config(**config) if config else None,
         ) as client:
-            _botocore.attach(client, server)
+            if isinstance(server, ScriptTransport):
+                server.attach(client)
+            else:
+                _botocore.attach(client, server)
             return await call(client)
 
     return asyncio.run(main())
@@ -146,22 +152,6 @@ def test_retries_run_without_sleeping(mode: str) -> None:
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
 
-def run_stub(stub: ScriptTransport, call: Any, **config: Any) -> Any:
-    async def main() -> Any:
-        session = aio_session.get_session()
-        async with session.create_client(
-            "bedrock-runtime",
-            region_name="us-east-1",
-            aws_access_key_id="AKIDTEST",
-            aws_secret_access_key="test-secret",
-            config=botocore_config.Config(**config) if config else None,
-        ) as client:
-            stub.attach(client)
-            return await call(client)
-
-    return asyncio.run(main())
-
-
 async def _ticking(work: Any) -> tuple[Any, int]:
     """`work`'s result, and how often a task of the same loop ran meanwhile (every 10 ms when nothing blocks)."""
     ticks = 0
@@ -188,7 +178,7 @@ def test_a_stub_serves_converse_and_converse_stream() -> None:
         texts = [e["contentBlockDelta"]["delta"]["text"] async for e in response["stream"] if "contentBlockDelta" in e]
         return answer["output"]["message"]["content"][0]["text"], "".join(texts)
 
-    assert run_stub(stub, call) == ("Hello.", "Streamed.")
+    assert run(stub, call) == ("Hello.", "Streamed.")
     assert [r.provider for r in stub.requests] == ["bedrock", "bedrock"]
     stub.check()
 
@@ -206,7 +196,7 @@ def test_a_held_request_waits_without_blocking_the_loop_and_is_released_from_it(
         answer = await pending
         return answer["output"]["message"]["content"][0]["text"], time.perf_counter() - started
 
-    text, elapsed = run_stub(stub, call)
+    text, elapsed = run(stub, call)
     assert text == "Held."
     assert elapsed < 2, f"the held request blocked the loop until hold_timeout ({elapsed:.1f} s)"
     assert stub.problems == []
@@ -224,7 +214,7 @@ def test_a_held_request_cancelled_is_abandoned() -> None:
             await pending
         stub.release()
 
-    run_stub(stub, call)
+    run(stub, call)
     assert [p.kind for p in stub.problems] == ["abandoned"]
 
 
@@ -239,7 +229,7 @@ def test_a_faults_delays_are_awaited_not_slept_on_the_loop(fault: dict[str, Any]
 
         return await _ticking(stream())
 
-    events, ticks = run_stub(stub, call)
+    events, ticks = run(stub, call)
     assert any("messageStop" in event for event in events)
     assert ticks >= 10, f"the loop ran {ticks} times while the stream waited: the delay blocked it"
     stub.check()
@@ -265,7 +255,7 @@ def test_a_disconnect_before_the_response_is_retried_and_one_mid_stream_raises()
             return answer["output"]["message"]["content"][0]["text"], seen, error
         raise AssertionError("the scripted disconnect did not raise")
 
-    text, seen, error = run_stub(stub, call, retries={"mode": "standard", "total_max_attempts": 2})
+    text, seen, error = run(stub, call, retries={"mode": "standard", "total_max_attempts": 2})
     assert text == "Retried."
     assert len(seen) == 2
     assert "scripted disconnect after 2 events" in str(error)
@@ -281,21 +271,15 @@ def test_a_stream_left_early_is_unfinished() -> None:
         async for _event in response["stream"]:
             break
 
-    run_stub(stub, call)
+    run(stub, call)
     with pytest.raises(AssertionError, match="unfinished_stream"):
         stub.check()
 
 
-_NO_HTTPX = """
-import asyncio, importlib.abc, sys
-
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("httpx", "httpx2", "anyio"):
-            raise ImportError(f"{name} is blocked: a boto3-only project does not have it")
-        return None
-
-sys.meta_path.insert(0, Refuse())
+_NO_HTTPX = (
+    BLOCK_HTTPX
+    + """
+import asyncio
 from aiobotocore.session import get_session
 from wirescript import ScriptTransport
 
@@ -317,6 +301,7 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 def test_an_aiobotocore_client_is_served_and_held_without_httpx_or_anyio(tmp_path: Any) -> None:
