@@ -76,6 +76,7 @@ ProblemKind: TypeAlias = Literal[
     "fault",
     "render_error",
     "strict",
+    "unfinished_stream",
 ]
 """What went wrong with a request:
 
@@ -90,7 +91,10 @@ ProblemKind: TypeAlias = Literal[
 - `fault`: its turn's fault cannot take effect on the answer at hand;
 - `render_error`: wirescript failed while building the answer (a bug: please report it);
 - `strict`: the real API would refuse it (a strict rule, named in the reason, found it invalid); it
-  got the provider's own error and consumed no turn (see `docs/strict-requests.md`).
+  got the provider's own error and consumed no turn (see `docs/strict-requests.md`);
+- `unfinished_stream`: it was answered with a stream that the app never read to its end (a loop that
+  breaks early, a `stream=True` result dropped unread, a client gone mid-stream); found by `check()`,
+  so at the fixture's teardown. A stream the stub's own fault cuts is not one.
 """
 
 OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})
