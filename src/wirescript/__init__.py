@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._bill import Bill, BillRow
     from ._clock import Clock
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
@@ -42,6 +43,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Bill",
+    "BillRow",
     "Clock",
     "ErrorCase",
     "ErrorSpec",
@@ -81,6 +84,8 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Bill": "_bill",
+    "BillRow": "_bill",
     "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",

@@ -120,12 +120,16 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
     chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if calls else 0)
     input_tokens, output_tokens = default_usage(turn, chars)
     scripted = turn.usage
-    usage = {
+    usage: dict[str, Any] = {
         "input_tokens": input_tokens,
         "cache_creation_input_tokens": (scripted.cache_creation_input_tokens or 0) if scripted else 0,
         "cache_read_input_tokens": (scripted.cache_read_input_tokens or 0) if scripted else 0,
         "output_tokens": output_tokens,
     }
+    hour = scripted.cache_creation_1h_input_tokens if scripted else None
+    if hour is not None:  # the split by lifetime, as the API sends it (`cache_creation`): only when known
+        created = usage["cache_creation_input_tokens"]
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": created - hour, "ephemeral_1h_input_tokens": hour}
     return _message(msg_id, model, content, stop, usage), arguments
 
 

@@ -32,6 +32,7 @@ from .._render import retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
+from .caching import BEDROCK_CACHING
 from . import eventstream
 from .rules import RULES, check_converse, check_invoke
 
@@ -136,6 +137,7 @@ class BedrockWire(Wire):
     boto_service = "bedrock-runtime"
     retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
     rules = RULES
+    caching = BEDROCK_CACHING
     label = "Amazon Bedrock runtime (Converse; InvokeModel for Claude)"
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:

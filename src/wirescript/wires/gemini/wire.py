@@ -30,7 +30,9 @@ from .._decode import (
 )
 from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
+from .._caching import Caching
 from ..base import Frame, Parsed, Rendered, Wire
+from .caching import GEMINI_CACHING, CachedContents
 from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -173,6 +175,7 @@ class GeminiWire(Wire):
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES
+    caching: ClassVar[Caching] = GEMINI_CACHING
     label = "Gemini generateContent"
     own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
     unknown_field = 'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
@@ -181,6 +184,10 @@ class GeminiWire(Wire):
         "contents": ("array", "object"),
         "tools": ("array", "object"),
     }
+
+    def __init__(self) -> None:
+        self.cached_contents = CachedContents()
+        """Its explicit caches (`caches.create`), which the stub's `cachedContents` endpoints manage."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version, any host."""

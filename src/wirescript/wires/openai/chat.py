@@ -31,7 +31,9 @@ from .._decode import (
 )
 from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
+from .._caching import Caching
 from ..base import Frame, Parsed, Rendered, Wire
+from .caching import OPENAI_CACHING
 from .common import (
     COMPATIBLE_HOSTS,
     CREATED,
@@ -127,6 +129,7 @@ class OpenAIChatWire(Wire):
     models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
     """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
     updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
+    caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Chat Completions (POST /chat/completions)"
     # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
     # too (`generationConfig.stopSequences`).
