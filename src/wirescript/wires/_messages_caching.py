@@ -311,6 +311,17 @@ def breakpoint_tally(
     read = cumulative[best] if best >= 0 else 0
     if best_hit is not None:
         store.refresh(best_hit[1], LIFETIMES[best_hit[0]], moment)
+    note = None
+    if read == 0:
+        last_position = marks[-1][0]
+        if cumulative[last_position] < minimum:
+            where = blocks[last_position].where
+            note = (
+                f"its prefix up to its last breakpoint ({where}) is {cumulative[last_position]:,} tokens, below "
+                f"the {minimum:,} tokens {prompt.model or 'the model'} caches at least: nothing is cached"
+            )
+        else:
+            note = _miss(provider, prompt, store, moment, [p for p, _ in marks], lookback)
     written = written_1h = 0
     cached_at = best
     since = read
@@ -326,17 +337,6 @@ def breakpoint_tally(
             written_1h += stretch
         store.write(provider, prompt.scope, blocks[position].prefix, ttl, up_to, LIFETIMES[ttl], moment)
         cached_at, since = position, up_to
-    note = None
-    if read == 0:
-        last_position = marks[-1][0]
-        if cumulative[last_position] < minimum:
-            where = blocks[last_position].where
-            note = (
-                f"its prefix up to its last breakpoint ({where}) is {cumulative[last_position]:,} tokens, below "
-                f"the {minimum:,} tokens {prompt.model or 'the model'} caches at least: nothing is cached"
-            )
-        else:
-            note = _miss(provider, prompt, store, moment, [p for p, _ in marks], lookback)
     return Tally(total, read, written, written_1h, note)
 
 
@@ -347,7 +347,7 @@ def _miss(
     blocks = prompt.blocks
     for position in range(len(blocks) - 1, -1, -1):
         peeked = store.peek(provider, prompt.scope, blocks[position].prefix, tuple(LIFETIMES))
-        if peeked is None:
+        if peeked is None or peeked[1].written_by == moment.index:  # none, or the one this request just wrote
             continue
         ttl, entry = peeked
         where = blocks[position].where
