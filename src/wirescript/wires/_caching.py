@@ -20,6 +20,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_json
+
 from .._cache_store import CacheStore, Counter, Moment, approximate_tokens
 from ..recorded import RecordedRequest
 from ..script import Turn, Usage
@@ -46,9 +48,18 @@ LIFETIMES: Mapping[str, float] = {"5m": 300.0, "1h": 3600.0}
 """The lifetimes, in seconds, of the ttl labels Anthropic and Bedrock cache entries carry."""
 
 
-def canonical(value: Any) -> str:
-    """The JSON of a value with sorted keys and no spaces: what a block is hashed (and, by default, counted) by."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+def canonical(value: Any) -> bytes:
+    """The compact JSON (UTF-8) of a value, its keys in the order sent: what a block is hashed and counted by.
+
+    The key order is kept (an SDK sends the same block in the same order every time), which costs a
+    fifth of sorting the keys of every block of every request.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    try:
+        return to_json(value, serialize_unknown=True)
+    except ValueError:  # a lone surrogate, which a JSON body can carry and UTF-8 cannot
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,17 +140,16 @@ class PromptBuilder:
     ) -> Block:
         """Add a block: `value` is what it is hashed by, `text` what is counted (default: `value`'s JSON)."""
         encoded = canonical(value)
-        digest = hashlib.blake2b(encoded.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        digest = hashlib.blake2b(encoded, digest_size=16).digest()
         self._chain = hashlib.blake2b(self._chain + digest, digest_size=16).digest()
-        counted = encoded if text is None else text
+        counted = encoded.decode("utf-8", "surrogatepass") if text is None else text
         block = Block(where, max(0, int(self.counter(counted))) if counted else 0, self._chain, digest, ttl, cacheable)
         self.blocks.append(block)
         return block
 
     def mark(self, value: Any) -> None:
         """Chain `value` into the prefix hash without a block: settings that part the cache from here on."""
-        encoded = canonical(value).encode("utf-8", "surrogatepass")
-        self._chain = hashlib.blake2b(self._chain + b"\0" + encoded, digest_size=16).digest()
+        self._chain = hashlib.blake2b(self._chain + b"\0" + canonical(value), digest_size=16).digest()
 
     def build(self, scope: Hashable, *, automatic: str | None = None, extra: int = 0, model: str | None = None) -> Prompt:
         """The prompt of the blocks added."""
