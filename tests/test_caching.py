@@ -1,4 +1,4 @@
-"""Prompt caching by OpenAI's, Gemini's and Bedrock's rules, through their real SDKs; and answers unchanged without it."""
+"""Prompt caching by OpenAI's, Gemini's and Bedrock's rules, through their real SDKs; answers unchanged without it."""
 
 from __future__ import annotations
 
@@ -42,7 +42,10 @@ def test_openai_caches_a_prefix_of_1024_tokens_or_more_in_steps_of_128() -> None
     stub = ScriptTransport(["One.", "Two."], usage="derive")
     below = chat_twice(stub, policy(900))
     assert [u.prompt_tokens_details.cached_tokens for u in below] == [0, 0]
-    assert stub.bill.rows[1].cache_note == f"its prompt is {stub.bill.rows[1].prompt_tokens:,} tokens, below the 1,024 OpenAI caches"
+    assert (
+        stub.bill.rows[1].cache_note
+        == f"its prompt is {stub.bill.rows[1].prompt_tokens:,} tokens, below the 1,024 OpenAI caches"
+    )
     assert [cached_in_steps(n) for n in (1_023, 1_024, 1_151, 1_152, 5_000)] == [0, 1_024, 1_024, 1_152, 4_992]
 
 
@@ -162,16 +165,23 @@ def test_gemini_explicit_caches_are_created_used_listed_updated_and_expire_on_th
         model="gemini-2.5-flash",
         config=types.CreateCachedContentConfig(system_instruction=policy(3_000), ttl="600s", display_name="policy"),
     )
-    assert cache.name.startswith("cachedContents/") and cache.usage_metadata.total_token_count == 3_000
+    assert cache.name.startswith("cachedContents/")
+    assert cache.usage_metadata.total_token_count == 3_000
     assert (cache.expire_time - cache.create_time).total_seconds() == 600
     use = types.GenerateContentConfig(cached_content=cache.name)
     usage = client.models.generate_content(model="gemini-2.5-flash", contents="Hi", config=use).usage_metadata
-    assert usage.cached_content_token_count == 3_000 and usage.prompt_token_count == 3_001
+    assert usage.cached_content_token_count == 3_000
+    assert usage.prompt_token_count == 3_001
     assert [c.name for c in client.caches.list()] == [cache.name]
     assert client.caches.get(name=cache.name).display_name == "policy"
     client.caches.update(name=cache.name, config=types.UpdateCachedContentConfig(ttl="1200s"))
     stub.clock.advance("15m")  # within the updated ttl
-    assert client.models.generate_content(model="gemini-2.5-flash", contents="Hi", config=use).usage_metadata.cached_content_token_count == 3_000
+    assert (
+        client.models.generate_content(
+            model="gemini-2.5-flash", contents="Hi", config=use
+        ).usage_metadata.cached_content_token_count
+        == 3_000
+    )
     stub.clock.advance("10m")  # past it
     with pytest.raises(genai.errors.ClientError, match="404"):
         client.caches.get(name=cache.name)
@@ -208,7 +218,9 @@ def bedrock(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
     no_aws_environment(monkeypatch, tmp_path)
 
     def make(stub: ScriptTransport) -> Any:
-        client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKID", aws_secret_access_key="s")
+        client = boto3.client(
+            "bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKID", aws_secret_access_key="s"
+        )
         return stub.attach(client)
 
     return make
@@ -226,11 +238,13 @@ def test_bedrock_converse_cache_points_write_then_read_streamed_or_not(bedrock: 
     second = client.converse(modelId=CLAUDE, system=system, messages=messages)["usage"]
     events = client.converse_stream(modelId=CLAUDE, system=system, messages=messages)["stream"]
     third = next(event["metadata"]["usage"] for event in events if "metadata" in event)
-    assert first["cacheWriteInputTokens"] == 1_500 and first["cacheDetails"] == [{"ttl": "1h", "inputTokens": 1_500}]
+    assert first["cacheWriteInputTokens"] == 1_500
+    assert first["cacheDetails"] == [{"ttl": "1h", "inputTokens": 1_500}]
     assert second["cacheReadInputTokens"] == third["cacheReadInputTokens"] == 1_500
     assert "cacheWriteInputTokens" not in second
     assert [(row.input_tokens, row.cache_creation_input_tokens, row.cache_read_input_tokens) for row in stub.bill] == [
-        (u["inputTokens"], u.get("cacheWriteInputTokens", 0), u.get("cacheReadInputTokens", 0)) for u in (first, second, third)
+        (u["inputTokens"], u.get("cacheWriteInputTokens", 0), u.get("cacheReadInputTokens", 0))
+        for u in (first, second, third)
     ]
     stub.check()
 
@@ -243,7 +257,9 @@ def test_bedrock_each_checkpoint_needs_the_minimum_since_the_last(bedrock: Any) 
         {"text": policy(500)},  # 1,600 in all, but 500 since the first checkpoint: the second caches nothing
         {"cachePoint": {"type": "default"}},
     ]
-    usage = bedrock(stub).converse(modelId=CLAUDE, system=system, messages=[{"role": "user", "content": [{"text": "Hi"}]}])["usage"]
+    usage = bedrock(stub).converse(
+        modelId=CLAUDE, system=system, messages=[{"role": "user", "content": [{"text": "Hi"}]}]
+    )["usage"]
     assert usage["cacheWriteInputTokens"] == 1_100
     assert usage["inputTokens"] == 501
     stub.check()
@@ -257,11 +273,20 @@ def test_claude_on_bedrock_invoke_caches_by_anthropics_rules(monkeypatch: pytest
     no_aws_environment(monkeypatch, tmp_path)
     stub = ScriptTransport(["One.", "Two."], usage="derive")
     client = anthropic.AnthropicBedrock(
-        aws_access_key="AKID", aws_secret_key="s", aws_region="us-east-1", http_client=httpx2.Client(transport=stub), max_retries=0
+        aws_access_key="AKID",
+        aws_secret_key="s",
+        aws_region="us-east-1",
+        http_client=httpx2.Client(transport=stub),
+        max_retries=0,
     )
     system = [{"type": "text", "text": policy(1_500), "cache_control": {"type": "ephemeral"}}]
     usages = [
-        client.messages.create(model="anthropic.claude-sonnet-4-6", max_tokens=10, system=system, messages=[{"role": "user", "content": "Hi"}]).usage
+        client.messages.create(
+            model="anthropic.claude-sonnet-4-6",
+            max_tokens=10,
+            system=system,
+            messages=[{"role": "user", "content": "Hi"}],
+        ).usage
         for _ in range(2)
     ]
     assert usages[0].cache_creation_input_tokens == usages[1].cache_read_input_tokens == 1_500
@@ -278,7 +303,12 @@ TURNS: list[Any] = [
     {
         "thinking": "Hmm.",
         "text": "Done.",
-        "usage": {"input_tokens": 120, "output_tokens": 7, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 20},
+        "usage": {
+            "input_tokens": 120,
+            "output_tokens": 7,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 20,
+        },
     },
 ]
 _HI = [{"role": "user", "content": "hi"}]
@@ -290,7 +320,11 @@ _GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-fl
 ANSWERS: list[tuple[str, dict[str, Any], bool]] = [
     ("https://api.anthropic.com/v1/messages", {"model": "claude-sonnet-4-6", "max_tokens": 50, "messages": _HI}, True),
     ("https://api.openai.com/v1/chat/completions", {"model": "gpt-4o", "messages": _HI}, True),
-    ("https://api.openai.com/v1/chat/completions#u", {"model": "gpt-4o", "messages": _HI, "stream_options": {"include_usage": True}}, True),
+    (
+        "https://api.openai.com/v1/chat/completions#u",
+        {"model": "gpt-4o", "messages": _HI, "stream_options": {"include_usage": True}},
+        True,
+    ),
     ("https://api.openai.com/v1/responses", {"model": "gpt-4o", "input": "hi"}, True),
     (f"{_GEMINI}:generateContent", {"contents": _PARTS}, False),
     (f"{_GEMINI}:streamGenerateContent?alt=sse", {"contents": _PARTS}, False),
@@ -354,7 +388,9 @@ def test_derived_answers_differ_from_scripted_ones() -> None:
 
 def test_scripted_cache_usage_without_a_split_sends_no_new_fields() -> None:
     stub = ScriptTransport([TURNS[2]])
-    message = anthropic_client(stub, max_retries=0).messages.create(model="claude-sonnet-4-6", max_tokens=5, messages=_HI)
+    message = anthropic_client(stub, max_retries=0).messages.create(
+        model="claude-sonnet-4-6", max_tokens=5, messages=_HI
+    )
     assert message.usage.cache_creation is None
     assert (message.usage.cache_read_input_tokens, message.usage.cache_creation_input_tokens) == (100, 20)
     stub.check()

@@ -45,7 +45,17 @@ LAYERS: list[set[str]] = [
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".caching"),
                 "openai": (
-                    *(".chat", ".responses", ".common", ".rules", ".models", ".errors", ".side", ".caching", ".dialects"),
+                    *(
+                        ".chat",
+                        ".responses",
+                        ".common",
+                        ".rules",
+                        ".models",
+                        ".errors",
+                        ".side",
+                        ".caching",
+                        ".dialects",
+                    ),
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),

@@ -7,10 +7,12 @@ rows must say what they say, streamed or not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 from typing import Any
 
+import anthropic
 import pytest
 
 from _support import anthropic_client
@@ -64,7 +66,9 @@ def counts(row: BillRow) -> dict[str, int]:
     return {name: getattr(row, name) for name in row_fields()}
 
 
-def tool_loop(stub: ScriptTransport, *, stream: bool = False, system_blocks: Any = None, model: str = MODEL) -> list[Any]:
+def tool_loop(
+    stub: ScriptTransport, *, stream: bool = False, system_blocks: Any = None, model: str = MODEL
+) -> list[Any]:
     """The app under test: a tool loop until the model stops calling tools; the SDK's usage of each answer."""
     client = anthropic_client(stub, max_retries=0)
     messages: list[Any] = [{"role": "user", "content": "Triage tickets T-1 and T-2."}]
@@ -112,12 +116,19 @@ def test_the_split_by_lifetime_is_sent_and_billed() -> None:
         {"type": "text", "text": SYSTEM_TEXT, "cache_control": {"type": "ephemeral", "ttl": "1h"}},
         {"type": "text", "text": SYSTEM_TEXT[::-1], "cache_control": {"type": "ephemeral"}},
     ]
-    message = client.messages.create(model=MODEL, max_tokens=10, system=blocks, messages=[{"role": "user", "content": "x"}])
+    message = client.messages.create(
+        model=MODEL, max_tokens=10, system=blocks, messages=[{"role": "user", "content": "x"}]
+    )
     split = message.usage.cache_creation
-    assert split.ephemeral_1h_input_tokens > 0 and split.ephemeral_5m_input_tokens > 0
-    assert split.ephemeral_1h_input_tokens + split.ephemeral_5m_input_tokens == message.usage.cache_creation_input_tokens
+    assert split.ephemeral_1h_input_tokens > 0
+    assert split.ephemeral_5m_input_tokens > 0
+    assert (
+        split.ephemeral_1h_input_tokens + split.ephemeral_5m_input_tokens == message.usage.cache_creation_input_tokens
+    )
     assert stub.bill.rows[0].cache_creation_1h_input_tokens == split.ephemeral_1h_input_tokens
-    again = client.messages.create(model=MODEL, max_tokens=10, system=blocks, messages=[{"role": "user", "content": "y"}])
+    again = client.messages.create(
+        model=MODEL, max_tokens=10, system=blocks, messages=[{"role": "user", "content": "y"}]
+    )
     assert again.usage.cache_read_input_tokens == message.usage.cache_creation_input_tokens
     stub.check()
 
@@ -129,7 +140,8 @@ def test_a_prefix_below_the_models_minimum_caches_nothing_and_raises_nothing() -
     assert [(u.cache_creation_input_tokens, u.cache_read_input_tokens) for u in usages] == [(0, 0)] * 3
     assert stub.problems == []
     note = stub.bill.rows[1].cache_note
-    assert note is not None and "below the 1,024 tokens" in note
+    assert note is not None
+    assert "below the 1,024 tokens" in note
     stub.check()
 
 
@@ -155,14 +167,21 @@ def test_after_six_minutes_a_5_minute_entry_misses_and_a_1_hour_entry_hits() -> 
     for ttl, hits in (("5m", False), ("1h", True)):
         stub = ScriptTransport(["One.", "Two."], usage="derive")
         client = anthropic_client(stub, max_retries=0)
-        ask = {"model": MODEL, "max_tokens": 10, "system": system(ttl=ttl), "messages": [{"role": "user", "content": "Hi"}]}
+        ask = {
+            "model": MODEL,
+            "max_tokens": 10,
+            "system": system(ttl=ttl),
+            "messages": [{"role": "user", "content": "Hi"}],
+        }
         written = client.messages.create(**ask).usage.cache_creation_input_tokens
         stub.clock.advance(360)
         read = client.messages.create(**ask).usage.cache_read_input_tokens
         assert read == (written if hits else 0), ttl
         if not hits:
             note = stub.bill.rows[1].cache_note
-            assert note is not None and "expired" in note and "lifetime is 5m" in note
+            assert note is not None
+            assert "expired" in note
+            assert "lifetime is 5m" in note
         stub.check()
 
 
@@ -182,7 +201,9 @@ def test_entries_are_the_models_own() -> None:
     stub = ScriptTransport(["One.", "Two."], usage="derive")
     client = anthropic_client(stub, max_retries=0)
     for model in (MODEL, "claude-opus-4-8"):
-        client.messages.create(model=model, max_tokens=10, system=system(), messages=[{"role": "user", "content": "Hi"}])
+        client.messages.create(
+            model=model, max_tokens=10, system=system(), messages=[{"role": "user", "content": "Hi"}]
+        )
     assert stub.bill.rows[1].cache_read_input_tokens == 0
     assert stub._ledger.billing.changed(1) == (
         "its model 'claude-opus-4-8' is not requests[0]'s 'claude-sonnet-4-6': entries are per model"
@@ -207,7 +228,8 @@ def test_parallel_cold_requests_all_write() -> None:
     assert written[0] == written[1] > 0
     assert [message.usage.cache_read_input_tokens for message in results] == [0, 0]
     note = stub.bill.rows[1].cache_note
-    assert note is not None and "parallel requests all write" in note
+    assert note is not None
+    assert "parallel requests all write" in note
     third = client.messages.create(**ask)  # after both answers began: reads
     assert third.usage.cache_read_input_tokens == written[0]
     stub.check()
@@ -240,11 +262,16 @@ def test_a_breakpoint_looks_back_twenty_blocks_only() -> None:
     calls = [{"type": "tool_use", "id": f"toolu_{i}", "name": "lookup", "input": {}} for i in range(24)]
     results[-1]["cache_control"] = {"type": "ephemeral"}
     plain = [{"type": "text", "text": SYSTEM_TEXT}]  # the same block, its breakpoint moved to the last block
-    messages = [{"role": "user", "content": plain}, {"role": "assistant", "content": calls}, {"role": "user", "content": results}]
+    messages = [
+        {"role": "user", "content": plain},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+    ]
     second = client.messages.create(model=MODEL, max_tokens=10, messages=messages, tools=[])
     assert second.usage.cache_read_input_tokens == 0
     note = stub.bill.rows[1].cache_note
-    assert note is not None and "looks back 20" in note
+    assert note is not None
+    assert "looks back 20" in note
     stub.check()
 
 
@@ -252,7 +279,13 @@ def test_changing_tool_choice_keeps_the_system_entry_and_misses_the_messages() -
     stub = ScriptTransport(["One.", "Two."], usage="derive")
     client = anthropic_client(stub, max_retries=0)
     long_user = [{"type": "text", "text": SYSTEM_TEXT[::-1], "cache_control": {"type": "ephemeral"}}]
-    ask = {"model": MODEL, "max_tokens": 10, "system": system(), "tools": TOOLS, "messages": [{"role": "user", "content": long_user}]}
+    ask = {
+        "model": MODEL,
+        "max_tokens": 10,
+        "system": system(),
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": long_user}],
+    }
     first = client.messages.create(**ask)
     second = client.messages.create(**ask, tool_choice={"type": "any"})
     system_part = stub.bill.rows[0].cache_creation_input_tokens - second.usage.cache_creation_input_tokens
@@ -262,14 +295,19 @@ def test_changing_tool_choice_keeps_the_system_entry_and_misses_the_messages() -
 
 
 def test_scripted_counts_win_field_by_field() -> None:
-    turns = [{"text": "Hi.", "usage": {"output_tokens": 77}}, {"text": "Again.", "usage": {"cache_read_input_tokens": 5}}]
+    turns = [
+        {"text": "Hi.", "usage": {"output_tokens": 77}},
+        {"text": "Again.", "usage": {"cache_read_input_tokens": 5}},
+    ]
     stub = ScriptTransport(turns, usage="derive")
     client = anthropic_client(stub, max_retries=0)
     ask = {"model": MODEL, "max_tokens": 10, "system": system(), "messages": [{"role": "user", "content": "Hi"}]}
     first = client.messages.create(**ask).usage
     second = client.messages.create(**ask).usage
-    assert first.output_tokens == 77 and first.cache_creation_input_tokens > 0  # the rest derived
-    assert second.cache_read_input_tokens == 5 and second.output_tokens == 2  # "Again." derived: 6 chars
+    assert first.output_tokens == 77
+    assert first.cache_creation_input_tokens > 0
+    assert second.cache_read_input_tokens == 5
+    assert second.output_tokens == 2
     assert [row.output_tokens for row in stub.bill] == [77, 2]
     stub.check()
 
@@ -333,10 +371,10 @@ def test_the_bill_has_a_row_per_answered_request_even_without_derivation() -> No
     client = anthropic_client(stub, max_retries=0)
     usages = []
     for _ in range(3):
-        try:
-            usages.append(client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}]).usage)
-        except Exception:  # the scripted 500: no message, no row
-            pass
+        with contextlib.suppress(anthropic.InternalServerError):  # the scripted 500: no message, no row
+            usages.append(
+                client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}]).usage
+            )
     assert [row.index for row in stub.bill] == [0, 2]
     assert [counts(row) for row in stub.bill] == [usage_of(u) for u in usages]
     assert not any(row.derived for row in stub.bill)
@@ -365,7 +403,9 @@ def test_the_bill_equals_genai_prices_on_the_same_usage() -> None:
         expected += float(price.total_price)
     assert stub.bill.total_usd == pytest.approx(expected)
     cold, warm = stub.bill.rows[0].usd, stub.bill.rows[1].usd
-    assert cold is not None and warm is not None and warm < cold
+    assert cold is not None
+    assert warm is not None
+    assert warm < cold
     stub.check()
 
 
@@ -386,12 +426,15 @@ def test_cached_requests_cost_less_than_uncached_ones() -> None:
 def test_without_a_price_source_total_usd_names_the_extra_and_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # not installed
     stub = ScriptTransport(["Hi."])
-    anthropic_client(stub, max_retries=0).messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
+    anthropic_client(stub, max_retries=0).messages.create(
+        model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
+    )
     assert stub.bill.rows[0].usd is None
     with pytest.raises(UsageError) as info:
         stub.bill.total_usd  # noqa: B018 - the property raises
     assert "requests[0] (model 'claude-sonnet-4-6') has no price" in str(info.value)
-    assert "wirescript[prices]" in str(info.value) and "prices={model:" in str(info.value)
+    assert "wirescript[prices]" in str(info.value)
+    assert "prices={model:" in str(info.value)
     stub.check()
 
 
@@ -421,11 +464,13 @@ def test_a_batch_item_is_priced_at_the_batch_rate() -> None:
 def test_bad_usage_and_prices_fail_at_construction_naming_the_field() -> None:
     with pytest.raises(ScriptError, match="usage: expected 'derive'"):
         ScriptTransport([], usage="yes")
-    with pytest.raises(ScriptError, match=r"prices\['m'\]: unknown price 'cache_writes'; did you mean 'cache_write_5m'\?"):
+    with pytest.raises(
+        ScriptError, match=r"prices\['m'\]: unknown price 'cache_writes'; did you mean 'cache_write_5m'\?"
+    ):
         ScriptTransport([], prices={"m": {"input": 1, "output": 2, "cache_writes": 1}})
     with pytest.raises(ScriptError, match=r"prices\['m'\]: needs 'output'"):
         ScriptTransport([], prices={"m": {"input": 1}})
-    with pytest.raises(ScriptError, match="field 'usage': .*expected token counts"):
+    with pytest.raises(ScriptError, match=r"field 'usage': .*expected token counts"):
         ScriptTransport([{"text": "x", "usage": "derived"}])
     with pytest.raises(ScriptError, match="'cache_creation_1h_input_tokens' is part of 'cache_creation_input_tokens'"):
         ScriptTransport([{"usage": {"cache_creation_input_tokens": 1, "cache_creation_1h_input_tokens": 2}}])
@@ -443,8 +488,10 @@ def test_a_failing_caching_rule_is_a_loud_problem_not_an_exception() -> None:
         caching = Broken()
 
     stub = ScriptTransport(["Hi."], usage="derive", wires=[BrokenWire()])
-    with pytest.raises(Exception) as info:
-        anthropic_client(stub, max_retries=0).messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
+    with pytest.raises(anthropic.BadRequestError) as info:
+        anthropic_client(stub, max_retries=0).messages.create(
+            model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
+        )
     assert "deriving the anthropic usage (RuntimeError: boom)" in str(info.value)
     assert [problem.kind for problem in stub.problems] == ["render_error"]
 
@@ -462,7 +509,8 @@ def test_a_wire_that_declares_no_caching_gets_derived_counts_and_no_cache() -> N
     assert usages[0].input_tokens == usages[1].input_tokens > 1000  # the system prompt and the message, counted
     assert [(u.cache_creation_input_tokens, u.cache_read_input_tokens) for u in usages] == [(0, 0)] * 2
     assert stub.bill.rows[1].cache_note == "the anthropic wire declares no prompt caching"
-    assert isinstance(stub.bill, Bill) and len(stub.bill) == 2
+    assert isinstance(stub.bill, Bill)
+    assert len(stub.bill) == 2
     stub.check()
 
 

@@ -1,4 +1,4 @@
-"""The marker's budgets (`max_cost_usd`, `min_cache_hit`) fail a test at teardown naming the cause; `usage` is a default."""
+"""The marker's budgets (`max_cost_usd`, `min_cache_hit`) fail a test at teardown naming the cause."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from test_plugin import HEADER, run
 pytest_plugins = ["pytester"]
 
 LOOP = HEADER + textwrap.dedent(
-    '''
+    """
     SYSTEM = "You are a careful triage agent; follow the runbook. " * 160
     PRICES = {"claude-sonnet-4-6": {"input": 3, "output": 15, "cache_write_5m": 3.75, "cache_read": 0.3}}
 
@@ -26,7 +26,7 @@ LOOP = HEADER + textwrap.dedent(
                 system=[{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
                 messages=[{"role": "user", "content": f"ticket {i}"}],
             )
-    '''
+    """
 )
 
 
@@ -35,7 +35,9 @@ def test_budgets_pass_a_cheap_cached_loop_and_fail_a_changed_one(pytester: pytes
         test_app=LOOP
         + textwrap.dedent(
             """
-            @pytest.mark.wirescript(usage="derive", prices=PRICES, max_cost_usd=0.05, min_cache_hit=0.9, cache_from_request=1)
+            @pytest.mark.wirescript(
+                usage="derive", prices=PRICES, max_cost_usd=0.05, min_cache_hit=0.9, cache_from_request=1
+            )
             def test_cached(wirescript):
                 stub = wirescript(["a", "b", "c"])
                 loop(stub)
@@ -59,7 +61,9 @@ def test_budgets_pass_a_cheap_cached_loop_and_fail_a_changed_one(pytester: pytes
         "its 2,085 input tokens from the cache: system[0] differs from requests[0]'s (a timestamp, a date or an id in "
         "the system prompt?)"
     ) in out
-    assert "wirescript: the bill is $0.009111, over max_cost_usd=0.001 (3 request(s); the costliest: requests[0] " in out
+    assert (
+        "wirescript: the bill is $0.009111, over max_cost_usd=0.001 (3 request(s); the costliest: requests[0] " in out
+    )
 
 
 def test_a_budget_without_prices_or_derivation_says_so(pytester: pytest.Pytester) -> None:

@@ -63,7 +63,7 @@ def parse_usage(usage: object) -> Counter | None:
     if usage == "derive":
         return approximate_tokens
     if callable(usage) and not isinstance(usage, type):
-        return usage  # type: ignore[return-value]
+        return usage
     raise ScriptError(
         f"usage: expected 'derive' (usage worked out from each request, prompt caching included), a token "
         f"counter (a function from text to a number of tokens) or None, got {type(usage).__name__} {usage!r}"
@@ -80,7 +80,9 @@ def parse_prices(prices: object) -> dict[str, dict[str, float]] | None:
     if prices is None:
         return None
     if not isinstance(prices, Mapping):
-        raise ScriptError(f"prices: expected a dict of model to its prices per million tokens, got {type(prices).__name__}")
+        raise ScriptError(
+            f"prices: expected a dict of model to its prices per million tokens, got {type(prices).__name__}"
+        )
     table: dict[str, dict[str, float]] = {}
     for model, entry in prices.items():
         where = f"prices[{model!r}]"
@@ -95,7 +97,9 @@ def parse_prices(prices: object) -> dict[str, dict[str, float]] | None:
                     f"(expected some of: {', '.join(PRICE_KEYS)})"
                 )
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ScriptError(f"{where}[{key!r}]: expected dollars per million tokens (a number >= 0), got {value!r}")
+                raise ScriptError(
+                    f"{where}[{key!r}]: expected dollars per million tokens (a number >= 0), got {value!r}"
+                )
         missing = [key for key in ("input", "output") if key not in entry]
         if missing:
             raise ScriptError(f"{where}: needs {' and '.join(map(repr, missing))} (dollars per million tokens)")
@@ -146,7 +150,8 @@ class BillRow:
     def __str__(self) -> str:
         price = f"${self.usd:.6f}" if self.usd is not None else "unpriced"
         return (
-            f"requests[{self.index}] {self.model or '?'}: {self.input_tokens:,} input, {self.cache_creation_input_tokens:,} "
+            f"requests[{self.index}] {self.model or '?'}: {self.input_tokens:,} input, "
+            f"{self.cache_creation_input_tokens:,} "
             f"written, {self.cache_read_input_tokens:,} read, {self.output_tokens:,} output: {price}"
         )
 
@@ -290,9 +295,7 @@ class Billing:
             self._derived[record.index] = _Derived(sent, tally, blocks, prompt.model or record.model)
         return turn.model_copy(update={"usage": sent})
 
-    def row(
-        self, wire: Wire, record: RecordedRequest, turn: Turn | None
-    ) -> BillRow | None:
+    def row(self, wire: Wire, record: RecordedRequest, turn: Turn | None) -> BillRow | None:
         """The bill's row of an answered request: its derived usage, else what its wire sent for `turn`."""
         with self._lock:
             derived = self._derived.get(record.index)
@@ -334,7 +337,9 @@ class Billing:
         if previous is not None:
             prior = max(earlier)
             if previous.model != derived.model:
-                return f"its model {derived.model!r} is not requests[{prior}]'s {previous.model!r}: entries are per model"
+                return (
+                    f"its model {derived.model!r} is not requests[{prior}]'s {previous.model!r}: entries are per model"
+                )
             for (where, digest), (_, before) in zip(derived.blocks, previous.blocks, strict=False):
                 if digest != before:
                     return f"{where} differs from requests[{prior}]'s{_hint(where)}"
@@ -380,7 +385,7 @@ def _hint(where: str) -> str:
 
 
 def _table_price(table: Mapping[str, Mapping[str, float]], row: BillRow) -> tuple[float | None, str | None]:
-    """A row's price from a `prices=` table: the entry of its model (or the longest prefix of it), per million tokens."""
+    """A row's price from a `prices=` table: its model's entry (or its longest prefix's), per million tokens."""
     model = row.model or ""
     key = model if model in table else max((k for k in table if model.startswith(k)), key=len, default=None)
     if key is None:

@@ -414,16 +414,17 @@ class Ledger:
         """
         decision = arrival.decision
         if decision.__class__ is Turn and arrival.wire is not None:
-            usage = decision.usage  # type: ignore[union-attr]
+            usage = decision.usage
             if (self._billing.derive if usage is None or usage.derive is None else usage.derive) and (
-                decision.error is None  # type: ignore[union-attr]
+                decision.error is None
             ):
                 self._derive(arrival)
         return render(arrival, request, self._side, self.report, self._streams)
 
     def _derive(self, arrival: Arrival) -> None:
         """Derive the arrival's usage (a failure of a wire's rules is a loud problem, never an exception)."""
-        assert isinstance(arrival.decision, Turn) and arrival.wire is not None
+        assert isinstance(arrival.decision, Turn)
+        assert arrival.wire is not None
         try:
             arrival.decision = self._billing.derived_turn(arrival.wire, arrival.record, arrival.decision, self._count)
         except Exception as exc:  # a wire's caching rules failing: loud, never a retried "Connection error."
@@ -446,8 +447,10 @@ class Ledger:
             wire = wires.get(record.provider or "")
             if wire is None:
                 continue
-            turn = self._asked_turns.get(record.index) if record.answered_by != "script" else self.turn(
-                record.queue, record.turn_index
+            turn = (
+                self._asked_turns.get(record.index)
+                if record.answered_by != "script"
+                else self.turn(record.queue, record.turn_index)
             )
             row = self._billing.row(wire, record, turn)
             if row is not None:

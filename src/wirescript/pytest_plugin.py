@@ -521,7 +521,6 @@ class StubFactory:
                 blocks.append("\n".join([title, *(f"  - {problem}" for problem in troubled[:50]), *more, hint]))
         return "\n".join(blocks) if blocks else None
 
-
     def _over_budget(self, stub: ScriptTransport) -> list[str]:
         """The marker's budgets a stub broke (`max_cost_usd`, `min_cache_hit`), each naming its cause."""
         max_cost, min_hit, start = self._budgets

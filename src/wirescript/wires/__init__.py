@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
+from ._caching import Caching
 from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from .anthropic import AnthropicWire
-from ._caching import Caching
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiCachesWire, GeminiWire

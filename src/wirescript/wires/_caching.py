@@ -151,7 +151,9 @@ class PromptBuilder:
         """Chain `value` into the prefix hash without a block: settings that part the cache from here on."""
         self._chain = hashlib.blake2b(self._chain + b"\0" + canonical(value), digest_size=16).digest()
 
-    def build(self, scope: Hashable, *, automatic: str | None = None, extra: int = 0, model: str | None = None) -> Prompt:
+    def build(
+        self, scope: Hashable, *, automatic: str | None = None, extra: int = 0, model: str | None = None
+    ) -> Prompt:
         """The prompt of the blocks added."""
         return Prompt(self.blocks, scope, automatic, extra, model)
 
@@ -205,7 +207,7 @@ def scripted_usage(turn: Turn) -> Usage:
 class Counting:
     """A wire that counts tokens of its own (Gemini's `cachedContents`): the stub gives it its counter."""
 
-    counter: Counter = staticmethod(approximate_tokens)  # type: ignore[assignment]
+    counter: Counter = staticmethod(approximate_tokens)
     """The stub's token counter (`usage=`), set when the stub is made; the default one until then."""
 
 

@@ -122,13 +122,12 @@ def claude_model_id(model: str | None) -> str:
 
 
 def cache_minimum(model: str | None, minimums: Mapping[str, int] = CACHE_MINIMUMS) -> int:
-    """The model's minimum cacheable prefix: its entry of `minimums` (the longest key it starts with), else the default."""
+    """The model's minimum cacheable prefix: its entry of `minimums` (the longest key it starts with), else 1,024."""
     name = claude_model_id(model)
-    best = None
-    for key in minimums:
-        if name.startswith(key) and (len(name) == len(key) or _BOUNDARY.match(name, len(key))):
-            if best is None or len(key) > len(best):
-                best = key
+    named = [
+        key for key in minimums if name.startswith(key) and (len(name) == len(key) or _BOUNDARY.match(name, len(key)))
+    ]
+    best = max(named, key=len, default=None)
     return minimums[best] if best is not None else DEFAULT_MINIMUM
 
 
@@ -152,7 +151,7 @@ def _nested_ttl(block: dict[str, Any]) -> str | None:
 
 def _without_control(block: Any) -> Any:
     """The block as hashed: without its `cache_control` (moving a breakpoint does not change the prefix)."""
-    if not isinstance(block, dict) or "cache_control" not in block and not isinstance(block.get("content"), list):
+    if not isinstance(block, dict) or ("cache_control" not in block and not isinstance(block.get("content"), list)):
         return block
     out = {k: v for k, v in block.items() if k != "cache_control"}
     if isinstance(out.get("content"), list):
@@ -182,7 +181,7 @@ def _counted(block: Any) -> str | None:
 def messages_prompt(
     body: Mapping[str, Any], counter: Counter, scope: Hashable, *, messages: list[Any] | None = None
 ) -> Prompt:
-    """The prompt of a Messages body, block by block: tools, system, then messages (`messages`: the whole conversation)."""
+    """The prompt of a Messages body, block by block: tools, system, then messages (`messages`: the conversation)."""
     builder = PromptBuilder(counter)
     for index, tool in enumerate(as_list(body.get("tools"))):
         ttl = _ttl(tool.get("cache_control")) if isinstance(tool, dict) else None
@@ -217,7 +216,9 @@ def messages_prompt(
                 cacheable=cacheable,
             )
     automatic = _ttl(body.get("cache_control"))
-    return builder.build(scope, automatic=automatic, model=body.get("model") if isinstance(body.get("model"), str) else None)
+    return builder.build(
+        scope, automatic=automatic, model=body.get("model") if isinstance(body.get("model"), str) else None
+    )
 
 
 class MessagesCaching(Caching):

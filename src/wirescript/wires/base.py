@@ -55,8 +55,8 @@ from ._rules import Rule, Violation, json_type
 
 __all__ = [
     "CANONICAL_STOP_REASONS",
-    "Caching",
     "RETRYABLE",
+    "Caching",
     "Frame",
     "Parsed",
     "Rendered",

@@ -32,8 +32,8 @@ from .._render import retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
-from .caching import BEDROCK_CACHING
 from . import eventstream
+from .caching import BEDROCK_CACHING
 from .rules import RULES, check_converse, check_invoke
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]

@@ -86,7 +86,7 @@ class GeminiCachesWire(Counting, TurnlessWire):
         """`POST`/`GET …/cachedContents`, `GET`/`PATCH`/`DELETE …/cachedContents/{id}`."""
         if path.endswith("/cachedContents"):
             return method in ("POST", "GET")
-        head, found, tail = path.rpartition("/cachedContents/")
+        _, found, tail = path.rpartition("/cachedContents/")
         return bool(found) and bool(tail) and "/" not in tail and method in ("GET", "PATCH", "DELETE")
 
     def parse(self, body: Any, path: str) -> Parsed:

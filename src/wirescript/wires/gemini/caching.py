@@ -201,12 +201,12 @@ class GeminiCaching(Caching):
             if cache is not None:
                 return Tally(cache.tokens + own, cache.tokens)
             known = caches.get(named) if caches is not None else None
-            note = (
+            missing = (
                 f"its cachedContent {named!r} expired before it arrived"
                 if known is not None
                 else f"its cachedContent {named!r} is not one this stub created"
             )
-            return Tally(max(1, own), note=note)
+            return Tally(max(1, own), note=missing)
         minimum = gemini_minimum(record.model, self.minimums)
         cumulative = prompt.cumulative()
         hit = find_longest(store, wire.name, prompt, ("implicit",), moment)
@@ -216,8 +216,15 @@ class GeminiCaching(Caching):
             store.refresh(hit[2], IMPLICIT_LIFETIME, moment)
         for position, up_to in enumerate(cumulative):
             if up_to >= minimum:
-                store.write(wire.name, prompt.scope, prompt.blocks[position].prefix, "implicit", up_to,
-                            IMPLICIT_LIFETIME, moment)
+                store.write(
+                    wire.name,
+                    prompt.scope,
+                    prompt.blocks[position].prefix,
+                    "implicit",
+                    up_to,
+                    IMPLICIT_LIFETIME,
+                    moment,
+                )
         note = None
         if read == 0:
             note = (

@@ -16,6 +16,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import encode_event, json_dumps
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -30,7 +31,6 @@ from .._decode import (
 )
 from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
-from .._caching import Caching
 from ..base import Frame, Parsed, Rendered, Wire
 from .caching import GEMINI_CACHING, CachedContents
 from .rules import RULES, check_gemini

@@ -144,7 +144,9 @@ class OpenAICaching(Caching):
         if total >= MINIMUM:
             for position, up_to in enumerate(cumulative):
                 if up_to >= MINIMUM and (hit is None or position > hit[0]):
-                    store.write(wire.name, prompt.scope, prompt.blocks[position].prefix, "openai", up_to, lifetime, moment)
+                    store.write(
+                        wire.name, prompt.scope, prompt.blocks[position].prefix, "openai", up_to, lifetime, moment
+                    )
             if newer:
                 written = max(0, (cumulative[-1] if cumulative else 0) - (cumulative[hit[0]] if hit else 0))
         note = None

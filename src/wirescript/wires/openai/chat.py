@@ -17,6 +17,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -31,7 +32,6 @@ from .._decode import (
 )
 from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
-from .._caching import Caching
 from ..base import Frame, Parsed, Rendered, Wire
 from .caching import OPENAI_CACHING
 from .common import (

@@ -23,10 +23,10 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._render import chunks
 from .._rules import Violation
-from .._caching import Caching
 from ..base import Frame, Parsed, Rendered, Wire
 from .caching import OPENAI_CACHING
 from .common import (
