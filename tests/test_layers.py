@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse", "_readfile", "_hooks"},
+    {"errors", "_text", "_steps", "sse", "_readfile", "_hooks", "_aiohttp"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers

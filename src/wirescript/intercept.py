@@ -49,7 +49,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _hooks
+from . import _aiohttp, _hooks
 from .errors import UsageError
 from .wires import Wire, default_wires, hosted_wires
 from .wires._hosts import ALL_HOSTS, host_matcher
@@ -65,6 +65,8 @@ def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
     """Every host pattern the wires declare (`Wire.hosts`)."""
     return frozenset(host for wire in wires for host in wire.hosts)
 
+
+_hooks.transports.finders = (_aiohttp.spot,)  # aiohttp sessions are reached with the transports
 
 KNOWN_HOSTS: frozenset[str] = hosts_of([*default_wires(), *hosted_wires()])
 """The hosts the default wires declare (`Wire.hosts`): what a stub without wires of its own intercepts."""
@@ -153,6 +155,7 @@ class Interception:
     def __enter__(self) -> Interception:
         global _current
         _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
+        _hooks.import_aiohttp()  # so that the aiohttp sessions the app creates in the block are reached
         with _hooks.lock:
             current = _current
             if current is not None:
