@@ -41,7 +41,7 @@ LAYERS: list[set[str]] = [
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
                 "openai": (
-                    *(".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects"),
+                    *(".chat", ".responses", ".common", ".rules", ".errors", ".side", ".dialects", ".conversations"),
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
