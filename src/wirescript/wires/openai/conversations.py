@@ -125,9 +125,9 @@ class ConversationStore:
             return False
 
 
-def _normalized(item: Any, number: int) -> dict[str, Any]:
+def _normalized(given: Any, number: int) -> dict[str, Any]:
     """An input item as the API stores it: `type`, `id` and `status` filled in, a message's string content as parts."""
-    item = dict(item) if isinstance(item, Mapping) else {"type": "message", "role": "user", "content": str(item)}
+    item: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {"role": "user", "content": str(given)}
     kind = item.setdefault("type", "message")
     if kind == "message" and isinstance(item.get("content"), str):
         part = "output_text" if item.get("role") == "assistant" else "input_text"
@@ -140,8 +140,8 @@ def _normalized(item: Any, number: int) -> dict[str, Any]:
 
 
 def _not_found(what: str, found_id: str) -> Rendered:
-    body = {"error": {"message": f"{what} with id '{found_id}' not found.", "type": "invalid_request_error"}}
-    body["error"].update({"param": None, "code": None})
+    message = f"{what} with id '{found_id}' not found."
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
     return Rendered(404, dict(JSON_HEADERS), json_answer(body))
 
 
