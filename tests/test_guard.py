@@ -915,3 +915,20 @@ def test_marker_options_are_validated_and_the_closest_wins(pytester: pytest.Pyte
             "*allow_network must be True or False, got str 'yes'",
         ]
     )
+
+
+def test_an_instance_metadata_lookup_names_the_credentials_botocore_was_not_given(
+    wirescript: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    boto3 = pytest.importorskip("boto3")
+    for name in [name for name in os.environ if name.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    boto3.Session().client("bedrock", region_name="us-east-1")  # no credentials given: botocore asks the IMDS
+    report = wirescript.guard.report()
+    assert "connection to 169.254.169.254:80" in report
+    assert "169.254.169.254 is the EC2 instance metadata service" in report
+    assert "AWS_EC2_METADATA_DISABLED=true" in report
+    assert "http_client=" not in report  # not a provider host: the stub is not the fix
+    wirescript.guard._blocked.clear()
