@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._clock import Clock
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Clock",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
@@ -79,6 +81,7 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",

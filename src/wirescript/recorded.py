@@ -76,6 +76,7 @@ ProblemKind: TypeAlias = Literal[
     "fault",
     "render_error",
     "strict",
+    "unfinished_stream",
 ]
 """What went wrong with a request:
 
@@ -90,7 +91,10 @@ ProblemKind: TypeAlias = Literal[
 - `fault`: its turn's fault cannot take effect on the answer at hand;
 - `render_error`: wirescript failed while building the answer (a bug: please report it);
 - `strict`: the real API would refuse it (a strict rule, named in the reason, found it invalid); it
-  got the provider's own error and consumed no turn (see `docs/strict-requests.md`).
+  got the provider's own error and consumed no turn (see `docs/strict-requests.md`);
+- `unfinished_stream`: it was answered with a stream that the app never read to its end (a loop that
+  breaks early, a `stream=True` result dropped unread, a client gone mid-stream); found by `check()`,
+  so at the fixture's teardown. A stream the stub's own fault cuts is not one.
 """
 
 OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})
@@ -212,8 +216,15 @@ class RecordedRequest(BaseModel):
     tool_names: list[str] = Field(default_factory=list)
     """The names of the tools offered."""
     tool_results: list[Any] = Field(default_factory=list, repr=False)
-    """The tool results this request sent back, as sent (`tool_result` blocks, `tool` messages,
-    `function_call_output` items, `functionResponse` parts)."""
+    """The tool results of the request's newest message, as sent: what it answers the model's last
+    tool calls with (Anthropic: the last user message's `tool_result` blocks; OpenAI Chat: the `tool`
+    messages after the last assistant message; Responses: the `function_call_output` items after the
+    last assistant message or call item, which with `previous_response_id` is every one the input
+    holds; Gemini: the last `user` or `function` content's `functionResponse` parts; Bedrock Converse:
+    the last user message's `toolResult` blocks). Empty when the newest message answers no tool call."""
+    all_tool_results: list[Any] = Field(default_factory=list, repr=False)
+    """Every tool result the request's messages carry, the newest message's last, in the shapes of
+    `tool_results`; a continued thread's or stored response's earlier ones are not in the body, so not here."""
     stream: bool = False
     """Whether a streamed answer was asked for."""
     max_tokens: int | None = None
@@ -235,6 +246,9 @@ class RecordedRequest(BaseModel):
     """What answered it with a turn: `"script"` (a queue's turn), `"function"` (the script function) or
     `"fallback"` (the `fallback=` function, past the end of the script); None when no turn answered it.
     Count the fallback's answers with `sum(r.answered_by == "fallback" for r in stub.requests)`."""
+    received_at: float = Field(default=0.0, repr=False)
+    """When it arrived, on the stub's clock (`stub.clock.now()`: seconds since the epoch, plus every
+    `stub.clock.advance()`); what cache lifetimes, background jobs and batches are measured against."""
     problem: str | None = None
     """Why the stub could not answer with a scripted turn, when it could not: the `Problem` also
     listed in `stub.problems`."""

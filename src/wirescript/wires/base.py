@@ -112,6 +112,9 @@ class Parsed:
     tools: list[Any] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)
+    """The tool results of the request's newest message (or turn): what it answers the model's last calls with."""
+    all_tool_results: list[Any] | None = None
+    """Every tool result the request's messages carry; None: the same as `tool_results`."""
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None
@@ -132,6 +135,10 @@ class Wire(ABC):
     """The endpoint it serves, for messages (`POST …/v1/messages`)."""
     events: ClassVar[frozenset[str]] = frozenset()
     """The names of the frames its streamed answers send: what `Fault.drop` may name."""
+    closing: ClassVar[frozenset[str]] = frozenset()
+    """The names of the frames that only close its streams and carry nothing an app reads (`message_stop`,
+    `[DONE]`): a client may stop before them (litellm stops at the stop reason), so a stream counts as
+    read to its end once its last other frame is (`unfinished_stream`)."""
     stop_reasons: ClassVar[Mapping[str, str]] = {}
     """The stop reasons of its API a turn may script, each mapped to the canonical one it stands for
     (`{"length": "max_tokens"}`); a reason with no canonical equivalent maps to itself and is sent

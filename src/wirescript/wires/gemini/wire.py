@@ -131,6 +131,19 @@ def _model_of(path: str) -> str | None:
     return resource.rpartition("/")[2] or None
 
 
+def _newest_responses(contents: list[Any]) -> list[Any]:
+    """The functionResponse parts of the last content that is not the model's (a `user` or `function` turn)."""
+    for content in reversed(contents):
+        if not isinstance(content, dict) or content.get("role") == "model":
+            continue
+        return [
+            part
+            for part in as_list(content.get("parts"))
+            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
+        ]
+    return []
+
+
 class GeminiWire(Wire):
     """The Gemini Developer API as google-genai (and frameworks on it) calls it.
 
@@ -211,7 +224,8 @@ class GeminiWire(Wire):
                 for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
             ],
-            tool_results=[
+            tool_results=_newest_responses(contents),
+            all_tool_results=[
                 part
                 for content in contents
                 if isinstance(content, dict)

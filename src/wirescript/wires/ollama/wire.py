@@ -20,7 +20,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import json_dumps
-from .._decode import as_float, as_int, as_list
+from .._decode import as_float, as_int, as_list, since_last_assistant
 from .._render import alphanumeric, chunks, default_usage, error_message, retry_headers
 from ..base import Frame, Parsed, Rendered, Wire
 
@@ -84,7 +84,8 @@ class OllamaWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=names,
-            tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") == "tool"],
+            tool_results=since_last_assistant(messages, ("tool",)),
+            all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") == "tool"],
             stream=body.get("stream", True) is not False,
             max_tokens=as_int(options.get("num_predict")),
             temperature=as_float(options.get("temperature")),

@@ -26,10 +26,11 @@ from .._decode import (
     decoded_usage,
     is_event_stream,
     json_body,
+    since_last_assistant,
     sse_json,
 )
 from .._render import chunks
-from .._rules import Rule, Violation
+from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from .common import (
     COMPATIBLE_HOSTS,
@@ -54,6 +55,7 @@ from .common import (
     tool_input,
     type_message,
 )
+from .models import OPENAI_MODELS, OpenAIModel
 from .rules import CHAT_RULES, check_openai_chat
 
 __all__ = ["FINISH_REASONS", "ChatShape", "OpenAIChatWire"]
@@ -114,6 +116,7 @@ class OpenAIChatWire(Wire):
     name = "openai_chat"
     endpoint = "POST …/chat/completions"
     endpoints = ("POST /v1/chat/completions", "POST /openai/deployments/{deployment}/chat/completions")
+    closing = frozenset({"[DONE]"})
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
@@ -121,8 +124,13 @@ class OpenAIChatWire(Wire):
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
     rules: ClassVar[Sequence[Rule]] = CHAT_RULES
+    models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
+    """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
+    updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
     label = "OpenAI Chat Completions (POST /chat/completions)"
-    own_fields: ClassVar[tuple[str, ...]] = ("max_completion_tokens", "response_format", "messages")
+    # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
+    # too (`generationConfig.stopSequences`).
+    own_fields: ClassVar[tuple[str, ...]] = ("max_completion_tokens", "response_format", "messages", "stop")
     shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
     unknown_field: ClassVar[str | None] = "Unrecognized request argument supplied: {key}"
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
@@ -164,15 +172,16 @@ class OpenAIChatWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=[name for t in tools if (name := _tool_name(t)) is not None],
-            tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
+            tool_results=since_last_assistant(messages, _TOOL_RESULT_ROLES),
+            all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
             stream=body.get("stream") is True,
             max_tokens=max_tokens if max_tokens is not None else as_int(body.get("max_tokens")),
             temperature=as_float(body.get("temperature")),
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
-        """The Chat Completions strict rules (the request alone decides them)."""
-        return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
+        """The Chat Completions strict rules (the request alone decides them, with the wire's model table)."""
+        return check_openai_chat(record.body, skip=skip, models=self.models) if isinstance(record.body, dict) else None
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
