@@ -100,6 +100,7 @@ def test_a_stream_arrives_event_by_event_as_a_real_client_response() -> None:
     assert len(arrivals) >= 6  # message_start ... message_stop
     assert arrivals[-1] - arrivals[0] >= 0.2  # each event waited for its delay: read as it was sent
     assert stub.requests[0].stream is True
+    stub.check()  # read to its end: no unfinished stream
 
 
 def test_a_json_answer_and_an_error_turn_read_as_aiohttp_reads_them() -> None:
@@ -151,7 +152,9 @@ def test_a_response_closed_early_stops_the_answer() -> None:
                 return first
 
         assert asyncio.run(run()).startswith(b"event: message_start")
-    assert stub.check() is None  # the turn was taken; nothing left over, no problem
+    # the stub saw the stream left unread, as it sees an httpx client's
+    with pytest.raises(AssertionError, match="a stream that the app never read"):
+        stub.check()
 
 
 def test_other_hosts_and_a_closed_interception_are_left_to_aiohttp() -> None:
