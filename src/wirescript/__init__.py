@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .pytest_plugin import StubFactory
     from .recorded import Problem, ProblemKind, RecordedRequest, Secret
     from .recording import RecordingTransport
-    from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
+    from .script import Citation, ErrorSpec, Fault, ServerTool, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
@@ -41,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Citation",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
@@ -57,6 +58,7 @@ __all__ = [
     "ScriptServer",
     "ScriptTransport",
     "Secret",
+    "ServerTool",
     "SideScript",
     "StreamError",
     "StreamValidationError",
@@ -78,6 +80,7 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Citation": "script",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",
@@ -95,6 +98,7 @@ _EXPORTS = {
     "ScriptServer": "server",
     "ScriptTransport": "transport",
     "Secret": "recorded",
+    "ServerTool": "script",
     "SideScript": "side",
     "StreamError": "script",
     "StreamValidationError": "errors",
