@@ -17,12 +17,12 @@ from ._report import failed
 from ._steps import Step
 from .errors import ScriptError
 from .recorded import RecordedRequest
-from .script import Turn
+from .script import Turn, queue_label
 from .side import SideScript
 from .strict import explain
 from .wires.base import Rendered, Violation, Wire, unknown_endpoint
 
-__all__ = ["Answer", "answer", "refuse", "refuse_strictly", "respond"]
+__all__ = ["Answer", "answer", "impossible", "refuse", "refuse_strictly", "respond"]
 
 
 class Answer(NamedTuple):
@@ -38,8 +38,8 @@ class Answer(NamedTuple):
 
 def answer(
     wire: Wire, record: RecordedRequest, turn: Turn, *, per_event: bool, read_timeout: float | None
-) -> Answer | str:
-    """The response for a scripted turn, or why the turn's fault cannot take effect on it.
+) -> Answer | Refusal:
+    """The response for a scripted turn, or why it cannot be sent (an impossible answer, a fault that cannot work).
 
     Args:
         wire: The wire serving the request.
@@ -49,6 +49,10 @@ def answer(
         read_timeout: The client's read timeout, which a long fault delay turns into a `ReadTimeout`.
 
     """
+    if turn.server_tools is not None or turn.citations is not None:
+        why = wire.server_tools_problem(turn, record)
+        if why is not None:
+            return impossible(record, why)
     fault = turn.fault
     # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
     joined = fault is None and not per_event
@@ -74,8 +78,21 @@ def answer(
         read_timeout=read_timeout,
     )
     if isinstance(planned, str):
-        return planned
+        return Refusal("fault", planned)
     return Answer(rendered.status, rendered.headers, planned.lead, planned.body)
+
+
+def impossible(record: RecordedRequest, why: str) -> Refusal:
+    """An `impossible_answer`: the turn that answers `record` is one its API could not give to it (`why`)."""
+    if record.answered_by == "script" and record.turn_index is not None and record.queue is not None:
+        turn = f"{queue_label(record.queue)}[{record.turn_index}]"
+    else:
+        turn = "the fallback's turn" if record.answered_by == "fallback" else "the script function's turn"
+    return Refusal(
+        "impossible_answer",
+        f"was answered with {turn}, which the real API could not give to this request: {why}.",
+        lead=" ",
+    )
 
 
 def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | Refusal:

@@ -350,9 +350,9 @@ class Ledger:
             except Exception as exc:  # a wirescript bug must be loud, never a retried "Connection error."
                 decision = self.problem(record, failed("rendering the answer", exc))
             else:
-                if not isinstance(reply, str):
+                if isinstance(reply, Answer):
                     return self._guarded(record, reply)
-                decision = self.problem(record, Refusal("fault", reply))
+                decision = self.problem(record, reply)
         assert isinstance(decision, Refusal)
         return self.refusal(record, wire, decision)
 

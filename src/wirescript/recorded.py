@@ -76,6 +76,7 @@ ProblemKind: TypeAlias = Literal[
     "fault",
     "render_error",
     "strict",
+    "impossible_answer",
 ]
 """What went wrong with a request:
 
@@ -90,7 +91,9 @@ ProblemKind: TypeAlias = Literal[
 - `fault`: its turn's fault cannot take effect on the answer at hand;
 - `render_error`: wirescript failed while building the answer (a bug: please report it);
 - `strict`: the real API would refuse it (a strict rule, named in the reason, found it invalid); it
-  got the provider's own error and consumed no turn (see `docs/strict-requests.md`).
+  got the provider's own error and consumed no turn (see `docs/strict-requests.md`);
+- `impossible_answer`: its turn is an answer the real API could not give to it (a server tool the
+  request did not enable, say); it got a loud error instead (see `docs/server-tools.md`).
 """
 
 OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})
