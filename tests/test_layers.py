@@ -26,6 +26,8 @@ LAYERS: list[set[str]] = [
         "wires._decode",
         "wires._rules",
         "wires._messages",
+        "wires._messages_tools",
+        "wires._server",
         "wires._catalog",
         "wires._hosts",
         "wires._side",
@@ -39,8 +41,8 @@ LAYERS: list[set[str]] = [
             f"wires.{provider}{module}"
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".errors", ".stream_check", ".side"),
-                "openai": (".chat", ".responses", ".common", ".rules", ".errors", ".side"),
-                "gemini": (".wire", ".rules", ".errors", ".side"),
+                "openai": (".chat", ".responses", ".common", ".builtins", ".rules", ".errors", ".side"),
+                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
             }.items()
             for module in ("", *modules)
@@ -71,8 +73,9 @@ UPWARD_CONVENIENCES = {
 COMPOSERS = {"wires", "wires.side"}
 """The modules of `wires/` that put several providers together: the facade (`default_wires`) and the side
 endpoints (each provider's token counts, embeddings and listings). Every other module of `wires/` is one
-provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`:
-the Anthropic Messages answer, sent by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
+provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, `_server`, and
+`_messages` with `_messages_tools`: the Anthropic Messages answer, sent by the Anthropic wire and by Bedrock's
+InvokeModel for Claude)."""
 
 
 def _module_name(path: Path) -> str:
