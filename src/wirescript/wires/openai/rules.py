@@ -142,11 +142,24 @@ PREVIOUS_RESPONSE_NOT_FOUND = Rule(
     code="previous_response_not_found",
 )
 
+RESPONSES_BUILTIN_FIELD_MISSING = Rule(
+    "openai_responses.builtin-tool-field-missing",
+    "openai_responses",
+    "A built-in tool without its required field: `code_interpreter` without `container`, `file_search` without "
+    "`vector_store_ids`, `mcp` without `server_label`.",
+    "openai SDK `types/responses/tool_param.py` and `file_search_tool_param.py`: `container`, `vector_store_ids` and "
+    "`server_label` are `Required`; observed \"Missing required parameter: 'tools[0].container'.\" "
+    "(github.com/QuantumNous/new-api/issues/1305, github.com/microsoft/agent-framework/pull/5414), code "
+    "missing_required_parameter (github.com/icebear0828/codex-proxy/issues/399)",
+    code="missing_required_parameter",
+)
+
 RESPONSES_RULES: tuple[Rule, ...] = (
     RESPONSES_MODEL_MISSING,
     RESPONSES_OUTPUT_WITHOUT_CALL,
     RESPONSES_CALL_WITHOUT_OUTPUT,
     PREVIOUS_RESPONSE_NOT_FOUND,
+    RESPONSES_BUILTIN_FIELD_MISSING,
 )
 
 _FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_.-]+")
@@ -384,8 +397,23 @@ def check_openai_responses(
         (RESPONSES_MODEL_MISSING, lambda: _responses_model(body)),
         (RESPONSES_OUTPUT_WITHOUT_CALL, lambda: _output_without_call(body, previous_items)),
         (RESPONSES_CALL_WITHOUT_OUTPUT, lambda: _call_without_output(body, previous_items)),
+        (RESPONSES_BUILTIN_FIELD_MISSING, lambda: _builtin_field_missing(body)),
     ]
     return first_violation(checks, skip)
+
+
+_BUILTIN_REQUIRED = {"code_interpreter": "container", "file_search": "vector_store_ids", "mcp": "server_label"}
+"""The field each built-in tool cannot go without (the openai SDK's `Required` fields of its tool params)."""
+
+
+def _builtin_field_missing(body: dict[str, Any]) -> Violation | None:
+    for i, tool in dicts(body.get("tools")):
+        kind = tool.get("type")
+        field = _BUILTIN_REQUIRED.get(kind) if isinstance(kind, str) else None  # a list `type` is no key
+        if field is not None and tool.get(field) is None:
+            where = f"tools[{i}].{field}"
+            return Violation(RESPONSES_BUILTIN_FIELD_MISSING, f"Missing required parameter: '{where}'.", where)
+    return None
 
 
 def previous_response_not_found(response_id: str) -> Violation:
