@@ -17,7 +17,6 @@ from ..sse import json_dumps
 from . import _messages_tools as _tools
 from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
 from ._render import break_json, chunks, default_usage
-from ._server import rich
 from .base import Parsed, Wire
 
 __all__ = [
@@ -104,7 +103,7 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
         stop: Its stop reason, canonical (`Wire.canonical_stop`).
 
     """
-    if rich(turn):
+    if turn.server_tools is not None or turn.citations is not None:
         content = _tools.rich_blocks(turn, index)
         arguments = [json_dumps(b["input"]) for b in content if b["type"] in _tools.INPUT_BLOCKS]
     else:

@@ -1,7 +1,9 @@
 """What the wires share to render server tools and citations: the cited sources, where they sit in the text.
 
 Provider-neutral: each wire renders a turn's `server_tools` and `citations` in its own vocabulary
-from these. Nothing here runs for a turn without them (`rich`), so the common answer pays nothing.
+from these. Nothing here runs for a turn without them: a wire tests the two fields inline
+(`turn.server_tools is not None or turn.citations is not None`), so the common answer pays two
+attribute reads and no call.
 """
 
 from __future__ import annotations
@@ -19,14 +21,8 @@ __all__ = [
     "counts",
     "first_problem",
     "request_tool_types",
-    "rich",
     "segments",
 ]
-
-
-def rich(turn: Turn) -> bool:
-    """Whether the turn has server tools or citations (and so takes the renderings that show them)."""
-    return turn.server_tools is not None or turn.citations is not None
 
 
 class Cited(NamedTuple):

@@ -15,7 +15,6 @@ from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_js
 from .._messages_tools import server_tools_problem
 from .._render import error_message, retry_headers
 from .._rules import Violation
-from .._server import rich
 from ..base import Frame, Parsed, Rendered, Wire
 from .rules import RULES, check_anthropic
 
@@ -201,7 +200,7 @@ class AnthropicWire(Wire):
             return Rendered(200, {**_JSON_HEADERS, "request-id": request_id}, json_dumps(message).encode())
         frames = (
             _rich_stream(message, arguments, malformed_tool_json, joined)
-            if rich(turn)
+            if turn.server_tools is not None or turn.citations is not None
             else _stream(message, arguments, malformed_tool_json, joined)
         )
         return Rendered(200, {**_SSE_HEADERS, "request-id": request_id}, frames=frames)

@@ -30,7 +30,6 @@ from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, de
 from .._messages_tools import server_tools_problem
 from .._render import retry_headers
 from .._rules import Violation
-from .._server import rich
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
@@ -198,7 +197,8 @@ class BedrockWire(Wire):
         msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
             return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
-        events = _chunks(msg, arguments, malformed_tool_json, rich(turn))
+        rich = turn.server_tools is not None or turn.citations is not None
+        events = _chunks(msg, arguments, malformed_tool_json, rich)
         return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=events)
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:

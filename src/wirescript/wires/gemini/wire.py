@@ -30,7 +30,6 @@ from .._decode import (
 )
 from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
-from .._server import rich
 from ..base import Frame, Parsed, Rendered, Wire
 from . import grounding
 from .rules import RULES, check_gemini
@@ -271,14 +270,15 @@ class GeminiWire(Wire):
             {"functionCall": {"id": call.id or f"fc_{index:04d}_{k}", "name": call.name, "args": call.input}}
             for k, call in enumerate(calls)
         ]
-        grounded = rich(turn)
+        grounded = turn.server_tools is not None or turn.citations is not None
         code = grounding.code_parts(turn) if grounded else []
         metadata = grounding.grounding_metadata(turn) if grounded else None
         if not record.stream:
             parts: list[dict[str, Any]] = []
             if turn.thinking is not None:
                 parts.append({"text": turn.thinking, "thought": True})
-            parts.extend(code)
+            if code:
+                parts.extend(code)
             if turn.text is not None:
                 parts.append({"text": turn.text})
             parts.extend(function_parts)
@@ -288,7 +288,8 @@ class GeminiWire(Wire):
         pieces: list[dict[str, Any]] = []
         if turn.thinking is not None:
             pieces.extend({"text": piece, "thought": True} for piece in chunks(turn.thinking) or [""])
-        pieces.extend(code)
+        if code:
+            pieces.extend(code)
         if turn.text is not None:
             pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
         pieces.extend(function_parts)

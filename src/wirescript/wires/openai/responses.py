@@ -26,7 +26,6 @@ from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._render import chunks
 from .._rules import Violation
-from .._server import rich
 from ..base import Frame, Parsed, Rendered, Wire
 from . import builtins
 from .builtins import BUILTIN_EVENTS
@@ -219,10 +218,9 @@ class OpenAIResponsesWire(Wire):
         index = record.index
         body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
         reason = INCOMPLETE_REASONS.get(self.canonical_stop(turn))
-        if rich(turn) or (turn.tool_calls and builtins.offers_computer(body)):
-            items = _rich_items(turn, index, malformed_tool_json, reason is None, body)
-        else:
-            items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
+        items = _items(turn, index, malformed_tool_json, reason is None, body)
+        if turn.server_tools is not None or turn.citations is not None:
+            _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
         if body.get("store") is not False:
@@ -354,8 +352,9 @@ def _wants_encrypted(body: dict[str, Any]) -> bool:
     return "reasoning.encrypted_content" in as_list(body.get("include"))
 
 
-def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: bool) -> list[dict[str, Any]]:
+def _items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
     status = "completed" if complete else "incomplete"
+    encrypted = _wants_encrypted(body)
     items: list[dict[str, Any]] = []
     if turn.thinking is not None:
         reasoning: dict[str, Any] = {
@@ -377,35 +376,7 @@ def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: b
             }
         )
     for k, call in enumerate(turn.tool_calls):
-        items.append(
-            {
-                "id": f"fc_{index:04d}_{k}",
-                "type": "function_call",
-                "status": status,
-                "call_id": call_id(call, index, k),
-                "name": call.name,
-                "arguments": arguments(call, malformed),
-            }
-        )
-    return items
-
-
-def _rich_items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """`_items` of a turn with built-in tools, citations or a computer call.
-
-    Reasoning, the built-in tools' items, the message (its text annotated), then the tool calls:
-    a call named `computer`, to a request offering the computer tool, is a `computer_call`.
-    """
-    plain = turn.model_copy(update={"server_tools": None, "citations": None, "tool": None, "tools": None})
-    items = _items(plain, index, malformed, complete, _wants_encrypted(body))
-    at = len(items) - 1 if turn.text is not None else len(items)  # before the message
-    items[at:at] = builtins.server_items(turn, index, body)
-    if turn.citations is not None:
-        items[-1]["content"][0]["annotations"] = builtins.text_annotations(turn)
-    computer = builtins.offers_computer(body)
-    status = "completed" if complete else "incomplete"
-    for k, call in enumerate(turn.tool_calls):
-        if computer and call.name == "computer":
+        if call.name == "computer" and builtins.offers_computer(body):  # the computer tool's call
             items.append(builtins.computer_call(call, call_id(call, index, k), index, k, status))
             continue
         items.append(
@@ -419,6 +390,15 @@ def _rich_items(turn: Turn, index: int, malformed: bool, complete: bool, body: d
             }
         )
     return items
+
+
+def _add_builtins(turn: Turn, index: int, body: dict[str, Any], items: list[dict[str, Any]]) -> None:
+    """Put a turn's built-in tool items before its message (or its tool calls), and its citations on its text."""
+    at = next((n for n, item in enumerate(items) if item["type"] != "reasoning"), len(items))
+    items[at:at] = builtins.server_items(turn, index, body)
+    if turn.citations is not None:
+        message = next(item for item in items if item["type"] == "message")
+        message["content"][0]["annotations"] = builtins.text_annotations(turn)
 
 
 def _response(
@@ -514,10 +494,14 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
                 noted = part["annotations"]
                 yield event("response.content_part.added", **at, part={**part, "text": "", "annotations": []})
                 yield from deltas("response.output_text.delta", chunks(part["text"]), **at, delta=PIECE, logprobs=[])
-                for number, annotation in enumerate(noted):
-                    yield event(
-                        "response.output_text.annotation.added", **at, annotation_index=number, annotation=annotation
-                    )
+                if noted:  # a cited text: each annotation after the text, as the API sends them
+                    for number, annotation in enumerate(noted):
+                        yield event(
+                            "response.output_text.annotation.added",
+                            **at,
+                            annotation_index=number,
+                            annotation=annotation,
+                        )
                 yield event("response.output_text.done", **at, text=part["text"], logprobs=[])
                 yield event("response.content_part.done", **at, part=part)
         elif kind != "function_call":
