@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -82,23 +83,26 @@ class _Model(BaseModel):
     )
 
 
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    problem = _not_json(value, "", set(), 1)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+"""A JSON object a model sends (a tool's input): refused when JSON cannot carry it."""
+
+
 class ToolCall(_Model):
     """One tool call the model makes."""
 
     name: str = Field(min_length=1)
     """The tool's name, as the app registered it."""
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: JsonObject = Field(default_factory=dict)
     """The arguments, a JSON object; it is streamed in several fragments."""
     id: str | None = Field(default=None, min_length=1)
     """The call id (`toolu_…`, `call_…`); generated deterministically when absent."""
-
-    @field_validator("input", mode="after")
-    @classmethod
-    def _json_object(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problem = _not_json(value, "", set(), 1)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
 
 _S, _I, _B, _N, _O, _L = "a string", "an integer", "a boolean", "a number", "an object", "a list"
@@ -167,7 +171,7 @@ class ServerTool(_Model):
     `text_editor_code_execution`, `tool_search_tool_regex`, `tool_search_tool_bm25`, `file_search`,
     `image_generation`. With `server`: the MCP tool's name, or `mcp_list_tools` for the server's
     tool listing."""
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: JsonObject = Field(default_factory=dict)
     """What the model gave the tool: `{"query": ...}` for a search, `{"url": ...}` for a fetch,
     `{"code": ...}` or `{"command": ...}` for code execution, the MCP tool's arguments."""
     result: Any = None
@@ -185,14 +189,6 @@ class ServerTool(_Model):
     """The MCP server whose tool this is (Anthropic `mcp_servers[].name`, OpenAI `server_label`)."""
     id: str | None = Field(default=None, min_length=1)
     """The call id (`srvtoolu_…`, `ws_…`, ...); generated deterministically when absent."""
-
-    @field_validator("input", mode="after")
-    @classmethod
-    def _json_object(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problem = _not_json(value, "", set(), 1)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> ServerTool:

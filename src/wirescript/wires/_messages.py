@@ -16,6 +16,7 @@ from ..script import Turn
 from ..sse import json_dumps
 from . import _messages_tools as _tools
 from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
+from ._messages_tools import INPUT_BLOCKS
 from ._render import break_json, chunks, default_usage
 from .base import Parsed, Wire
 
@@ -105,7 +106,7 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
     """
     if turn.server_tools is not None or turn.citations is not None:
         content = _tools.rich_blocks(turn, index)
-        arguments = [json_dumps(b["input"]) for b in content if b["type"] in _tools.INPUT_BLOCKS]
+        arguments = [json_dumps(b["input"]) for b in content if b["type"] in INPUT_BLOCKS]
     else:
         content = blocks(turn, index)
         calls = turn.tool_calls
@@ -138,19 +139,23 @@ def _message(msg_id: str, model: str, content: Any, stop_reason: str | None, usa
 
 
 def stream_items(
-    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool, rich: bool = False
+    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
 ) -> Iterator[tuple[str, dict[str, Any]] | Pieces]:
     """The documented event sequence of a Message, runs of deltas left as `Pieces`.
 
     `message_start` (no content, no stop reason, an output count of 1), `ping`, each block's start,
-    deltas and stop, `message_delta` (the stop reason and output count), `message_stop`. A `rich`
-    Message (server tools or citations, `_server.rich`) takes `rich_stream_items`.
+    deltas and stop, `message_delta` (the stop reason and output count), `message_stop`.
+
+    A `tool_use`, `server_tool_use` or `mcp_tool_use` block streams its input as `input_json_delta`
+    fragments (`arguments`: each one's input encoded, in order); a server tool's result block (and an
+    MCP tool listing) comes whole in its `content_block_start`; a cited text block starts with
+    `citations: []` and sends each citation as a `citations_delta` before its text. The billed
+    server tool calls (`usage.server_tool_use`) come in `message_delta`.
     """
-    if rich:
-        yield from rich_stream_items(msg, arguments, malformed_tool_json)
-        return
     usage = msg["usage"]
     start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    if "server_tool_use" in usage:  # counted at the end, in message_delta
+        del start["usage"]["server_tool_use"]
     yield "message_start", {"type": "message_start", "message": start}
     yield "ping", {"type": "ping"}
     calls = iter(arguments)
@@ -161,65 +166,23 @@ def stream_items(
             yield Pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
             yield "content_block_delta", _delta(index, {"type": "signature_delta", "signature": block["signature"]})
         elif kind == "text":
-            yield "content_block_start", _start(index, {"type": "text", "text": ""})
+            if "citations" in block:
+                yield "content_block_start", _start(index, {"type": "text", "text": "", "citations": []})
+                for citation in block["citations"]:
+                    yield "content_block_delta", _delta(index, {"type": "citations_delta", "citation": citation})
+            else:
+                yield "content_block_start", _start(index, {"type": "text", "text": ""})
             yield Pieces(index, "text_delta", "text", chunks(block["text"]))
-        else:
+        elif kind in INPUT_BLOCKS:
             yield "content_block_start", _start(index, {**block, "input": {}})
             args = next(calls)
-            if malformed_tool_json:
-                args = break_json(args)
-            yield Pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    delta = {
-        "type": "message_delta",
-        "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": usage["output_tokens"]},
-    }
-    yield "message_delta", delta
-    yield "message_stop", {"type": "message_stop"}
-
-
-def rich_stream_items(
-    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
-) -> Iterator[tuple[str, dict[str, Any]] | Pieces]:
-    """`stream_items` of a Message with server tool blocks or cited text.
-
-    A `server_tool_use` or `mcp_tool_use` block streams its input as `input_json_delta` fragments,
-    as a `tool_use` does; a result block (and an MCP tool listing) comes whole in its
-    `content_block_start`; a cited text block starts with `citations: []`, then sends each citation
-    as a `citations_delta`, then its text. `message_delta` carries `usage.server_tool_use`.
-    """
-    usage = msg["usage"]
-    start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    start["usage"].pop("server_tool_use", None)
-    yield "message_start", {"type": "message_start", "message": start}
-    yield "ping", {"type": "ping"}
-    inputs = iter(arguments)
-    for index, block in enumerate(msg["content"]):
-        kind = block["type"]
-        if kind == "thinking":
-            yield "content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""})
-            yield Pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
-            yield "content_block_delta", _delta(index, {"type": "signature_delta", "signature": block["signature"]})
-        elif kind == "text":
-            citations = block.get("citations")
-            yield (
-                "content_block_start",
-                _start(index, {"type": "text", "text": "", **({"citations": []} if citations else {})}),
-            )
-            for citation in citations or ():
-                yield "content_block_delta", _delta(index, {"type": "citations_delta", "citation": citation})
-            yield Pieces(index, "text_delta", "text", chunks(block["text"]))
-        elif kind in _tools.INPUT_BLOCKS:
-            yield "content_block_start", _start(index, {**block, "input": {}})
-            args = next(inputs)
             if malformed_tool_json and kind == "tool_use":
                 args = break_json(args)
             yield Pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
         else:
             yield "content_block_start", _start(index, block)
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    ending: dict[str, Any] = {"output_tokens": usage["output_tokens"]}
+    ending = {"output_tokens": usage["output_tokens"]}
     if "server_tool_use" in usage:
         ending["server_tool_use"] = usage["server_tool_use"]
     delta = {
@@ -232,10 +195,10 @@ def rich_stream_items(
 
 
 def stream_events(
-    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool, rich: bool = False
+    msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """`stream_items` with every run of deltas expanded into its events: `(event name, event JSON)`."""
-    for item in stream_items(msg, arguments, malformed_tool_json, rich):
+    for item in stream_items(msg, arguments, malformed_tool_json):
         if isinstance(item, Pieces):
             for piece in item.pieces:
                 yield "content_block_delta", item.event(piece)
@@ -312,7 +275,7 @@ def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
             usage.update(data["message"].get("usage") or {})
         elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
             block = dict(data["content_block"])
-            if block.get("type") in _tools.INPUT_BLOCKS:
+            if block.get("type") in INPUT_BLOCKS:
                 block["partial"] = ""
             blocks[as_int(data.get("index")) or 0] = block
         elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
@@ -331,7 +294,7 @@ def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
         return None
     ordered = [blocks[i] for i in sorted(blocks)]
     for block in ordered:
-        if block.get("type") in _tools.INPUT_BLOCKS:
+        if block.get("type") in INPUT_BLOCKS:
             partial = block.pop("partial")
             try:
                 block["input"] = json.loads(partial) if partial else block.get("input") or {}

@@ -313,7 +313,7 @@ def _rich_stream(
     None of `_stream`'s kept frames: their keys do not tell a cited text block or a `message_delta`
     with `server_tool_use` from the plain ones.
     """
-    for item in _messages.stream_items(message, arguments, malformed_tool_json, rich=True):
+    for item in _messages.stream_items(message, arguments, malformed_tool_json):
         if isinstance(item, _messages.Pieces):
             for chunk in encode_deltas("content_block_delta", item.event(PIECE), item.pieces, joined=joined):
                 yield Frame("content_block_delta", chunk)

@@ -197,8 +197,7 @@ class BedrockWire(Wire):
         msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
             return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
-        rich = turn.server_tools is not None or turn.citations is not None
-        events = _chunks(msg, arguments, malformed_tool_json, rich)
+        events = _chunks(msg, arguments, malformed_tool_json)
         return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=events)
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
@@ -277,9 +276,9 @@ def _request_id(index: int) -> str:
     return f"req-{index:04d}"
 
 
-def _chunks(msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool, rich: bool) -> Iterator[Frame]:
+def _chunks(msg: dict[str, Any], arguments: list[str], malformed_tool_json: bool) -> Iterator[Frame]:
     """The Messages events of an invoke stream, each one `chunk` message named by its event."""
-    for name, data in _messages.stream_events(msg, arguments, malformed_tool_json, rich):
+    for name, data in _messages.stream_events(msg, arguments, malformed_tool_json):
         if name == "message_stop":
             usage = msg["usage"]
             data = {
