@@ -46,9 +46,11 @@ def test_every_error_status_raises_the_sdks_typed_error(status: int) -> None:
     assert type(error).__name__ == class_name
     assert error.status_code == status
     assert error.request_id == "req_0000"
+    # The body carries the request id too, as the API's does (the SDK's `ErrorResponse.request_id`).
     assert error.body == {
         "type": "error",
         "error": {"type": error_type, "message": f"wirescript: scripted {status} error"},
+        "request_id": "req_0000",
     }
     assert stub.overflow == 0
     assert stub.requests[0].turn_index == 0
@@ -77,6 +79,7 @@ def test_an_error_turn_carries_scripted_type_message_code_and_headers() -> None:
             "message": "prompt is too long",
             "details": {"error_code": "prompt_too_long"},
         },
+        "request_id": "req_0000",
     }
     assert info.value.response.headers["x-custom"] == "1"
 
@@ -155,6 +158,7 @@ def test_a_request_past_the_end_gets_a_non_retried_error_naming_it() -> None:
             "message": message,
             "details": {"error_code": "wirescript_unscripted"},
         },
+        "request_id": "req_0001",
     }
     assert len(stub.requests) == 2  # not retried, although max_retries=2
     assert stub.overflow == 1

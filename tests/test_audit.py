@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import wirescript.audit
 from wirescript.audit import CODES, Finding, audit_paths, audit_text
 
 ALNUM = string.ascii_letters + string.digits
@@ -308,13 +309,15 @@ def test_every_code_is_documented() -> None:
     assert all(code in (wirescript.audit.__doc__ or "") for code in CODES)
 
 
-def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_and_exclusions(tmp_path: Path) -> None:
+def test_a_tree_is_walked_hidden_dirs_included_skipping_caches_venvs_and_exclusions(tmp_path: Path) -> None:
     bad = "import httpx\nhttpx.Client()\n"
     for rel in [
         "tests/test_a.py",
         "tests/sub/test_b.py",
         "tests/.hidden/test_c.py",
         "tests/__pycache__/test_d.py",
+        "tests/.pytest_cache/test_d.py",
+        "tests/.git/test_d.py",
         "tests/venv/lib/test_e.py",
         "tests/fixtures/test_f.py",
         "tests/test_g.py",
@@ -327,13 +330,15 @@ def test_a_tree_is_walked_skipping_hidden_dirs_caches_venvs_and_exclusions(tmp_p
     report = audit_paths([tmp_path / "tests"], exclude=["fixtures", "test_g.py"])
     root = (tmp_path / "tests").as_posix()
     assert [(f.path.removeprefix(root), f.line, f.code) for f in report.findings] == [
+        ("/.hidden/test_c.py", 2, "WS104"),
         ("/image.png", 1, "WS101"),  # a binary file's bytes are searched for keys, not skipped
         ("/sub/test_b.py", 2, "WS104"),
         ("/test_a.py", 2, "WS104"),
     ]
-    assert report.files == 4  # test_a.py, sub/test_b.py, clean.py, image.png
-    # A file named directly is audited whatever its place.
-    assert [f.code for f in audit_paths([tmp_path / "tests/.hidden/test_c.py"]).findings] == ["WS104"]
+    assert report.files == 5  # test_a.py, sub/test_b.py, .hidden/test_c.py, clean.py, image.png
+    assert [u.removeprefix(root) for u in report.unseen] == [
+        "/image.png: a PNG image; its printable bytes were searched, not what it encodes"
+    ]
 
 
 def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
@@ -351,3 +356,148 @@ def test_a_short_marker_inside_a_long_random_key_does_not_hide_it() -> None:
     key = fake_key("sk-ant-api03-", 40) + "1234" + fake_key("", 20)
     assert len(lines(f'k = "{key}"\n')) == 1
     assert lines('k = "sk-ant-api03-test1234test0000"\n') == []
+
+
+# ---------------------------------------------------------------------------------------------- what the probe planted
+
+
+def test_a_key_right_after_a_json_or_yaml_escape_is_found() -> None:
+    anthropic_key, openai_key = fake_key("sk-ant-api03-", 95, ALNUM + "-_"), fake_key("sk-proj-", 120, ALNUM + "-_")
+    notebook = f'{{"outputs": [{{"text": "keys:\\n{anthropic_key}\\n{openai_key}\\n"}}]}}\n'
+    cassette = f'{{"headers": {{"authorization": "Bearer\\t{openai_key}"}}}}\n'
+    escaped = f'{{"text": "\\u0022{anthropic_key}\\u0022"}}\n'
+    assert [f.code for f in audit_text(notebook, "out.ipynb")] == ["WS101", "WS101"]
+    assert [f.code for f in audit_text(cassette, "cassette.json")] == ["WS101"]
+    assert [f.code for f in audit_text(escaped, "x.json")] == ["WS101"]
+    assert audit_text(f'"token{anthropic_key}"\n', "x.json") == []  # glued to a word: not a key's start
+
+
+def test_hidden_and_linked_folders_are_walked(tmp_path: Path) -> None:
+    key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
+    for rel in (".github/workflows/test.yml", ".devcontainer/devcontainer.json", ".vscode/settings.json"):
+        (tmp_path / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "repo" / rel).write_text(f"ANTHROPIC_API_KEY: {key}\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "k.env").write_text(f"ANTHROPIC_API_KEY={key}\n")
+    (tmp_path / "repo" / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere" / "loop").symlink_to(tmp_path / "repo", target_is_directory=True)  # walked once
+    report = audit_paths([tmp_path / "repo"])
+    root = (tmp_path / "repo").as_posix()
+    assert sorted(f.path.removeprefix(root) for f in report.findings) == [
+        "/.devcontainer/devcontainer.json",
+        "/.github/workflows/test.yml",
+        "/.vscode/settings.json",
+        "/linked/k.env",
+    ]
+
+
+def test_compressed_files_and_archives_are_opened(tmp_path: Path) -> None:
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import tarfile
+    import zipfile
+
+    key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
+    text = f'{{"request": {{"headers": {{"x-api-key": "{key}"}}}}}}\n'.encode()
+    (tmp_path / "cassette.json.gz").write_bytes(gzip.compress(text))
+    (tmp_path / "cassette.json.bz2").write_bytes(bz2.compress(text))
+    (tmp_path / "cassette.json.xz").write_bytes(lzma.compress(text))
+    with zipfile.ZipFile(tmp_path / "bundle.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("cassettes/a.json", b"{}\n" + text)
+        archive.writestr("inner.json.gz", gzip.compress(text))  # an archive inside: one level more
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("fixtures/b.yaml")
+        info.size = len(text)
+        archive.addfile(info, io.BytesIO(text))
+    (tmp_path / "fixtures.tar.gz").write_bytes(buffer.getvalue())
+    report = audit_paths([tmp_path])
+    root = tmp_path.as_posix()
+    assert sorted((f.path.removeprefix(root), f.line, f.code) for f in report.findings) == [
+        ("/bundle.zip!cassettes/a.json", 2, "WS101"),
+        ("/bundle.zip!inner.json.gz!inner.json", 1, "WS101"),
+        ("/cassette.json.bz2!cassette.json", 1, "WS101"),
+        ("/cassette.json.gz!cassette.json", 1, "WS101"),
+        ("/cassette.json.xz!cassette.json", 1, "WS101"),
+        ("/fixtures.tar.gz!fixtures/b.yaml", 1, "WS101"),
+    ]
+    assert report.unseen == []
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(text)[:-12])
+    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04 not a zip at all")
+    assert [u.removeprefix(root) for u in audit_paths([tmp_path / "cut.json.gz", tmp_path / "broken.zip"]).unseen] == [
+        "/cut.json.gz: a truncated gzip file: what it holds up to the cut was audited",
+        "/broken.zip: a damaged zip file (File is not a zip file); not audited",
+    ]
+
+
+def test_utf16_without_a_byte_order_mark_is_decoded() -> None:
+    key = fake_key("sk-ant-api03-", 95, ALNUM + "-_")
+    for codec in ("utf-16-le", "utf-16-be"):
+        data = f"ANTHROPIC_API_KEY={key}\r\nOTHER=1\r\n".encode(codec)
+        assert wirescript.audit._decoded(data) is not None
+    report = _audit_bytes(f"ANTHROPIC_API_KEY={key}\r\n".encode("utf-16-le"), ".env")
+    assert [(f.line, f.code) for f in report.findings] == [(1, "WS101")]
+    assert report.unseen == []
+
+
+def _audit_bytes(data: bytes, name: str) -> wirescript.audit.AuditReport:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        return audit_paths([path])
+
+
+AWS_SECRET = fake_key("", 40, ALNUM + "/+")
+AZURE_KEY = fake_key("", 32, "0123456789abcdef")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"aws_secret_access_key = {AWS_SECRET}",
+        f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}",
+        f'"SecretAccessKey": "{AWS_SECRET}"',
+        f"ya29.{fake_key('', 120, ALNUM + '-_')}",
+        f"AZURE_OPENAI_API_KEY={AZURE_KEY}",
+        f'client = AzureOpenAI(api_key="{AZURE_KEY}")',
+        f"api-key: {AZURE_KEY}",
+        f'{{"Ocp-Apim-Subscription-Key": "{AZURE_KEY}"}}',
+    ],
+)
+def test_aws_secret_keys_google_tokens_and_azure_keys_are_found(line: str) -> None:
+    assert [f.code for f in audit_text(line + "\n", "settings.txt")] == ["WS101"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"commit = {AZURE_KEY}",  # 32 hex alone: an id, a hash, a trace
+        f'"request_id": "{AZURE_KEY}"',
+        "api_key = 0123456789abcdef0123456789abcdef",  # one run, repeated
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS's documented example
+        f"token = {AWS_SECRET}",  # 40 characters under another name
+    ],
+)
+def test_a_hex_or_base64_string_without_its_name_is_not_a_key(line: str) -> None:
+    assert audit_text(line + "\n", "settings.txt") == []
+
+
+def test_the_cli_says_what_it_could_not_see(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wirescript.cli import main
+
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (tmp_path / "blob.zst").write_bytes(b"\x28\xb5\x2f\xfd\0\0\0")
+    (tmp_path / "test_ok.py").write_text("x = 1\n")
+    assert main(["audit", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    root = tmp_path.as_posix()
+    assert err == (
+        "wirescript audit: no findings; 3 file(s) scanned\n"
+        "wirescript audit: 2 file(s) seen in part only (their printable bytes were searched for keys):\n"
+        f"  {root}/blob.zst: a zstd-compressed file; its printable bytes were searched, not what it encodes\n"
+        f"  {root}/logo.png: a PNG image; its printable bytes were searched, not what it encodes\n"
+    )

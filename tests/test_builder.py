@@ -77,6 +77,7 @@ def test_fails_answers_with_the_http_error() -> None:
     assert info.value.body == {
         "type": "error",
         "error": {"type": "rate_limit_error", "message": "Slow down.", "details": {"error_code": "too_fast"}},
+        "request_id": "req_0000",
     }
 
 

@@ -509,30 +509,58 @@ def test_a_per_event_delay_is_a_real_sleep(wire: str, is_async: bool) -> None:
     assert answer.text == TURN["text"]
 
 
-@pytest.mark.parametrize("wire", WIRES)
-@pytest.mark.parametrize("fault", [{"delay": 0.02}, {"first_byte_delay": 0.1}], ids=["delay", "first_byte_delay"])
-def test_async_delays_do_not_block_the_event_loop(wire: str, fault: dict[str, Any]) -> None:
-    driver = DRIVERS[wire]
-    ticks = 0
+class _Window:
+    """A stub's transport, `open` from the moment a request reaches it until the test closes it."""
 
-    async def ticker(done: asyncio.Event) -> None:
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            await asyncio.sleep(0.005)
+    def __init__(self, stub: ScriptTransport) -> None:
+        self.stub = stub
+        self.open = False
+
+    async def handle_async_request(self, request: Any) -> Any:
+        self.open = True
+        return await self.stub.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.stub.aclose()
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize(
+    ("fault", "delays"), [({"delay": 0.02}, 2), ({"first_byte_delay": 0.1}, 1)], ids=["delay", "first_byte_delay"]
+)
+def test_async_delays_do_not_block_the_event_loop(wire: str, fault: dict[str, Any], delays: int) -> None:
+    """Another task runs while the stub sleeps, however loaded the machine.
+
+    The ticker sleeps 5 ms, less than every scripted delay: at each delay's start its timer falls
+    due first, so the loop runs it at least once within each delay, late or not. Nothing else in
+    the answer's path yields to the loop: a delay that blocked it (a `time.sleep`) leaves the
+    ticker no turn at all between the request reaching the stub and the answer read to its end.
+    `delays` is fewer than the delays each turn sleeps (the per-event delay sleeps before each of
+    at least four events).
+    """
+    driver = DRIVERS[wire]
+    ticks = {False: 0, True: 0}  # outside the answer, inside it
 
     async def main() -> Answer:
+        window = _Window(faulted(fault))
         done = asyncio.Event()
-        task = asyncio.create_task(ticker(done))
-        client = driver.make(faulted(fault), is_async=True, max_retries=0)
+
+        async def ticker() -> None:
+            while not done.is_set():
+                ticks[window.open] += 1
+                await asyncio.sleep(0.005)
+
+        task = asyncio.create_task(ticker())
+        client = driver.make(window, is_async=True, max_retries=0)
         try:
             return await driver.asyncs["helper"](client)
         finally:
+            window.open = False
             done.set()
             await task
 
     assert asyncio.run(main()).text == TURN["text"]
-    assert ticks >= 5  # the loop kept running while the stub slept
+    assert ticks[True] >= delays  # the loop kept running while the stub slept
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,10 +19,10 @@ import anthropic
 import openai
 import pytest
 
-from _loopback import loopback_server
+from _loopback import loopback_proxy, loopback_server
 from _support import ANTHROPIC_HX, STACKS
 from wirescript import NetworkBlockedError, ScriptTransport, UsageError, WirescriptError, _hooks
-from wirescript.guard import NetworkGuard, _hold, hold_patches, release_patches
+from wirescript.guard import NetworkGuard, _hold, active_guard, hold_patches, release_patches
 
 pytest_plugins = ["pytester"]
 
@@ -30,7 +31,14 @@ SOCKET_FUNCTIONS = (
     (socket.socket, "connect"),
     (socket.socket, "connect_ex"),
     (socket, "create_connection"),
+    (socket.socket, "send"),
+    (socket.socket, "sendall"),
+    (socket.socket, "sendto"),
+    (socket.socket, "sendmsg"),
     (socket, "getaddrinfo"),
+    (socket, "gethostbyname"),
+    (socket, "gethostbyname_ex"),
+    (socket, "gethostbyaddr"),
 )
 
 
@@ -55,8 +63,9 @@ def as_before() -> list[bool]:
 @pytest.fixture(autouse=True)
 def _nothing_left_patched() -> Any:
     yield
-    assert _hooks.state.guard is None
-    assert as_before() == [True] * 4
+    assert active_guard() is None
+    assert _hooks.transports.rescue is None
+    assert all(as_before())
 
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
@@ -128,6 +137,23 @@ def test_the_error_names_the_host_and_both_ways_in(wirescript: Any) -> None:
     wirescript.guard._blocked.clear()  # expected here: not a failure of this test
 
 
+def test_the_fix_names_the_sdks_own_parameter(wirescript: Any) -> None:
+    genai = pytest.importorskip("google.genai")
+    client = genai.Client(api_key="test-key")  # no http_options: the guard refuses its request
+    with pytest.raises(genai.errors.APIError) as info:
+        client.models.generate_content(model="gemini-2.5-flash", contents="Hi")
+    fix = (
+        "Give the app's client the stub (google-genai: http_options=types.HttpOptions("
+        "httpx_client=httpx2.Client(transport=stub), httpx_async_client=httpx2.AsyncClient(transport=stub)))"
+    )
+    assert fix in str(info.value)
+    report = wirescript.guard.report()
+    assert "generativelanguage.googleapis.com:443" in report
+    assert fix in report
+    assert "http_client=" not in report
+    wirescript.guard._blocked.clear()
+
+
 def test_openai_sync_and_async_fail_without_retries(wirescript: Any) -> None:
     started = time.perf_counter()
     with pytest.raises(openai.PermissionDeniedError, match="wirescript: blocked"):
@@ -151,8 +177,8 @@ def test_openai_sync_and_async_fail_without_retries(wirescript: Any) -> None:
 @pytest.mark.wirescript(allow_network=True)
 def test_allow_network_turns_the_guard_off(wirescript: Any) -> None:
     assert wirescript.guard is None
-    assert _hooks.state.guard is None  # the wrappers the session holds (if any) pass everything through
-    assert as_before() == [True] * 4
+    assert active_guard() is None  # the wrappers the session holds (if any) pass everything through
+    assert all(as_before())
 
 
 def test_loopback_is_allowed(wirescript: Any) -> None:
@@ -480,6 +506,273 @@ def test_a_library_imported_after_the_hold_is_patched_by_the_next_guard() -> Non
     assert out == "403 false ['connection to api.anthropic.com:443']\n"  # the guard's answer: its wrapper is there
 
 
+@pytest.fixture
+def fake_datagrams() -> Iterator[list[Any]]:
+    """Datagram sends and name lookups that never touch the network, installed before the guard wraps them."""
+    reached: list[Any] = []
+
+    def sendto(self: socket.socket, data: Any, *args: Any) -> int:
+        reached.append(("sendto", args[-1]))
+        return len(data)
+
+    def sendmsg(self: socket.socket, buffers: Any, *args: Any) -> int:
+        reached.append(("sendmsg", args[2] if len(args) > 2 else None))
+        return sum(len(b) for b in buffers)
+
+    def gethostbyname(host: str) -> str:
+        reached.append(("gethostbyname", host))
+        return "203.0.113.7"
+
+    def gethostbyname_ex(host: str) -> tuple[str, list[str], list[str]]:
+        reached.append(("gethostbyname_ex", host))
+        return host, [], ["203.0.113.8"]
+
+    def gethostbyaddr(host: str) -> tuple[str, list[str], list[str]]:
+        reached.append(("gethostbyaddr", host))
+        return "search.example", [], [host]
+
+    with pytest.MonkeyPatch.context() as patch:
+        for owner, function in (
+            (socket.socket, sendto),
+            (socket.socket, sendmsg),
+            (socket, gethostbyname),
+            (socket, gethostbyname_ex),
+            (socket, gethostbyaddr),
+        ):
+            patch.setattr(owner, function.__name__, function)
+        yield reached
+
+
+def test_datagrams_fast_open_and_every_name_lookup_of_a_provider_host_are_refused(
+    fake_datagrams: list[Any], fake_network: list[Any]
+) -> None:
+    with NetworkGuard() as guard:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            with pytest.raises(NetworkBlockedError, match=r"blocked a datagram to 192\.0\.2\.1:53"):
+                udp.sendto(b"query", ("192.0.2.1", 53))
+            with pytest.raises(NetworkBlockedError):
+                udp.sendto(b"query", 0, ("192.0.2.1", 53))
+            with pytest.raises(NetworkBlockedError):
+                udp.sendmsg([b"query"], [], 0, ("192.0.2.1", 53))
+            assert udp.sendto(b"local", ("127.0.0.1", 9)) == 5  # loopback: sent
+            assert udp.sendmsg(iter([b"lo", b"cal"]), [], 0, ("::ffff:127.0.0.1", 9)) == 5
+        if hasattr(socket, "MSG_FASTOPEN"):  # TCP Fast Open: sendto opens the connection, no connect()
+            with socket.socket() as tcp, pytest.raises(NetworkBlockedError, match=r"connection to 198\.51\.100\.1:80"):
+                tcp.sendto(b"GET / HTTP/1.1\r\n\r\n", socket.MSG_FASTOPEN, ("198.51.100.1", 80))
+        with pytest.raises(NetworkBlockedError, match=r"DNS lookup of api\.anthropic\.com"):
+            socket.gethostbyname("api.anthropic.com")
+        with pytest.raises(NetworkBlockedError, match=r"DNS lookup of api\.openai\.com"):
+            socket.gethostbyname_ex(b"api.openai.com")
+        with pytest.raises(NetworkBlockedError, match=r"DNS lookup of generativelanguage\.googleapis\.com"):
+            socket.gethostbyaddr("generativelanguage.googleapis.com")
+        assert socket.gethostbyname("search.example") == "203.0.113.7"  # not a provider host: looked up
+        assert socket.gethostbyname_ex("other.example")[2] == ["203.0.113.8"]
+        assert socket.gethostbyaddr("203.0.113.7")[0] == "search.example"  # an address is looked up as asked
+        with (
+            socket.socket() as sock,
+            pytest.raises(NetworkBlockedError, match=r"search\.example:443 \(203\.0\.113\.7\)"),
+        ):
+            sock.connect(("203.0.113.7", 443))  # named by the lookup that found it
+    assert fake_datagrams == [
+        ("sendto", ("127.0.0.1", 9)),
+        ("sendmsg", ("::ffff:127.0.0.1", 9)),
+        ("gethostbyname", "search.example"),
+        ("gethostbyname_ex", "other.example"),
+        ("gethostbyaddr", "203.0.113.7"),
+    ]
+    assert fake_network == []
+    assert [attempt.kind for attempt in guard.blocked] == ["datagram"] * 3 + ["connection"] * hasattr(
+        socket, "MSG_FASTOPEN"
+    ) + ["DNS lookup"] * 3 + ["connection"]
+
+
+def test_loopback_datagrams_go_through_under_the_fixture(wirescript: Any) -> None:
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client,
+    ):
+        server.bind(("127.0.0.1", 0))
+        server.settimeout(5)
+        client.sendto(b"ping", server.getsockname())
+        client.sendmsg([b"pi", b"ng"], [], 0, server.getsockname())
+        assert [server.recvfrom(10)[0] for _ in range(2)] == [b"ping", b"ping"]
+    assert socket.gethostbyname("localhost").startswith("127.")
+    assert wirescript.guard.blocked == []
+
+
+# ---------------------------------------------------------------------------------------- through a proxy
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+
+
+@pytest.fixture
+def env_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[bytes]]]:
+    """A forward proxy on loopback, set in every proxy variable the HTTP stacks read (cntlm, px, mitmproxy, ssh -D)."""
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with loopback_proxy() as (url, received):
+        for name in PROXY_VARIABLES:
+            monkeypatch.setenv(name, url)
+        yield url, received
+
+
+def refused_through(guard: NetworkGuard, url: str) -> list[str]:
+    """The guard's refusals, with the proxy's port made readable; cleared (the test expects them)."""
+    shown = [str(attempt).replace(url.removeprefix("http://"), "PROXY") for attempt in guard.blocked]
+    guard._blocked.clear()
+    return shown
+
+
+THROUGH = "connection to api.anthropic.com:443 through the proxy at PROXY"
+
+
+@pytest.mark.parametrize("hx", STACKS, ids=lambda hx: hx.__name__)
+def test_a_forgotten_client_behind_a_loopback_proxy_is_refused(
+    wirescript: Any, env_proxy: tuple[str, list[bytes]], hx: Any
+) -> None:
+    url, received = env_proxy
+    with hx.Client() as http:  # trust_env: the proxy mounts come from HTTPS_PROXY
+        response = http.get("https://api.anthropic.com/v1/models")
+    assert response.status_code == 403  # the guard's answer: the CONNECT never left
+    assert response.headers["x-should-retry"] == "false"
+    assert "blocked a connection to api.anthropic.com:443 through the proxy at" in response.json()["error"]["message"]
+
+    async def asynchronously() -> int:
+        async with hx.AsyncClient() as http:
+            return (await http.get("https://api.anthropic.com/v1/models")).status_code
+
+    assert asyncio.run(asynchronously()) == 403
+    assert received == []
+    assert refused_through(wirescript.guard, url) == [THROUGH, THROUGH]
+
+
+def test_the_sdk_behind_a_loopback_proxy_fails_fast_and_is_reported(
+    pytester: pytest.Pytester, env_proxy: tuple[str, list[bytes]]
+) -> None:
+    url, received = env_proxy
+    result = run(
+        pytester,
+        """
+        def test_forgot_transport(wirescript):
+            client = anthropic.Anthropic(api_key="test-key")  # no http_client: HTTPS_PROXY is on loopback
+            try:
+                client.messages.create(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "Hi"}])
+            except anthropic.APIError as exc:
+                print("the app swallowed:", type(exc).__name__)
+        """,
+        "-s",
+    )
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the app swallowed: PermissionDeniedError*",
+            "wirescript: the test tried to reach the network (1 attempt(s) refused by the guard):",
+            f"  - connection to api.anthropic.com:443 through the proxy at {url.removeprefix('http://')}",
+        ]
+    )
+    assert received == []
+
+
+def test_requests_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: tuple[str, list[bytes]]) -> None:
+    requests = pytest.importorskip("requests")
+    url, received = env_proxy
+    with pytest.raises(requests.exceptions.ConnectionError) as info:
+        requests.get("https://api.openai.com/v1/models", timeout=5)  # CONNECT, through urllib3 and http.client
+    assert "wirescript: blocked a connection to api.openai.com:443 through the proxy" in str(info.value)
+    with pytest.raises(requests.exceptions.ConnectionError):
+        requests.get("http://api.openai.com/v1/models", timeout=5)  # plain http: an absolute URI to the proxy
+    assert received == []
+    assert refused_through(wirescript.guard, url) == [
+        "connection to api.openai.com:443 through the proxy at PROXY",
+        "connection to api.openai.com:80 through the proxy at PROXY",
+    ]
+
+
+def test_urllib_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: tuple[str, list[bytes]]) -> None:
+    import urllib.error
+    import urllib.request
+
+    url, received = env_proxy
+    for target in ("https://api.openai.com/v1/models", "http://api.openai.com/v1/models"):
+        with pytest.raises(urllib.error.URLError, match=r"wirescript: blocked a connection to api\.openai\.com"):
+            urllib.request.urlopen(target, timeout=5)
+    assert received == []
+    assert refused_through(wirescript.guard, url) == [
+        "connection to api.openai.com:443 through the proxy at PROXY",
+        "connection to api.openai.com:80 through the proxy at PROXY",
+    ]
+
+
+def test_aiohttp_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: tuple[str, list[bytes]]) -> None:
+    aiohttp = pytest.importorskip("aiohttp")
+    url, received = env_proxy
+
+    async def get(target: str) -> None:
+        async with aiohttp.ClientSession(trust_env=True) as session, session.get(target) as response:
+            await response.read()
+
+    for target in ("https://api.openai.com/v1/models", "http://api.openai.com/v1/models"):
+        with pytest.raises(aiohttp.ClientError):
+            asyncio.run(get(target))
+    assert received == []
+    assert list(dict.fromkeys(refused_through(wirescript.guard, url))) == [  # aiohttp tries a lost connection twice
+        "connection to api.openai.com:443 through the proxy at PROXY",
+        "connection to api.openai.com:80 through the proxy at PROXY",
+    ]
+
+
+def test_a_proxy_asked_for_loopback_or_an_allowed_host_is_left_alone(env_proxy: tuple[str, list[bytes]]) -> None:
+    url, received = env_proxy
+    httpx2 = pytest.importorskip("httpx2")
+    with (
+        NetworkGuard(allowed_hosts=["search.internal.example"]) as guard,
+        httpx2.Client() as http,
+        pytest.raises(httpx2.ProxyError, match="502 Bad Gateway"),  # the proxy's own answer: it was asked
+    ):
+        http.get("https://127.0.0.1:9/")
+    assert guard.blocked == []
+    assert received == [b"CONNECT 127.0.0.1:9 HTTP/1.1"]
+    with (
+        NetworkGuard(allowed_hosts=["search.internal.example"]) as guard,
+        socket.create_connection(("127.0.0.1", int(url.rpartition(":")[2]))) as sock,
+    ):
+        sock.sendall(b"CONNECT search.internal.example:443 HTTP/1.1\r\nHost: search.internal.example:443\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 502")
+    assert guard.blocked == []
+
+
+@pytest.mark.parametrize(
+    ("sent", "target"),
+    [
+        (b"CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n", "api.openai.com:443"),
+        (b"CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n", "[2001:db8::1]:8443"),
+        (b"GET http://user@api.openai.com/v1/models HTTP/1.1\r\n\r\n", "api.openai.com:80"),
+        (b"POST https://api.anthropic.com:8443?x HTTP/1.1\r\n\r\n", "api.anthropic.com:8443"),
+        (b"\x05\x01\x00\x03\x11api.anthropic.com\x01\xbb", "api.anthropic.com:443"),  # SOCKS5, by name
+        (b"\x05\x01\x00\x01\xcb\x00\x71\x07\x01\xbb", "203.0.113.7:443"),  # SOCKS5, IPv4
+        (b"\x04\x01\x01\xbb\xcb\x00\x71\x07me\x00", "203.0.113.7:443"),  # SOCKS4
+        (b"\x04\x01\x01\xbb\x00\x00\x00\x01me\x00api.openai.com\x00", "api.openai.com:443"),  # SOCKS4a
+    ],
+)
+@pytest.mark.parametrize("way", ["send", "sendall", "sendmsg"])
+def test_every_proxy_request_form_is_read(sent: bytes, target: str, way: str) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        with NetworkGuard() as guard, socket.create_connection(listener.getsockname()) as sock:
+            sock.sendall(b"GET /v1/models HTTP/1.1\r\n\r\n")  # origin form: a request to the loopback server itself
+            sock.sendall(b"\x05\x01\x00")  # the SOCKS5 greeting names no host
+            sock.send(memoryview(b"HTTP/1.1 200 OK\r\n\r\n"))
+            sock.sendall(b"")
+            with pytest.raises(
+                NetworkBlockedError, match=rf"blocked a connection to {re.escape(target)} through the proxy"
+            ):
+                getattr(sock, way)([sent] if way == "sendmsg" else sent)
+            with pytest.raises(OSError, match="Broken pipe"):
+                sock.sendall(b"more")  # the refused tunnel is shut: a client reading on gets EOF at once
+    assert [attempt.kind for attempt in guard.blocked] == ["connection through a proxy"]
+
+
 def test_a_thread_the_test_starts_is_guarded_too(wirescript: Any) -> None:
     caught: list[BaseException] = []
 
@@ -614,7 +907,7 @@ def test_marker_options_are_validated_and_the_closest_wins(pytester: pytest.Pyte
             (
                 "*unknown option 'allow_netwrok'; did you mean 'allow_network'? "
                 "(options: check_overflow, check_unused, allow_network, allowed_hosts, strict, strict_skip, "
-                "match_recorded, allow, check_hand_built)"
+                "dialect, match_recorded, allow, check_hand_built)"
             ),
             "*allowed_hosts must be a list of host names, got str 'search.internal'",
             "*allowed_hosts: 'https://search.internal' is not a host name*",

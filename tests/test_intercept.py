@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,7 +22,7 @@ from _support import ANTHROPIC_HX, STACKS
 from wirescript import KNOWN_HOSTS, ScriptTransport, UsageError, _hooks
 from wirescript._hooks import TARGETS
 from wirescript.guard import NetworkGuard, _hold, hold_patches, release_patches
-from wirescript.intercept import host_matcher
+from wirescript.intercept import host_matcher, open_interception
 
 pytest_plugins = ["pytester"]
 
@@ -50,7 +51,8 @@ def as_before() -> list[bool]:
 @pytest.fixture(autouse=True)
 def _nothing_left_patched() -> Any:
     yield
-    assert _hooks.state.interception is None
+    assert open_interception() is None
+    assert _hooks.transports.route is None
     assert as_before() == [True] * len(ORIGINALS)
 
 
@@ -475,9 +477,9 @@ def test_the_fixture_intercepts_until_teardown(pytester: pytest.Pytester) -> Non
 
 
             def test_after(wirescript):
-                from wirescript import _hooks
+                from wirescript.intercept import open_interception
 
-                assert _hooks.state.interception is None  # the previous test's ended at its teardown
+                assert open_interception() is None  # the previous test's ended at its teardown
                 with pytest.raises(anthropic.PermissionDeniedError, match="blocked a connection"):
                     anthropic.Anthropic(api_key="test-key").models.list()
                 wirescript.guard._blocked.clear()  # refused, as it should be: not a failure of this test
@@ -523,3 +525,23 @@ def test_an_untouched_chat_anthropic_invokes_and_streams(wirescript: Any) -> Non
     # ChatAnthropic's large default, sent with its own timeout=None: the SDK's long-request guard stays quiet.
     assert first.max_tokens is not None
     assert first.max_tokens >= 64000
+
+
+def test_the_hooks_know_nothing_of_who_holds_them() -> None:
+    """The process-wide patches call back what the layer above registered; they import no wirescript module."""
+    import ast
+
+    tree = ast.parse(Path(_hooks.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module or "."
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.level or "wirescript" in (node.module or ""))
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if "wirescript" in alias.name
+    }
+    assert imported == set()  # TYPE_CHECKING blocks included
+    assert not hasattr(_hooks, "state")

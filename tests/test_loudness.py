@@ -27,7 +27,7 @@ import pytest
 
 import wirescript.server
 from _support import ANTHROPIC_HX, STACKS
-from wirescript import ScriptTransport, transport
+from wirescript import ScriptTransport, _ledger
 
 pytest_plugins = ["pytester"]
 
@@ -501,7 +501,7 @@ def _body(scenario: Scenario) -> str:
 def _run_direct(scenario: Scenario, tmp_path: Path) -> str | None:
     """Run the scenario as a user without the plugin would; the failure's message, or None."""
     stubs: list[ScriptTransport] = []
-    transport._WATCHERS.append(stubs.append)
+    previous = _ledger.watch(_ledger.Watch(lambda stub, first: stubs.append(stub) if first is None else None))
     namespace: dict[str, Any] = {"make": ScriptTransport, "tmp_path": tmp_path}
     try:
         exec(compile(PRELUDE + "\n" + _body(scenario), f"<{scenario.id}>", "exec"), namespace)
@@ -510,7 +510,7 @@ def _run_direct(scenario: Scenario, tmp_path: Path) -> str | None:
     except Exception as exc:  # AssertionError from check(), ScriptError from construction, …
         return f"{type(exc).__name__}: {exc}"
     finally:
-        transport._WATCHERS.remove(stubs.append)
+        _ledger.watch(previous)
         for stub in stubs:
             stub.release()
     return None

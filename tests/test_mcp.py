@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx2
 import pytest
 
 from wirescript import MCPScript, RecordedRequest, ScriptError, ScriptTransport
@@ -24,6 +23,8 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp_types import methods  # noqa: E402
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
 pytest_plugins = ["pytester"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -265,7 +266,7 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -276,13 +277,13 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "match_recorded=..., allow=..., check_hand_built=...), got positional False"
+                "dialect=..., match_recorded=..., allow=..., check_hand_built=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
             ),
             "*= short test summary info =*",
         ],
@@ -440,3 +441,269 @@ def test_using_the_factory_as_a_stub_says_to_make_a_stub_first() -> None:
         "'StubFactory' object has no attribute 'requests': the `wirescript` fixture is a factory; "
         "make a stub first (stub = wirescript(script)), then use stub.requests"
     )
+
+
+# ---------------------------------------------------------------------------------------- stubs built elsewhere
+
+
+def test_a_stub_built_elsewhere_is_checked_whatever_the_fixture_order(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        from wirescript import ScriptTransport
+
+        SHARED = ScriptTransport(["for the first test", "for the second test"])  # module level: shared
+        OVERFLOWING = ScriptTransport([])
+
+
+        @pytest.fixture
+        def prebuilt():
+            return ScriptTransport(["built by a fixture", "never asked"])
+
+
+        @pytest.fixture(scope="module")
+        def module_stub():
+            return ScriptTransport(["module one", "module two"])
+
+
+        def swallowed(stub):
+            try:
+                ask(stub, "once too often")
+            except anthropic.APIError:
+                pass  # the app hides the error
+
+
+        def test_fixture_listed_before(prebuilt, wirescript):
+            assert ask(prebuilt, "Hi") == "built by a fixture"
+
+
+        def test_fixture_listed_after(wirescript, prebuilt):
+            assert ask(prebuilt, "Hi") == "built by a fixture"
+
+
+        def test_module_level_overflow(wirescript):
+            swallowed(OVERFLOWING)
+
+
+        def test_shared_first(wirescript):
+            assert ask(SHARED, "Hi") == "for the first test"
+
+
+        def test_shared_second(wirescript):
+            assert ask(SHARED, "Hi") == "for the second test"
+
+
+        def test_module_fixture_first(module_stub, wirescript):
+            assert ask(module_stub, "Hi") == "module one"
+
+
+        def test_module_fixture_second(wirescript, module_stub):
+            assert ask(module_stub, "Hi") == "module two"
+            swallowed(module_stub)
+        """,
+    )
+    result = run(pytester, "-p", "no:randomly")
+    result.assert_outcomes(passed=7, errors=4)
+    for name in ("test_fixture_listed_before", "test_fixture_listed_after"):
+        result.stdout.fnmatch_lines(
+            [f"*_ ERROR at teardown of {name} _*", "wirescript: 1 scripted turn(s) were never requested:"]
+        )
+    for name, index, turns in (("test_module_level_overflow", 0, 0), ("test_module_fixture_second", 2, 2)):
+        result.stdout.re_match_lines(
+            [
+                rf".*_ ERROR at teardown of {name} _.*",
+                (
+                    r"wirescript: 1 request\(s\) of this test to a stub built before it \(<ScriptTransport .*>: "
+                    r"at module level, or by a fixture of wider scope\) were not answered as scripted:"
+                ),
+                re.escape(
+                    f"  - requests[{index}] POST /v1/messages (model 'claude-test') is past the end of the script: it "
+                    f"has {turns} turn(s), all served."
+                ),
+                re.escape(
+                    "(If the app is meant to get these errors, mark the test "
+                    "@pytest.mark.wirescript(allow=['unscripted']). Its unused turns are not checked here: other "
+                    "tests may use them.)"
+                ),
+            ],
+            consecutive=True,
+        )
+    assert "ERROR at teardown of test_shared_" not in result.stdout.str()  # a shared stub's turns are for others
+    assert "ERROR at teardown of test_module_fixture_first" not in result.stdout.str()
+
+
+def test_a_stub_nothing_checked_warns(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        from wirescript import ScriptTransport
+
+
+        def test_unchecked():
+            stub = ScriptTransport(["asked", "never asked"])
+            assert ask(stub, "Hi") == "asked"
+
+
+        def test_checked():
+            stub = ScriptTransport(["asked", "never asked"])
+            assert ask(stub, "Hi") == "asked"
+            with pytest.raises(AssertionError):
+                stub.check()
+
+
+        def test_every_turn_used():
+            assert ask(ScriptTransport(["asked"]), "Hi") == "asked"
+
+
+        @pytest.mark.wirescript(check_hand_built=False)
+        def test_left_to_the_test_by_the_marker(wirescript):
+            ScriptTransport(["never asked"])
+        """,
+    )
+    result = run(pytester, "-W", "error::wirescript.errors.UncheckedStubWarning")
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.re_match_lines(
+        [
+            ".*_ ERROR at teardown of test_unchecked _.*",
+            "E +"
+            + re.escape(
+                "wirescript.errors.UncheckedStubWarning: wirescript: nothing checked a ScriptTransport whose 1 "
+                "scripted turn(s) were never requested (script[1]: text 'never asked'; 1 request(s) reached it). "
+                "Call stub.check() when the app is done, or build the stub in a test that uses the wirescript fixture."
+            ),
+        ]
+    )
+    assert "def warn(" not in result.stdout.str()  # the plugin's frames are hidden
+    code = textwrap.dedent(
+        """
+        from wirescript import ScriptTransport
+        stub = ScriptTransport(["never asked"])
+        del stub
+        checked = ScriptTransport(["never asked"])
+        try:
+            checked.check()
+        except AssertionError:
+            pass
+        del checked
+        print("done")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "done\n"
+    assert done.stderr.count("UncheckedStubWarning") == 1  # outside pytest: when the stub is collected
+    assert "script[0]: text 'never asked'; 0 request(s) reached it" in done.stderr
+
+
+# ---------------------------------------------------------------------------------------- xfail
+
+
+def test_a_teardown_failure_under_xfail_is_an_error_not_an_expected_failure(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        @pytest.mark.xfail(reason="a known bug of the app")
+        def test_body_fails(wirescript):
+            wirescript(["never asked"])
+            assert False
+
+
+        @pytest.mark.xfail(reason="flaky")
+        def test_body_passes(wirescript):
+            stub = wirescript(["asked", "never asked"])
+            assert ask(stub, "Hi") == "asked"
+
+
+        @pytest.mark.xfail(reason="a known bug of the app")
+        def test_expected_failure_alone(wirescript):
+            assert ask(wirescript(["asked"]), "Hi") == "something else"
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(xfailed=2, xpassed=1, errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*_ ERROR at teardown of test_body_fails _*", "wirescript: 1 scripted turn(s) were never requested:"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*_ ERROR at teardown of test_body_passes _*", "wirescript: 1 scripted turn(s) were never requested:"]
+    )
+
+
+# ---------------------------------------------------------------------------------------- what the stub saw
+
+
+def test_a_failed_assertion_shows_what_the_stub_saw_and_which_requests_the_sdk_retried(
+    pytester: pytest.Pytester,
+) -> None:
+    make_tests(
+        pytester,
+        """
+        def ask_with_backoff(client):
+            waited = []
+            for _ in range(3):
+                try:
+                    return client.messages.create(
+                        model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "Hi"}]
+                    ), waited
+                except anthropic.RateLimitError:
+                    waited.append(0.5)  # the app's own backoff
+            raise RuntimeError("gave up")
+
+
+        def test_backoff(wirescript):
+            stub = wirescript([{"error": {"status": 429}}, "Hello."])
+            client = anthropic.Anthropic(api_key="test-key", http_client=hx.Client(transport=stub))  # default retries
+            reply, waited = ask_with_backoff(client)
+            assert waited == [0.5]
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E       assert [] == [0.5]"])
+    result.stdout.fnmatch_lines(
+        [
+            "*- wirescript requests -*",
+            "the stub: 2 request(s)",
+            "  requests[0] POST /v1/messages model='claude-test' last=user:'Hi' -> script[0]: error 429",
+            (
+                "  requests[1] POST /v1/messages model='claude-test' last=user:'Hi' -> script[1]: text 'Hello.'  "
+                "<- the SDK's own retry 1 of requests[0], whose answer the app never saw"
+            ),
+            "(The SDK retried on its own: build the client with max_retries=0, or script one turn per attempt.)",
+        ],
+        consecutive=True,
+    )
+
+
+def test_the_section_is_bounded_and_only_for_failures(pytester: pytest.Pytester) -> None:
+    make_tests(
+        pytester,
+        """
+        from wirescript import ScriptTransport
+
+
+        def test_many(wirescript):
+            stub = wirescript(lambda record: "ok")
+            other = ScriptTransport(lambda record: "by hand")
+            for n in range(100):
+                ask(stub, f"question {n}")
+            ask(other, "the other one")
+            assert False, "the app answered wrong"
+
+
+        def test_passes(wirescript):
+            assert ask(wirescript(["ok"]), "Hi") == "ok"
+            print("PASSED-TEST-OUTPUT")
+        """,
+    )
+    result = run(pytester, "-rA")
+    result.assert_outcomes(failed=1, passed=1)
+    text = result.stdout.str()
+    section = text[text.index("- wirescript requests -") :].splitlines()
+    assert section[1] == "stub 1 of 2: 100 request(s)"
+    assert section[2].startswith("  requests[0] POST /v1/messages model='claude-test' last=user:'question 0' -> ")
+    assert section[7] == "  … 80 request(s) not shown …"
+    assert section[8].startswith("  requests[85] ")
+    assert section[23] == "stub 2 of 2: 1 request(s)"
+    assert section[24].endswith("-> the script function's answer")
+    assert text.count("- wirescript requests -") == 1  # the passing test has none

@@ -9,12 +9,13 @@ import threading
 from pathlib import Path
 
 import anthropic
-import httpx2
 import pytest
 
 from _loopback import loopback_server
 from wirescript import RecordingTransport, ScriptTransport, load_script
 from wirescript.recording._files import file_stem
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
 pytest_plugins = ["pytester"]
 

@@ -17,14 +17,15 @@ from typing import Any
 from urllib.parse import parse_qsl, quote
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
 from wirescript import RecordingTransport, ScriptTransport, load_script
 from wirescript.recording import drift, recorded_summaries
 
-KEY = "sk-ant-api03-PLANTEDkey0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
+
+KEY = "sk-ant-api03-PLANTEDkey0123456789abcdefghijklmnopqrstuvwxyzABCDEF"  # wirescript: allow[WS101] a planted fake
 ASK = [{"role": "user", "content": "Hi"}]
 
 
@@ -243,7 +244,7 @@ def test_the_recording_server_redacts_what_the_upstream_echoes(tmp_path: Path) -
 
 
 def test_a_key_pasted_into_the_prompt_stays_out_of_the_summary_comment(tmp_path: Path) -> None:
-    pasted = "sk-proj-Q7vK2mX9pL4rT8wZ3nB6cF1hJ5dS0gYaBcDeFgHiJkLmN"
+    pasted = "sk-proj-Q7vK2mX9pL4rT8wZ3nB6cF1hJ5dS0gYaBcDeFgHiJkLmN"  # wirescript: allow[WS101] a planted fake
     prompt = f"my key is {pasted} please"
     rec = RecordingTransport(tmp_path / "rec.yaml", upstream=ScriptTransport(["Noted.", "Hello."]))
     client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=rec))

@@ -34,10 +34,10 @@ SECRET_HEADERS = [
 SECRET_QUERY = ["access_token", "X-Amz-Signature", "X-Amz-Security-Token", "X-Amz-Credential", "sig", "token", "apiKey"]
 ORDINARY_HEADERS = {
     "x-stainless-retry-count": "0",
-    "x-stainless-lang": "python",
+    "x-stainless-helper-method": "stream",
     "anthropic-version": "2023-06-01",
     "anthropic-beta": "token-counting-2024-11-01",
-    "content-type": "application/json",
+    "accept-language": "en",
     "idempotency-key": "stainless-python-retry-1",
     "x-author": "someone",
 }

@@ -35,12 +35,19 @@ BLOCK_VALUES: list[Any] = [
     {"type": "redacted_thinking", "data": "x"},
     {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
     {"type": "image", "source": {}, "cache_control": CACHED},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/jpg", "data": "x"}},
+    {"type": "text", "text": ""},
+    {"type": "text", "text": " "},
+    {"type": "text", "text": "ends in a space "},
+    {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {}},
     {"text": "no type"},
     "a string block",
 ]
 CONTENT_VALUES: list[Any] = [
     "hi",
     "",
+    " ",
+    "trailing ",
     None,
     3,
     {"type": "text"},
@@ -57,17 +64,32 @@ MESSAGE_VALUES: list[Any] = [
     "a string message",
 ]
 FIELD_VALUES: dict[str, list[Any]] = {
-    "model": ["claude-test", None, 3],
-    "max_tokens": [64, 0, -1, None, 1.0, -1.0, True, "64", 2**70],
+    # The model table's entries: a 64K and a 128K output limit, a model without prefills, one that refuses
+    # temperature with top_p, one with no limit listed, and models it does not list.
+    "model": [
+        "claude-test",
+        None,
+        3,
+        "claude-sonnet-4-20250514",
+        "claude-sonnet-4-5",
+        "claude-opus-4-6",
+        "claude-opus-4-1-20250805",
+        "claude-sonnet-4-5-next",
+    ],
+    "max_tokens": [64, 0, -1, None, 1.0, -1.0, True, "64", 2**70, 64_000, 64_001, 128_001],
     "messages": [None, [], "hi", {}, ["hi"]],
     "stream": [True, False],
     "temperature": [0, 1, 0.5, 1.5, -0.1, True, float("nan"), float("inf"), "0.5", None],
+    "top_p": [0.9, None],
+    "top_k": [5],
+    "tool_choice": [{"type": "auto"}, {"type": "any"}, {"type": "tool", "name": "get_weather"}],
     "thread": [{"type": "continue", "previous_message_id": "msg_1"}, {"type": "new"}, None],
     "tools": [[], None, [TOOL], [TOOL, TOOL], [{"name": "bad name"}], [{**TOOL, "cache_control": CACHED}] * 5],
     "system": ["be brief", [], [{"type": "text", "text": "s", "cache_control": CACHED}] * 5, None],
     "thinking": [
         {"type": "enabled", "budget_tokens": 512},
         {"type": "enabled", "budget_tokens": 2048},
+        {"type": "enabled", "budget_tokens": 100_000},
         {"type": "disabled"},
         {"type": "adaptive"},
         "enabled",
@@ -107,13 +129,20 @@ def one_off(draw: st.DrawFn) -> dict[str, Any]:
 BODIES = st.one_of(st.fixed_dictionaries({}, optional=FIELDS), PLAIN, one_off())
 
 
-def decided_alike(body: dict[str, Any], served: frozenset[str] = frozenset()) -> bool:
-    """Assert the shortcut says "valid" only where every rule passes, and the answer is the rules'; True if taken."""
-    expected = rules_violation(body, served_without_thinking=served)
+VERSIONS: list[str | None] = [None, "2023-06-01", "2026-10-21"]
+BETAS: list[tuple[str, ...]] = [(), ("interleaved-thinking-2025-05-14",), ("output-128k-2025-02-19",)]
+
+
+def decided_alike(body: dict[str, Any], version: str | None = "2026-10-21", betas: tuple[str, ...] = ()) -> bool:
+    """Assert the shortcut says "valid" only where every rule passes, and the answer is the rules'; True if taken.
+
+    The shortcut reads the body alone: it must hold for every API version and beta the request may carry.
+    """
+    expected = rules_violation(body, anthropic_version=version, betas=betas)
     taken = plainly_valid(body)
     if taken:
-        assert expected is None, f"plainly valid, yet {expected}: {body}"
-    assert check_anthropic(body, served_without_thinking=served) == expected
+        assert expected is None, f"plainly valid, yet {expected} (version {version}, betas {betas}): {body}"
+    assert check_anthropic(body, anthropic_version=version, betas=betas) == expected
     return taken
 
 
@@ -128,9 +157,11 @@ def chat_decided_alike(body: dict[str, Any]) -> bool:
 
 
 @settings(max_examples=examples(400), deadline=None)
-@given(body=BODIES, served=st.sampled_from([frozenset(), frozenset({"toolu_1"})]))
-def test_the_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any], served: frozenset[str]) -> None:
-    decided_alike(body, served=served)
+@given(body=BODIES, version=st.sampled_from(VERSIONS), betas=st.sampled_from(BETAS))
+def test_the_shortcut_decides_every_body_as_the_rules_do(
+    body: dict[str, Any], version: str | None, betas: tuple[str, ...]
+) -> None:
+    decided_alike(body, version, betas)
 
 
 def test_what_the_sdk_sends_is_plainly_valid() -> None:
@@ -167,8 +198,8 @@ def test_every_one_off_body_is_decided_as_the_rules_do() -> None:
             messages = list(PLAIN_BODY["messages"])
             messages.insert(at, message)
             bodies.append({**PLAIN_BODY, "messages": messages})
-    plain = sum(decided_alike(body) for body in bodies)
-    assert 0 < plain < len(bodies)  # both ways are taken
+    plain = sum(decided_alike(body, version) for body in bodies for version in VERSIONS)
+    assert 0 < plain < len(bodies) * len(VERSIONS)  # both ways are taken
 
 
 def test_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
@@ -183,9 +214,22 @@ def test_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
         {**plain, "system": [{"type": "text", "text": "s", "cache_control": CACHED}] * 5},
         {**plain, "thinking": {"type": "enabled", "budget_tokens": 512}},
         {k: v for k, v in plain.items() if k != "model"},
+        # the rules of the second round
+        {**plain, "messages": [{"role": "user", "content": ""}]},
+        {**plain, "messages": [{"role": "user", "content": [{"type": "text", "text": ""}]}]},
+        {**plain, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "So "}]},
+        {**plain, "model": "claude-sonnet-4-20250514", "max_tokens": 100_000},
+        {
+            **plain,
+            "model": "claude-opus-4-6",
+            "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "{"}],
+        },
+        {**plain, "model": "claude-sonnet-4-5", "temperature": 0.5, "top_p": 0.9},
+        {**plain, "thinking": {"type": "adaptive"}, "temperature": 0.5},
+        {**plain, "top_k": 5},  # on API version 2026-10-21
     ]
     for body in refused:
-        assert rules_violation(body) is not None, body
+        assert rules_violation(body, anthropic_version="2026-10-21") is not None, body
         assert not plainly_valid(body), body
 
 
@@ -193,7 +237,7 @@ def test_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
 
 FUNCTION = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
-CHAT_ROLE_VALUES: list[Any] = ["system", "developer", "user", "assistant", "tool", "function", None, 3]
+CHAT_ROLE_VALUES: list[Any] = ["system", "developer", "user", "assistant", "tool", "function", "bot", None, 3]
 CHAT_MESSAGE_VALUES: list[Any] = [
     *(
         {"role": role, "content": "hi", **extra}
@@ -201,19 +245,27 @@ CHAT_MESSAGE_VALUES: list[Any] = [
         for extra in ({}, {"tool_calls": [CALL]}, {"tool_calls": []}, {"tool_calls": None}, {"tool_call_id": "call_1"})
     ),
     {"content": "hi"},
+    {"role": "user", "content": "Answer in JSON."},
     "a string message",
 ]
 CHAT_FIELD_VALUES: dict[str, list[Any]] = {
-    "model": ["gpt-test", None, 3],
+    "model": ["gpt-test", None, 3, "o3", "o3-mini-2025-01-31"],
     "messages": [None, [], "hi", {}, ["hi"]],
     "stream": [True, False, "true", None],
     "stream_options": [{"include_usage": True}, {}, None],
     "n": [1, 2, 0, -1, 1.0, 0.0, True, False, "1", None],
+    "max_tokens": [100, None],
+    "tool_choice": ["auto", "none", {"type": "function", "function": {"name": "get_weather"}}, None],
+    "parallel_tool_calls": [False, True, None],
+    "presence_penalty": [0, 2, 2.5, -3, None],
+    "frequency_penalty": [-2, 3],
+    "top_logprobs": [0, 20, 21, -1],
     "temperature": [0, 2, 1.5, 2.5, -0.1, True, float("nan"), float("inf"), "1", None],
     "tools": [
         [],
         None,
         [FUNCTION],
+        [{"type": "function", "function": {"name": "f", "strict": True, "parameters": {"type": "object"}}}],
         [{"type": "function", "function": {"name": "bad name"}}],
         [{"type": "function", "function": {"name": "x" * 65}}],
         [{"type": "custom", "custom": {"name": "bad name"}}],
@@ -222,6 +274,7 @@ CHAT_FIELD_VALUES: dict[str, list[Any]] = {
         {"type": "text"},
         {"type": "json_object"},
         {"type": "json_schema", "json_schema": {"name": "answer", "schema": {}}},
+        {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": {"type": "object"}}},
         {"type": "json_schema", "json_schema": {}},
         {"type": "json_schema"},
         {"type": "text", "extra": 1},
@@ -276,3 +329,25 @@ def test_what_the_openai_sdk_sends_is_plainly_valid() -> None:
     assert list(stream)
     assert [plainly_valid_chat(r.body) for r in stub.requests] == [True, True]
     assert stub.problems == []
+
+
+def test_chat_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
+    plain: dict[str, Any] = {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
+    assert plainly_valid_chat(plain)
+    refused = [
+        {**plain, "messages": []},
+        {**plain, "messages": [{"role": "bot", "content": "hi"}]},
+        {**plain, "temperature": 2.5},
+        {**plain, "n": 0},
+        {**plain, "stream_options": {"include_usage": True}},
+        {**plain, "tool_choice": "auto"},
+        {**plain, "parallel_tool_calls": False},
+        {**plain, "presence_penalty": 3},
+        {**plain, "top_logprobs": 21},
+        {**plain, "response_format": {"type": "json_object"}},
+        {**plain, "model": "o3", "max_tokens": 100},
+        {**plain, "model": "o1-mini", "temperature": 0.2},
+    ]
+    for body in refused:
+        assert chat_rules_violation(body) is not None, body
+        assert not plainly_valid_chat(body), body

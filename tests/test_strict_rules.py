@@ -32,6 +32,8 @@ from wirescript.strict import (
     check_wire_mismatch,
     previous_response_not_found,
 )
+from wirescript.wires.anthropic.models import CLAUDE_MODELS
+from wirescript.wires.bedrock.rules import check_invoke
 
 # --- bodies -----------------------------------------------------------------------------------------
 
@@ -168,7 +170,8 @@ CASES: list[Case] = [
         "anthropic",
         anth(messages=[USER, {"role": "tool", "content": "x"}]),
         anth(messages=[USER, {"role": "assistant", "content": "x"}, {"role": "assistant", "content": "y"}]),
-        'messages: Unexpected role "tool".',
+        'messages: Unexpected role "tool". Allowed roles are "user" or "assistant". For instructions on how to use '
+        "tools, see https://docs.anthropic.com/en/docs/tool-use",
         "messages.1.role",
     ),
     Case(
@@ -270,49 +273,11 @@ CASES: list[Case] = [
         "thinking.budget_tokens",
     ),
     Case(
-        "anthropic.thinking-not-first",
-        "anthropic",
-        anth(
-            max_tokens=2048,
-            thinking=THINKING,
-            tools=[TOOL],
-            messages=[USER, tool_use("toolu_1", first={"type": "text", "text": "Looking."}), tool_result("toolu_1")],
-        ),
-        anth(
-            max_tokens=2048,
-            thinking=THINKING,
-            tools=[TOOL],
-            messages=[USER, tool_use("toolu_1", first=THINK), tool_result("toolu_1")],
-        ),
-        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is "
-        "enabled, a final `assistant` message must start with a thinking block",
-        "messages.1.content.0.type",
-    ),
-    Case(
-        "anthropic.thinking-not-first",
-        "anthropic",
-        anth(max_tokens=2048, thinking=THINKING, messages=[USER, tool_use("toolu_1"), tool_result("toolu_1")]),
-        # the same conversation without thinking enabled is fine
-        anth(max_tokens=2048, messages=[USER, tool_use("toolu_1"), tool_result("toolu_1")]),
-        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.",
-        "messages.1.content.0.type",
-    ),
-    Case(
-        "anthropic.thinking-in-final-message-when-disabled",
-        "anthropic",
-        anth(thinking={"type": "disabled"}, messages=[USER, {"role": "assistant", "content": [THINK]}]),
-        # an omitted `thinking` is left alone (its meaning depends on the model), and history may keep thinking
-        anth(messages=[USER, {"role": "assistant", "content": [THINK]}]),
-        "messages.1.content.0: When thinking is disabled, an `assistant` message in the final position cannot "
-        "contain `thinking`.",
-        "messages.1.content.0",
-    ),
-    Case(
         "anthropic.temperature-range",
         "anthropic",
         anth(temperature=1.5),
         anth(temperature=1),
-        "temperature: range: 0..1",
+        "temperature: range: -1 or 0..1",
         "temperature",
     ),
     # Anthropic threads: the thread's earlier messages come in `history`
@@ -513,9 +478,17 @@ CASES: list[Case] = [
     Case(
         "gemini.function-response-position",
         "gemini",
-        {"contents": [G_USER, {"role": "model", "parts": [{"text": "Sure."}]}, g_responses(1)]},
+        {"contents": [g_responses(1), {"role": "model", "parts": [{"text": "Sure."}]}]},
         {"contents": [G_USER, g_calls(1, camel=False), g_responses(1, camel=False)]},
         "Please ensure that function response turn comes immediately after a function call turn.",
+        "contents[0]",
+    ),
+    Case(  # after a model turn without calls, the API reports the count before the position
+        "gemini.function-response-count",
+        "gemini",
+        {"contents": [G_USER, {"role": "model", "parts": [{"text": "Sure."}]}, g_responses(1)]},
+        {"contents": [G_USER, g_calls(1), g_responses(1)]},
+        "Please ensure that the number of function response parts is equal to the number of function call parts",
         "contents[2]",
     ),
     Case(
@@ -650,6 +623,625 @@ CASES += [
 ]
 
 
+# --- the rules of the second round: model-dependent, cross-field, ranges, enums, empty content, order ---------
+
+SONNET45 = "claude-sonnet-4-5-20250929"
+OPUS46 = "claude-opus-4-6"
+NEW_VERSION = {"anthropic_version": "2026-10-21"}
+PREFILL = {"role": "assistant", "content": "The answer is"}
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "aGk="}}
+STRICT_SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "string"}},
+    "required": ["a"],
+    "additionalProperties": False,
+}
+LOOSE_SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+PARTIAL_SCHEMA = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"], "additionalProperties": False}
+
+
+def strict_function(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": "get_weather", "strict": True, "parameters": schema}}
+
+
+def response_function(**fields: Any) -> dict[str, Any]:
+    return {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}, **fields}
+
+
+CASES += [
+    # Anthropic: API version 2026-10-21 (the anthropic 2.x SDKs' own) removed the sampling parameters
+    Case(
+        "anthropic.sampling-parameters-removed",
+        "anthropic",
+        anth(temperature=0.5),
+        anth(temperature=0.5),  # the same body on API version 2023-06-01 is fine
+        "temperature: Extra inputs are not permitted",
+        "temperature",
+        context=NEW_VERSION,
+        good_context={"anthropic_version": "2023-06-01"},
+    ),
+    Case(
+        "anthropic.sampling-parameters-removed",
+        "anthropic",
+        anth(top_k=5),
+        anth(),
+        "top_k: Extra inputs are not permitted",
+        "top_k",
+        context=NEW_VERSION,
+    ),
+    Case(
+        "anthropic.invalid-role",
+        "anthropic",
+        anth(messages=[USER, {"role": "bot", "content": "x"}]),
+        anth(messages=[USER, {"role": "assistant", "content": "x"}]),
+        'messages: Unexpected role "bot". Allowed roles are "user" or "assistant".',
+        "messages.1.role",
+    ),
+    Case(
+        "anthropic.empty-content",
+        "anthropic",
+        anth(messages=[{"role": "user", "content": ""}]),
+        anth(messages=[USER, {"role": "assistant", "content": ""}]),  # the optional final assistant message
+        "messages.0: all messages must have non-empty content except for the optional final assistant message",
+        "messages.0.content",
+    ),
+    Case(
+        "anthropic.empty-content",
+        "anthropic",
+        anth(messages=[USER, {"role": "assistant", "content": []}, USER]),
+        anth(messages=[USER, {"role": "assistant", "content": "Hm."}, USER]),
+        "messages.1: all messages must have non-empty content",
+        "messages.1.content",
+    ),
+    Case(
+        "anthropic.empty-text-block",
+        "anthropic",
+        anth(messages=[{"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text", "text": "Hi"}]}]),
+        anth(messages=[{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "Hi"}]}]),
+        "messages: text content blocks must be non-empty",
+        "messages.0.content.0.text",
+    ),
+    Case(
+        "anthropic.final-assistant-trailing-whitespace",
+        "anthropic",
+        anth(messages=[USER, {"role": "assistant", "content": "The answer is "}]),
+        anth(messages=[USER, {"role": "assistant", "content": "The answer is "}, USER]),  # not final: fine
+        "messages: final assistant content cannot end with trailing whitespace",
+        "messages.1.content",
+    ),
+    Case(
+        "anthropic.image-media-type",
+        "anthropic",
+        anth(
+            messages=[
+                {"role": "user", "content": [{**IMAGE, "source": {**IMAGE["source"], "media_type": "image/jpg"}}]}
+            ]
+        ),
+        anth(messages=[{"role": "user", "content": [IMAGE, {"type": "image", "source": {"type": "url", "url": "x"}}]}]),
+        "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' "
+        "or 'image/webp'",
+        "messages.0.content.0.image.source.base64.media_type",
+    ),
+    Case(
+        "anthropic.image-media-type",
+        "anthropic",
+        anth(
+            tools=[TOOL],
+            messages=[
+                USER,
+                tool_use("toolu_1"),
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1",
+                            "content": [{**IMAGE, "source": {**IMAGE["source"], "media_type": "image/bmp"}}],
+                        }
+                    ],
+                },
+            ],
+        ),
+        anth(
+            tools=[TOOL],
+            messages=[
+                USER,
+                tool_use("toolu_1"),
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [IMAGE]}]},
+            ],
+        ),
+        "messages.2.content.0.tool_result.content.0.image.source.base64.media_type: Input should be 'image/jpeg'",
+        "messages.2.content.0.tool_result.content.0.image.source.base64.media_type",
+    ),
+    Case(
+        "anthropic.tool-input-schema-missing",
+        "anthropic",
+        anth(tools=[{"name": "get_weather", "description": "Weather."}]),
+        anth(tools=[TOOL, {"type": "web_search_20250305", "name": "web_search"}]),  # server tools carry no schema
+        "tools.0.custom.input_schema: Field required",
+        "tools.0.input_schema",
+    ),
+    Case(
+        "anthropic.tool-input-schema-missing",
+        "anthropic",
+        anth(tools=[{"name": "get_weather", "input_schema": {"properties": {}}}]),
+        anth(tools=[{"name": "get_weather", "input_schema": {"type": "object"}}]),
+        "tools.0.custom.input_schema.type: Field required",
+        "tools.0.input_schema.type",
+    ),
+    Case(
+        "anthropic.thinking-budget-not-below-max-tokens",
+        "anthropic",
+        anth(model=SONNET45, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 4096}),
+        anth(model=SONNET45, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 4096}),
+        "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        "max_tokens",
+        good_context={"betas": ["interleaved-thinking-2025-05-14"]},  # interleaved thinking lifts it
+    ),
+    Case(
+        "anthropic.thinking-budget-not-below-max-tokens",
+        "anthropic",
+        anth(model=SONNET45, max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 8192}),
+        anth(max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 8192}),  # a model the table does not list
+        "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        "max_tokens",
+    ),
+    Case(
+        "anthropic.thinking-with-forced-tool-choice",
+        "anthropic",
+        anth(max_tokens=2048, thinking=THINKING, tools=[TOOL], tool_choice={"type": "any"}),
+        anth(max_tokens=2048, thinking=THINKING, tools=[TOOL], tool_choice={"type": "auto"}),
+        "Thinking may not be enabled when tool_choice forces tool use.",
+        "tool_choice",
+    ),
+    Case(
+        "anthropic.thinking-with-forced-tool-choice",
+        "anthropic",
+        anth(max_tokens=2048, thinking=THINKING, tools=[TOOL], tool_choice={"type": "tool", "name": "get_weather"}),
+        anth(max_tokens=2048, tools=[TOOL], tool_choice={"type": "tool", "name": "get_weather"}),
+        "Thinking may not be enabled when tool_choice forces tool use.",
+        "tool_choice",
+    ),
+    Case(
+        "anthropic.thinking-with-temperature",
+        "anthropic",
+        anth(max_tokens=2048, thinking=THINKING, temperature=0.5),
+        anth(max_tokens=2048, thinking=THINKING, temperature=1),
+        "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.",
+        "temperature",
+    ),
+    Case(
+        "anthropic.thinking-with-temperature",
+        "anthropic",
+        anth(thinking={"type": "adaptive"}, temperature=0),
+        anth(thinking={"type": "disabled"}, temperature=0),
+        "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.",
+        "temperature",
+    ),
+    Case(
+        "anthropic.max-tokens-above-model-limit",
+        "anthropic",
+        anth(model="claude-sonnet-4-20250514", max_tokens=100_000),
+        anth(model="claude-sonnet-4-20250514", max_tokens=64_000),
+        "max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514",
+        "max_tokens",
+    ),
+    Case(
+        "anthropic.max-tokens-above-model-limit",
+        "anthropic",
+        anth(model=OPUS46, max_tokens=200_000),
+        anth(model="claude-opus-4-6-next", max_tokens=200_000),  # a model the table does not list
+        "max_tokens: 200000 > 128000, which is the maximum allowed number of output tokens for claude-opus-4-6",
+        "max_tokens",
+    ),
+    Case(
+        "anthropic.max-tokens-above-model-limit",
+        "anthropic",
+        anth(model="claude-sonnet-4-5", max_tokens=100_000),
+        anth(model="claude-sonnet-4-5", max_tokens=100_000),
+        "max_tokens: 100000 > 64000",
+        "max_tokens",
+        good_context={"betas": ["output-128k-2025-02-19"]},  # an output beta raises the limit
+    ),
+    Case(
+        "anthropic.prefill-unsupported",
+        "anthropic",
+        anth(model=OPUS46, messages=[USER, PREFILL]),
+        anth(model=SONNET45, messages=[USER, PREFILL]),  # Sonnet 4.5 still takes a prefill
+        "This model does not support assistant message prefill. The conversation must end with a user message.",
+        "messages.1",
+    ),
+    Case(
+        "anthropic.prefill-unsupported",
+        "anthropic",
+        anth(
+            model="claude-sonnet-4-6",
+            messages=[USER, {"role": "assistant", "content": [{"type": "text", "text": "{"}]}],
+        ),
+        # a pause_turn continuation ends with the assistant's server tool use: not a prefill
+        anth(
+            model="claude-sonnet-4-6",
+            messages=[
+                USER,
+                {
+                    "role": "assistant",
+                    "content": [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}],
+                },
+            ],
+        ),
+        "This model does not support assistant message prefill.",
+        "messages.1",
+    ),
+    Case(
+        "anthropic.temperature-with-top-p",
+        "anthropic",
+        anth(model=SONNET45, temperature=0.7, top_p=0.9),
+        anth(model="claude-3-7-sonnet-20250219", temperature=0.7, top_p=0.9),
+        "`temperature` and `top_p` cannot both be specified for this model. Please use only one.",
+        "top_p",
+    ),
+    # OpenAI Chat Completions
+    Case(
+        "openai_chat.invalid-role",
+        "openai_chat",
+        chat(messages=[{"role": "bot", "content": "Hi"}]),
+        chat(messages=[{"role": "developer", "content": "Be brief."}, USER]),
+        "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and "
+        "'developer'.",
+        "messages[0].role",
+    ),
+    Case(
+        "openai_chat.tool-choice-without-tools",
+        "openai_chat",
+        chat(tool_choice="auto"),
+        chat(tool_choice="auto", tools=[function("get_weather")]),
+        "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+        "tool_choice",
+    ),
+    Case(
+        "openai_chat.parallel-tool-calls-without-tools",
+        "openai_chat",
+        chat(parallel_tool_calls=False, tools=[]),
+        chat(parallel_tool_calls=False, tools=[function("get_weather")]),
+        "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+        "parallel_tool_calls",
+    ),
+    Case(
+        "openai_chat.strict-function-schema",
+        "openai_chat",
+        chat(tools=[strict_function(LOOSE_SCHEMA)]),
+        chat(tools=[strict_function(STRICT_SCHEMA), function("loose")]),  # a non-strict function is not judged
+        "Invalid schema for function 'get_weather': In context=(), 'additionalProperties' is required to be supplied "
+        "and to be false.",
+        "tools[0].function.parameters",
+    ),
+    Case(
+        "openai_chat.strict-function-schema",
+        "openai_chat",
+        chat(
+            tools=[
+                strict_function(
+                    {**STRICT_SCHEMA, "properties": {"a": {"type": "object", "properties": {}}}, "required": ["a"]}
+                )
+            ]
+        ),
+        chat(
+            tools=[
+                strict_function(
+                    {
+                        **STRICT_SCHEMA,
+                        "properties": {"a": {"type": "object", "properties": {}, "additionalProperties": False}},
+                        "required": ["a"],
+                    }
+                )
+            ]
+        ),
+        "Invalid schema for function 'get_weather': In context=('properties', 'a'), 'additionalProperties' is "
+        "required to be supplied and to be false.",
+        "tools[0].function.parameters",
+    ),
+    Case(
+        "openai_chat.strict-json-schema",
+        "openai_chat",
+        chat(
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "card", "strict": True, "schema": PARTIAL_SCHEMA},
+            }
+        ),
+        chat(
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "card", "strict": False, "schema": PARTIAL_SCHEMA},
+            }
+        ),
+        "Invalid schema for response_format 'card': In context=(), 'required' is required to be supplied and to be an "
+        "array including every key in properties. Missing 'b'.",
+        "response_format",
+    ),
+    Case(
+        "openai_chat.penalty-range",
+        "openai_chat",
+        chat(presence_penalty=3),
+        chat(presence_penalty=2, frequency_penalty=-2),
+        "Invalid 'presence_penalty': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+        "presence_penalty",
+    ),
+    Case(
+        "openai_chat.top-logprobs-range",
+        "openai_chat",
+        chat(logprobs=True, top_logprobs=21),
+        chat(logprobs=True, top_logprobs=20),
+        "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20, but got 21 instead.",
+        "top_logprobs",
+    ),
+    Case(
+        "openai_chat.json-object-without-json",
+        "openai_chat",
+        chat(response_format={"type": "json_object"}),
+        chat(
+            response_format={"type": "json_object"}, messages=[{"role": "system", "content": "Answer in JSON."}, USER]
+        ),
+        "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+        "messages",
+    ),
+    Case(
+        "openai_chat.max-tokens-unsupported-model",
+        "openai_chat",
+        chat(model="o3-mini", max_tokens=100),
+        chat(model="o3-mini", max_completion_tokens=100),
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        "max_tokens",
+    ),
+    Case(
+        "openai_chat.temperature-unsupported-model",
+        "openai_chat",
+        chat(model="o4-mini-2025-04-16", temperature=0.5),
+        chat(model="o4-mini-2025-04-16", temperature=1),
+        "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is "
+        "supported.",
+        "temperature",
+    ),
+    # OpenAI Responses
+    Case(
+        "openai_responses.previous-response-with-conversation",
+        "openai_responses",
+        {**R, "previous_response_id": "resp_1", "conversation": "conv_1"},
+        {**R, "conversation": "conv_1"},
+        "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or "
+        "'conversation'.",
+        "previous_response_id",
+    ),
+    Case(
+        "openai_responses.invalid-role",
+        "openai_responses",
+        {**R, "input": [MSG, {"role": "tool", "content": "Sunny", "tool_call_id": "call_1"}]},
+        {**R, "input": [{"role": "developer", "content": "Be brief."}, MSG]},
+        "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.",
+        "input[1].role",
+    ),
+    Case(
+        "openai_responses.tool-without-name",
+        "openai_responses",
+        {**R, "tools": [function("get_weather")]},
+        {**R, "tools": [response_function(), {"type": "web_search"}]},
+        "Missing required parameter: 'tools[0].name'.",
+        "tools[0].name",
+    ),
+    Case(
+        "openai_responses.unknown-parameter",
+        "openai_responses",
+        {**R, "max_tokens": 100},
+        {**R, "max_output_tokens": 100},
+        "Unknown parameter: 'max_tokens'.",
+        "max_tokens",
+    ),
+    Case(
+        "openai_responses.temperature-range",
+        "openai_responses",
+        {**R, "temperature": 3},
+        {**R, "temperature": 2},
+        "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+        "temperature",
+    ),
+    Case(
+        "openai_responses.max-output-tokens-below-minimum",
+        "openai_responses",
+        {**R, "max_output_tokens": 10},
+        {**R, "max_output_tokens": 16},
+        "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead.",
+        "max_output_tokens",
+    ),
+    Case(
+        "openai_responses.json-schema-without-name",
+        "openai_responses",
+        {**R, "text": {"format": {"type": "json_schema", "schema": STRICT_SCHEMA}}},
+        {**R, "text": {"format": {"type": "json_schema", "name": "card", "schema": STRICT_SCHEMA}}},
+        "Missing required parameter: 'text.format.name'.",
+        "text.format.name",
+    ),
+    Case(
+        "openai_responses.strict-json-schema",
+        "openai_responses",
+        {**R, "text": {"format": {"type": "json_schema", "name": "card", "strict": True, "schema": LOOSE_SCHEMA}}},
+        {**R, "text": {"format": {"type": "json_schema", "name": "card", "strict": True, "schema": STRICT_SCHEMA}}},
+        "Invalid schema for response_format 'card': In context=(), 'additionalProperties' is required to be supplied "
+        "and to be false.",
+        "text.format.schema",
+    ),
+    Case(
+        "openai_responses.strict-function-schema",
+        "openai_responses",
+        {**R, "tools": [response_function(strict=True, parameters=PARTIAL_SCHEMA)]},
+        {**R, "tools": [response_function(strict=True, parameters=STRICT_SCHEMA), response_function(name="loose")]},
+        "Invalid schema for function 'get_weather': In context=(), 'required' is required to be supplied and to be an "
+        "array including every key in properties. Missing 'b'.",
+        "tools[0].parameters",
+    ),
+    # Gemini
+    Case(
+        "gemini.empty-parts",
+        "gemini",
+        {"contents": [G_USER, {"role": "model", "parts": []}]},
+        {"contents": [G_USER, {"role": "model", "parts": [{"text": "", "thought": True}]}]},
+        "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
+        "contents[1].parts",
+    ),
+    Case(
+        "gemini.function-call-first",
+        "gemini",
+        {"contents": [{"role": "model", "parts": [{"text": "Let me see."}]}, g_calls(1), g_responses(1)]},
+        # consecutive model contents are one turn: google-genai's streamed automatic function calling sends them
+        {"contents": [G_USER, {"role": "model", "parts": [{"text": "Let me see."}]}, g_calls(1), g_responses(1)]},
+        "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+        "contents[1]",
+    ),
+    Case(
+        "gemini.function-name-pattern",
+        "gemini",
+        {**G, "tools": declarations("get weather")},
+        {**G, "tools": declarations("mcp:get.weather-2_x")},
+        "* GenerateContentRequest.tools[0].function_declarations[0].name: Invalid function name.",
+        "tools[0].function_declarations[0].name",
+    ),
+    Case(
+        "gemini.temperature-range",
+        "gemini",
+        {**G, "generationConfig": {"temperature": 3}},
+        {**G, "generation_config": {"temperature": 2}},
+        "Unable to submit request because it has a temperature value of 3 but the supported range is from 0 "
+        "(inclusive) to 2.0001 (exclusive).",
+        "generation_config.temperature",
+    ),
+    Case(
+        "gemini.response-mime-type",
+        "gemini",
+        {**G, "generationConfig": {"responseMimeType": "text/yaml"}},
+        {**G, "generationConfig": {"responseMimeType": "application/yaml"}},
+        "* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are text/plain, "
+        "application/json, application/xml, application/yaml and text/x.enum",
+        "generation_config.response_mime_type",
+    ),
+    # Bedrock Converse
+    Case(
+        "bedrock.first-message-not-user",
+        "bedrock",
+        {"messages": [{"role": "assistant", "content": [{"text": "Hello!"}]}, B_USER]},
+        {"messages": [{"role": "assistant", "content": [{"text": "Hello!"}]}, B_USER]},
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+        "messages.0.role",
+        context={"model": "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+        good_context={"model": "openai.gpt-oss-120b-1:0"},  # a model observed to accept it
+    ),
+    Case(
+        "bedrock.invalid-role",
+        "bedrock",
+        {"messages": [B_USER, {"role": "human", "content": [{"text": "Hi"}]}]},
+        {"messages": [B_USER, {"role": "assistant", "content": [{"text": "Hi"}]}]},
+        "1 validation error detected: Value 'human' at 'messages.2.member.role' failed to satisfy constraint: Member "
+        "must satisfy enum value set: [user, assistant, system]",
+        "messages.1.role",
+    ),
+    Case(
+        "bedrock.blank-text",
+        "bedrock",
+        {"messages": [{"role": "user", "content": [{"text": " \n"}]}]},
+        {"messages": [{"role": "user", "content": [{"text": "."}]}]},
+        "The text field in the ContentBlock object at messages.0.content.0 is blank. Add text to the text field, and "
+        "try again.",
+        "messages.0.content.0.text",
+    ),
+    Case(
+        "bedrock.tool-name-pattern",
+        "bedrock",
+        {"messages": [B_USER], "toolConfig": {"tools": [*B_TOOLS["tools"], {"toolSpec": {"name": "get weather"}}]}},
+        {"messages": [B_USER], "toolConfig": {"tools": [*B_TOOLS["tools"], {"toolSpec": {"name": "get_weather-2"}}]}},
+        "1 validation error detected: Value 'get weather' at 'toolConfig.tools.2.member.toolSpec.name' failed to "
+        "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+        "toolConfig.tools.1.toolSpec.name",
+    ),
+    Case(
+        "bedrock.tool-name-pattern",
+        "bedrock",
+        {"messages": [B_USER], "toolConfig": {"tools": [{"toolSpec": {"name": "x" * 65}}]}},
+        {"messages": [B_USER], "toolConfig": {"tools": [{"toolSpec": {"name": "x" * 64}}]}},
+        "1 validation error detected: Value '" + "x" * 65 + "' at 'toolConfig.tools.1.member.toolSpec.name' failed to "
+        "satisfy constraint: Member must have length less than or equal to 64",
+        "toolConfig.tools.0.toolSpec.name",
+    ),
+    Case(
+        "bedrock.inference-config-range",
+        "bedrock",
+        {"messages": [B_USER], "inferenceConfig": {"temperature": 1.5}},
+        {"messages": [B_USER], "inferenceConfig": {"temperature": 1, "topP": 1}},
+        "1 validation error detected: Value '1.5' at 'inferenceConfig.temperature' failed to satisfy constraint: "
+        "Member must have value less than or equal to 1",
+        "inferenceConfig.temperature",
+    ),
+    Case(
+        "bedrock.inference-config-range",
+        "bedrock",
+        {"messages": [B_USER], "inferenceConfig": {"topP": 2}},
+        {"messages": [B_USER], "inferenceConfig": {"topP": 0.9}},
+        "1 validation error detected: Value '2' at 'inferenceConfig.topP' failed to satisfy constraint: Member must "
+        "have value less than or equal to 1",
+        "inferenceConfig.topP",
+    ),
+    # Bedrock InvokeModel: Claude's Messages body, without `model` or `stream`, with `anthropic_version`
+    Case(
+        "bedrock.invoke-anthropic-version-missing",
+        "bedrock_invoke",
+        {"max_tokens": 64, "messages": [USER]},
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [USER]},
+        "Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try "
+        "again.",
+        "anthropic_version",
+    ),
+    Case(
+        "bedrock.invoke-extraneous-key",
+        "bedrock_invoke",
+        {"anthropic_version": "bedrock-2023-05-31", "model": "claude-test", "max_tokens": 64, "messages": [USER]},
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [USER]},
+        "Malformed input request: #: extraneous key [model] is not permitted, please reformat your input and try "
+        "again.",
+        "model",
+    ),
+    Case(
+        "bedrock.invoke-extraneous-key",
+        "bedrock_invoke",
+        {"anthropic_version": "bedrock-2023-05-31", "stream": True, "max_tokens": 64, "messages": [USER]},
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [USER]},
+        "Malformed input request: #: extraneous key [stream] is not permitted",
+        "stream",
+    ),
+    Case(  # the Messages rules run on the invoke body, relayed as Bedrock relays the model's refusals
+        "anthropic.messages-empty",
+        "bedrock_invoke",
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": []},
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [USER]},
+        "The model returned the following errors: messages: at least one message is required",
+        "messages",
+    ),
+    Case(
+        "anthropic.sampling-parameters-removed",
+        "bedrock_invoke",
+        {"anthropic_version": "2026-10-21", "max_tokens": 64, "messages": [USER], "temperature": 0.5},
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [USER], "temperature": 0.5},
+        "The model returned the following errors: temperature: Extra inputs are not permitted",
+        "temperature",
+    ),
+    # Unknown fields: Chat Completions' `stop` on the Messages API
+    Case(
+        "any.body-for-another-wire",
+        "anthropic",
+        anth(stop=["\n"]),
+        anth(stop_sequences=["\n"]),
+        "stop: Extra inputs are not permitted (the body looks meant for OpenAI Chat Completions",
+        "stop",
+    ),
+]
+
+
 WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
 MCP_SERVER = {"type": "url", "url": "https://mcp.example/mcp", "name": "docs"}
 CASES += [
@@ -749,6 +1341,8 @@ CASES += [
 def run(
     wire: str, body: dict[str, Any], context: dict[str, Any], skip: frozenset[str] = frozenset()
 ) -> Violation | None:
+    if wire == "bedrock_invoke":
+        return check_invoke(body, "anthropic.claude-sonnet-4-5-20250929-v1:0", skip=skip, **context)
     return check_request(wire, body, skip=skip, **context)
 
 
@@ -769,7 +1363,11 @@ def test_each_rule_refuses_its_case_and_lets_the_nearest_valid_body_through(case
 
 def test_every_rule_has_a_case_a_source_and_a_summary() -> None:
     covered = {c.rule for c in CASES} | {"openai_responses.previous-response-not-found"}
-    assert set(RULES) == covered
+    assert {rule_id for rule_id, rule in RULES.items() if rule.retired is None} == covered
+    assert {rule_id for rule_id, rule in RULES.items() if rule.retired} == {
+        "anthropic.thinking-not-first",
+        "anthropic.thinking-in-final-message-when-disabled",
+    }
     for rule_id, rule in RULES.items():
         assert rule.id == rule_id
         assert rule.provider == rule_id.split(".")[0]
@@ -1202,17 +1800,6 @@ def test_async_clients_send_the_same_accepted_bodies() -> None:
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "strict-requests.md"
 
 
-def test_the_docs_page_lists_every_rule_with_its_source() -> None:
-    text = DOCS.read_text(encoding="utf-8")
-    rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
-    from wirescript.wires.mcp import RULES as MCP_RULES
-
-    every = {**RULES, **{rule.id: rule for rule in MCP_RULES}}
-    assert set(every) <= set(rows)
-    for rule_id, rule in every.items():
-        assert rule.source.replace("|", "\\|") in rows[rule_id]
-
-
 @needs_current_sdks
 def test_the_docs_page_examples_run() -> None:
     text = DOCS.read_text(encoding="utf-8")
@@ -1220,8 +1807,25 @@ def test_the_docs_page_examples_run() -> None:
         exec(compile(block, str(DOCS), "exec"), {"__name__": "__main__"})
 
 
-def test_the_anthropic_checks_run_in_the_order_of_the_rules() -> None:
-    """The check table is built once at import; the first violation reported must follow `RULES`."""
-    from wirescript.wires.anthropic import rules as _strict_anthropic
+def test_each_wires_checks_run_in_the_order_of_its_rules() -> None:
+    """The check tables are built once at import; the first violation reported must follow the declared rules."""
+    from wirescript.wires import _messages_rules
+    from wirescript.wires.bedrock import rules as bedrock
+    from wirescript.wires.gemini import rules as gemini
+    from wirescript.wires.openai import rules as openai
 
-    assert tuple(rule for rule, _, _ in _strict_anthropic._CHECKS) == _strict_anthropic.RULES
+    def order(table: Any) -> tuple[Any, ...]:
+        return tuple(entry[0] for entry in table)
+
+    assert order(_messages_rules._CHECKS) == tuple(r for r in _messages_rules.RULES if r.retired is None)
+    # A check skipped for a body without the field it names refuses nothing without that field.
+    for rule, check, needs in _messages_rules._CHECKS:
+        refused = [case.bad for case in CASES if case.rule == rule.id and case.wire == "anthropic"]
+        assert refused, rule.id
+        for bad in refused if needs is not None else []:
+            request = _messages_rules._Request(without(bad, needs), None, (), "2026-10-21", CLAUDE_MODELS)
+            assert check(request) is None, (rule.id, needs)
+    assert order(openai._CHAT_CHECKS) == openai.CHAT_RULES
+    assert order(openai._RESPONSES_CHECKS) == openai.RESPONSES_RULES[:-1]  # the 404 is the wire's
+    assert order(gemini._CHECKS) == gemini.RULES
+    assert order(bedrock._CHECKS) == bedrock.CONVERSE_RULES

@@ -91,6 +91,8 @@ def test_a_request_is_recorded_with_its_provider_fields() -> None:
         messages=[{"role": "user", "content": "Bonjour"}],
         tools=[{"name": "lookup", "description": "d", "input_schema": {"type": "object"}}],
         extra_body={"temperature": 0.25},
+        # API version 2026-10-21, the anthropic 2.x default, refuses `temperature`; 2023-06-01 takes it.
+        extra_headers={"anthropic-version": "2023-06-01"},
     )
     record = stub.requests[0]
     assert record.provider == "anthropic"

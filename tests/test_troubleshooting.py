@@ -188,6 +188,14 @@ def test_forgot_the_transport(wirescript):
     print(info.value.body["error"]["message"])
 
 
+def test_unchecked():
+    from wirescript import ScriptTransport
+
+    stub = ScriptTransport(["Checked.", "Unused."])
+    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=stub))
+    client.messages.create(**PARAMS, messages=[{"role": "user", "content": "Hi"}])
+
+
 @pytest.mark.wirescript(match_recorded=True)
 def test_drift(wirescript):
     stub = wirescript.recorded()
@@ -225,10 +233,11 @@ BY_THE_PLUGIN = [
     "The network guard blocked a connection",
     "Scripted turns never requested",
     "The stub received no request at all",
+    "Nothing checked a stub",
     "The app asks something else than when it was recorded",
     "fixture 'wirescript' not found",
 ]
-"""The entries a pytest run prints: the guard's refusal, the teardown reports, pytest without the plugin."""
+"""The entries a pytest run prints: the guard's refusal, the teardown reports and warning, pytest without the plugin."""
 
 
 def test_every_entry_of_the_page_is_reproduced_and_every_reproduction_has_an_entry() -> None:
@@ -252,9 +261,11 @@ def test_the_page_quotes_what_the_plugin_prints(pytester: pytest.Pytester) -> No
     (pytester.path / "scripts" / "test_app" / "test_drift.yaml").write_text(RECORDED, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        result = pytester.runpytest("-p", "wirescript.pytest_plugin", "-s")
+        # This suite ignores the warning (pyproject.toml); the run it makes shows it, as a user's would.
+        shown = "default::wirescript.errors.UncheckedStubWarning"
+        result = pytester.runpytest("-p", "wirescript.pytest_plugin", "-s", "-W", shown)
         without_plugin = pytester.runpytest("-k", "unused")  # no plugin loaded: no fixture
-    result.assert_outcomes(passed=3, errors=3)
+    result.assert_outcomes(passed=4, errors=3, warnings=1)
     without_plugin.assert_outcomes(errors=1)
     printed = "\n".join([*result.outlines, *without_plugin.outlines])
     for title in BY_THE_PLUGIN:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
-    from .wires import Wire
+    from .wires import Wire, dialects
     from .wires.mcp import MCPScript
 
 __version__ = "0.1.0"
@@ -72,6 +72,7 @@ __all__ = [
     "WirescriptError",
     "__version__",
     "anthropic_errors",
+    "dialects",
     "gemini_errors",
     "load_script",
     "openai_errors",
@@ -111,6 +112,7 @@ _EXPORTS = {
     "Wire": "wires",
     "WirescriptError": "errors",
     "anthropic_errors": "catalog",
+    "dialects": "wires",
     "gemini_errors": "catalog",
     "load_script": "files",
     "openai_errors": "catalog",

@@ -162,6 +162,11 @@ class Cursor:
                 found.append(PendingTurn(queue, position, turns[position]))
         return found
 
+    def turn(self, queue: str, position: int) -> Turn | None:
+        """The turn at `position` of `queue`, or None."""
+        turns = self._queues.get(queue)
+        return turns[position] if turns is not None and 0 <= position < len(turns) else None
+
     def pending_count(self) -> int:
         """How many turns no request has consumed yet."""
         return sum(len(turns) - self._cursor[queue] for queue, turns in self._queues.items())

@@ -3,25 +3,30 @@
 `HTTPTransport.handle_request` and `AsyncHTTPTransport.handle_async_request` of each library that
 is importable are replaced by one wrapper while anything holds the patch (an open `Interception`,
 an active `NetworkGuard`, the pytest session once a test used the fixture), and put back exactly,
-the original function objects, when the last holder lets go. The wrapper reads the live state on
-every request:
+the original function objects, when the last holder lets go. The wrapper knows nothing of who
+holds it: it calls the callbacks the layer above registered on `transports` (as respx's `Mocker`
+holds its routers), read afresh on every request:
 
-1. an open interception whose hosts match the request's host: the stub answers it;
-2. otherwise the original transport sends it; when an active guard blocked the connection it
-   tried to open, the guard answers instead, with an error response the SDKs do not retry.
+1. `transports.route(host)`, set by an open interception: the transport it returns (the stub)
+   answers the request;
+2. otherwise the original transport sends it; when that raises, `transports.rescue(request,
+   exception, is_async)`, set by an active guard, may answer instead (the guard's refusal, an
+   error response the SDKs do not retry).
 
-With neither open, the wrapper calls the original and returns what it returns: a wrapper that
+With neither set, the wrapper calls the original and returns what it returns: a wrapper that
 stays laid between tests changes nothing.
 
 Patching the classes reaches every client on those transports: clients built before the patch,
 inside it, by the SDKs (`anthropic.DefaultHttpxClient`, openai's equivalent) and by frameworks.
 Neither library is imported until something holds the patch.
 
-botocore does not use httpx: while an interception is open (`hook_botocore`), `ClientCreator.create_client`
-is wrapped too, so each client created then is handed to the interception (`Interception.created`),
-which serves a bedrock-runtime client of a routed host in-process (`ScriptTransport.attach`).
+botocore does not use httpx: while an interception is open (`hook_botocore(created)`),
+`ClientCreator.create_client` is wrapped too, and each client created then is handed to the
+`created` callback (the interception serves a bedrock-runtime client of a routed host in-process).
 botocore is imported for that only when it is installed, and the original function is put back
-when the interception closes.
+when the interception closes (`unhook_botocore`).
+
+Nothing here imports the rest of wirescript: the layers above register, this floor calls back.
 """
 
 from __future__ import annotations
@@ -33,11 +38,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from .guard import NetworkGuard
-    from .intercept import Interception
+from typing import Any, NamedTuple
 
 __all__ = [
     "BOTOCORE_TARGET",
@@ -45,13 +46,14 @@ __all__ = [
     "TARGETS",
     "Patches",
     "Spot",
+    "TransportPatches",
     "acquire",
     "botocore_client_creator",
     "hook_botocore",
+    "lock",
     "patch_all",
     "release",
     "restore_all",
-    "state",
     "transports",
     "unhook_botocore",
 ]
@@ -156,7 +158,7 @@ class Patches:
     since (their restore brings ours back, and a wrapper left behind that way passes everything
     through once nothing is active); a holder that lets go before one entered after it hands what
     it laid to that one, so the patches stay while anything holds them. Wrappers built for a
-    function are reused while that function is there. Called under `state.lock`.
+    function are reused while that function is there. Called under `lock`.
 
     """
 
@@ -241,18 +243,15 @@ class Patches:
         return laid
 
 
-class _State:
-    """What each request is checked against, and the lock that every patch is laid and removed under."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.interception: Interception | None = None
-        self.guard: NetworkGuard | None = None
-        self.botocore: Saved | None = None
+lock = threading.RLock()
+"""Every patch is laid and removed, and every callback set, under this lock (process-wide: under
+pytest-xdist each worker process has its own)."""
 
 
-state = _State()
-"""The process-wide patch state (under pytest-xdist, each worker process has its own)."""
+Route = Callable[[str], Any]
+"""`(host) -> transport | None`: the transport that answers a request for `host`, or None for the network."""
+Rescue = Callable[[Any, BaseException, bool], Any]
+"""`(request, exception, is_async) -> response | None`: the answer to a request whose sending raised, or None."""
 
 
 def _find_transports() -> list[Spot]:
@@ -272,19 +271,34 @@ def _find_transports() -> list[Spot]:
     return spots
 
 
-transports = Patches(_find_transports, MODULES)
+class TransportPatches(Patches):
+    """The transports' patches and the callbacks their wrappers call (set under `lock` by the layer above).
+
+    Attributes:
+        route: Set by an open interception: which transport answers a request, by host.
+        rescue: Set by an active network guard: the answer to a request its refusal made fail.
+
+    """
+
+    def __init__(self, find: Callable[[], Iterable[Spot]], modules: tuple[str, ...] = ()) -> None:
+        super().__init__(find, modules)
+        self.route: Route | None = None
+        self.rescue: Rescue | None = None
+
+
+transports = TransportPatches(_find_transports, MODULES)
 """The transport patches: held by open interceptions and active guards (and the pytest session's hold)."""
 
 
 def acquire(holder: object) -> None:
     """Hold the transport patches (laid by the first holder); call `release(holder)` to let go."""
-    with state.lock:
+    with lock:
         transports.acquire(holder)
 
 
 def release(holder: object) -> None:
     """Let go of the transport patches; the last holder restores the original functions."""
-    with state.lock:
+    with lock:
         transports.release(holder)
 
 
@@ -303,20 +317,31 @@ def botocore_client_creator() -> Any:
         return None
 
 
-def hook_botocore() -> None:
-    """Wrap botocore's `ClientCreator.create_client` (when botocore is installed) until `unhook_botocore`."""
-    with state.lock:
+class _Botocore:
+    """What `hook_botocore` laid, and the callback its wrapper calls."""
+
+    saved: Saved | None = None
+    created: Callable[[Any], None] | None = None
+
+
+def hook_botocore(created: Callable[[Any], None]) -> None:
+    """Wrap botocore's `ClientCreator.create_client` (when installed): each client created is given to `created`.
+
+    Until `unhook_botocore`; one hook at a time (a second call while hooked changes nothing).
+    """
+    with lock:
         cls = botocore_client_creator()
-        if state.botocore is not None or cls is None:
+        if _Botocore.saved is not None or cls is None:
             return
         method = BOTOCORE_TARGET[2]
-        state.botocore = patch(cls, method, _create_client_wrapper(getattr(cls, method)))
+        _Botocore.created = created
+        _Botocore.saved = patch(cls, method, _create_client_wrapper(getattr(cls, method)))
 
 
 def unhook_botocore() -> None:
     """Put back what `hook_botocore` replaced."""
-    with state.lock:
-        saved, state.botocore = state.botocore, None
+    with lock:
+        saved, _Botocore.saved, _Botocore.created = _Botocore.saved, None, None
         if saved is not None:
             restore(saved)
 
@@ -325,9 +350,9 @@ def _create_client_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
         client = original(self, *args, **kwargs)
-        interception = state.interception
-        if interception is not None:
-            interception.created(client)
+        created = _Botocore.created
+        if created is not None:
+            created(client)
         return client
 
     return create_client
@@ -336,16 +361,18 @@ def _create_client_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 def _sync_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def handle_request(self: Any, request: Any) -> Any:
-        interception = state.interception
-        if interception is not None and interception.routes(request.url.host):
-            return interception.stub.handle_request(request)
-        guard = state.guard
-        if guard is None:
+        route = transports.route
+        if route is not None:
+            target = route(request.url.host)
+            if target is not None:
+                return target.handle_request(request)
+        rescue = transports.rescue
+        if rescue is None:
             return original(self, request)
         try:
             return original(self, request)
         except Exception as exc:
-            answer = guard.answer_blocked(request, exc, is_async=False)
+            answer = rescue(request, exc, False)
             if answer is None:
                 raise
             return answer
@@ -356,16 +383,18 @@ def _sync_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 def _async_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def handle_async_request(self: Any, request: Any) -> Any:
-        interception = state.interception
-        if interception is not None and interception.routes(request.url.host):
-            return await interception.stub.handle_async_request(request)
-        guard = state.guard
-        if guard is None:
+        route = transports.route
+        if route is not None:
+            target = route(request.url.host)
+            if target is not None:
+                return await target.handle_async_request(request)
+        rescue = transports.rescue
+        if rescue is None:
             return await original(self, request)
         try:
             return await original(self, request)
         except Exception as exc:
-            answer = guard.answer_blocked(request, exc, is_async=True)
+            answer = rescue(request, exc, True)
             if answer is None:
                 raise
             return answer

@@ -8,8 +8,12 @@ response: `ScriptTransport` does that, and only that, around it.
 
 from __future__ import annotations
 
+import atexit
 import collections
+import contextlib
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -30,16 +34,16 @@ from ._report import (
 )
 from ._signal import Signal, seconds
 from ._steps import Disconnect, Step
-from .errors import ScriptError, WaitTimeoutError
+from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import ScriptLike, Turn, TurnLike
+from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
-from .wires import RouteWire, TurnlessWire, Wire, merge_wires
+from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
-__all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless"]
+__all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless", "Watch", "unchecked", "watch"]
 
 
 class Turnless:
@@ -76,6 +80,33 @@ class Arrival(NamedTuple):
     """For an `Ask`: the key `Attempts.answered` is told the decision under."""
 
 
+class Watch:
+    """Who is told of the stubs of a stretch of time: the pytest plugin, for a test that uses its fixture.
+
+    While it is the watch (`watch(w)`), `adopt(stub, None)` is called with each stub built (while
+    `births` is on), and `adopt(stub, index)` with each other stub at its first request in the
+    stretch (`index`: that request's), outside the stub's lock. A ledger compares one reference per
+    request to tell: nothing else is done while no watch changes.
+    """
+
+    __slots__ = ("adopt", "births")
+
+    def __init__(self, adopt: Callable[[Any, int | None], None]) -> None:
+        self.adopt = adopt
+        self.births = True
+        """Whether a stub built now is the stretch's own (off while a fixture of wider scope is set up)."""
+
+
+_watch: Watch | None = None
+
+
+def watch(new: Watch | None) -> Watch | None:
+    """Make `new` the watch (None: none); return the one it replaces."""
+    global _watch
+    old, _watch = _watch, new
+    return old
+
+
 class Ledger:
     """The records, the problems and the hold gate of one stub, behind one lock."""
 
@@ -84,13 +115,17 @@ class Ledger:
         "_count",
         "_cursor",
         "_held",
+        "_owner",
         "_problems",
         "_records",
+        "_seen",
         "_side",
         "_strict_rules",
         "_troubled",
         "_vocabulary",
         "_wires",
+        "checked",
+        "claimed",
         "gate",
         "lock",
         "signal",
@@ -108,14 +143,16 @@ class Ledger:
         strict_skip: frozenset[str],
         max_records: int | None,
         rules: StrictRules | None = None,
+        addressed: Sequence[Wire] = (),
+        first: int = 0,
     ) -> None:
         self._cursor = cursor
-        self._wires = tuple(wires)
+        self._wires = (*wires, *addressed)
         self._side = side
         self.strict = strict
         self.strict_skip = strict_skip
-        self._strict_rules = rules if rules is not None else StrictRules(wires)
-        self._vocabulary = Vocabulary(wires)
+        self._strict_rules = rules if rules is not None else StrictRules(self._wires)
+        self._vocabulary = Vocabulary(wires, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -126,6 +163,12 @@ class Ledger:
         self.lock = threading.Lock()
         self.signal = Signal(self.lock)
         self.gate: Gate | None = None
+        self._owner: weakref.ref[Any] | None = None
+        self._seen: Watch | None = None  # the watch this stub was last told to (`Watch`)
+        self.checked = False
+        """Whether `check()` ran on this stub."""
+        self.claimed = False
+        """Whether a watcher took charge of this stub (the pytest plugin checks it, or warns when nothing did)."""
 
     @classmethod
     def built(
@@ -139,6 +182,7 @@ class Ledger:
         strict: bool,
         strict_skip: Iterable[str],
         mcp: MCPScript | None = None,
+        dialect: object = None,
     ) -> Ledger:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -148,21 +192,57 @@ class Ledger:
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
         route_wire = RouteWire(routes)
-        wired = [route_wire, *merge_wires(wires)] if route_wire.routes else merge_wires(wires)
+        walked, addressed = stub_wires(wires, dialect)
+        wired = [route_wire, *walked] if route_wire.routes else walked
         if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
-        rules = StrictRules(wired)
+        every = [*wired, *addressed]
+        rules = StrictRules(every)
         skipped = skip_ids(strict_skip, rules=rules.rules)
-        cursor = Cursor(script, fallback, wired)
+        cursor = Cursor(script, fallback, every)
         side_script = cursor.side_script(parse_side(side) if side is not None else None)
-        return cls(cursor, wired, side_script, strict=strict, strict_skip=skipped, max_records=max_records, rules=rules)
+        first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
+        return cls(
+            cursor,
+            wired,
+            side_script,
+            strict=strict,
+            strict_skip=skipped,
+            max_records=max_records,
+            rules=rules,
+            addressed=addressed,
+            first=first,
+        )
 
     @property
     def wires(self) -> tuple[Wire, ...]:
         """The stub's wires, in matching order."""
         return self._wires
+
+    def own(self, owner: Any) -> None:
+        """Called once by the shell holding this ledger: the watch is told; never checked, it warns when collected."""
+        self._owner = weakref.ref(owner)
+        current = _watch
+        if current is not None and current.births:
+            self._seen = current
+            self._tell(current, None)
+        if not self.claimed:  # nothing took charge of it: it warns when collected (or at exit), if nothing checked it
+            _UNWATCHED[weakref.ref(owner, _collected)] = self
+
+    def turn(self, queue: str | None, position: int | None) -> Turn | None:
+        """The scripted turn at `position` of `queue` (as a record names it), or None."""
+        if queue is None or position is None:
+            return None
+        return self._cursor.turn(queue, position)
+
+    def _tell(self, current: Watch, index: int | None) -> None:
+        owner = self._owner() if self._owner is not None else None
+        if owner is None:
+            return
+        with contextlib.suppress(Exception):  # a watcher's bug must not reach the app's request
+            current.adopt(owner, index)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -199,6 +279,7 @@ class Ledger:
     def check(self, *, problems: bool, unused_turns: bool, allow: Iterable[str]) -> str | None:
         """What `ScriptTransport.check()` raises: every problem, held request and unused turn; None: nothing."""
         allowed = allowed_kinds(allow)
+        self.checked = True
         with self.lock:
             records = sorted(self._troubled.values(), key=lambda r: r.index)
             held = [] if "hold_timeout" in allowed else list(self._held.values())
@@ -301,6 +382,11 @@ class Ledger:
                 self._held[record.index] = record
             if self.signal.waiting:
                 self.signal.notify_all()
+            noticed = None
+            if self._seen is not _watch:  # the stub's first request since the watch changed (a new test)
+                noticed = self._seen = _watch
+        if noticed is not None:
+            self._tell(noticed, record.index)
         if isinstance(decision, Ask):  # the script function runs outside the lock
             if not ask:
                 return Arrival(record, wire, decision, gate, reading.answerer, attempt)
@@ -402,3 +488,40 @@ class Ledger:
         except Exception as exc:
             self.problem(record, failed("streaming the answer", exc))
             yield Disconnect(f"wirescript: {record.problem}")
+
+
+def unchecked(ledger: Ledger) -> str | None:
+    """The warning for a stub nothing checked, when turns of its script were never requested; else None."""
+    if ledger.checked:
+        return None
+    with ledger.lock:
+        pending, total = ledger._cursor.pending(3), ledger._cursor.pending_count()
+    if not total:
+        return None
+    listed = "; ".join(f"{queue_label(p.queue)}[{p.position}]: {p.turn.describe()}" for p in pending)
+    more = f" and {total - len(pending)} more" if total > len(pending) else ""
+    return (
+        f"wirescript: nothing checked a ScriptTransport whose {total} scripted turn(s) were never requested "
+        f"({listed}{more}; {ledger.count} request(s) reached it). Call stub.check() when the app is done, or build "
+        "the stub in a test that uses the wirescript fixture."
+    )
+
+
+_UNWATCHED: dict[weakref.ref[Any], Ledger] = {}
+"""The ledger of each living stub no watch took charge of, by a weak reference to the stub (cheaper than
+`weakref.finalize`, and without a cycle: the ledger does not hold that reference)."""
+
+
+def _collected(owner: weakref.ref[Any]) -> None:
+    """A stub no watch took charge of was collected: warn when nothing checked it and turns were left."""
+    ledger = _UNWATCHED.pop(owner, None)
+    message = None if ledger is None or ledger.claimed else unchecked(ledger)
+    if message is not None:
+        warnings.warn(message, UncheckedStubWarning, stacklevel=2)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """The stubs still alive when the interpreter exits (at module level, say) are looked at as if collected."""
+    for owner in list(_UNWATCHED):
+        _collected(owner)

@@ -20,6 +20,7 @@ from pydantic_core import from_json
 from ._cursor import Refusal
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .script import Turn
+from .wires import Addresses
 from .wires.base import Parsed, Wire
 
 __all__ = ["UNREADABLE", "Attempts", "Reading", "Vocabulary", "read_request"]
@@ -37,10 +38,29 @@ class Vocabulary:
     of what a small record would cost), and each is decoded and classified once, not per request.
     """
 
-    __slots__ = ("_pairs", "_secrets", "_texts", "headers", "query", "retry_headers", "wires")
+    __slots__ = (
+        "_pairs",
+        "_secrets",
+        "_texts",
+        "addresses",
+        "first",
+        "headers",
+        "query",
+        "rest",
+        "retry_headers",
+        "walked",
+        "wires",
+    )
 
-    def __init__(self, wires: Sequence[Wire]) -> None:
-        self.wires = tuple(wires)
+    def __init__(self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0) -> None:
+        self.walked = tuple(wires)
+        """The wires tried in order, each asked whether it `matches`."""
+        self.addresses = addresses if addresses else None
+        """The wires served by address (a stub's built-in host dialects), tried after the first `first`
+        walked wires (routes, `wires=`) and before the others; None when there are none."""
+        self.first = self.walked[:first]
+        self.rest = self.walked[first:]
+        self.wires = (*self.walked, *(addresses.wires if addresses else ()))
         self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.retry_headers = tuple(dict.fromkeys(h.lower() for w in wires if (h := w.retry_count_header)))
@@ -63,7 +83,7 @@ class Vocabulary:
     @property
     def endpoints(self) -> str:
         """The endpoints the wires serve, for the answer to one none of them does."""
-        return ", ".join(w.endpoint for w in self.wires)
+        return ", ".join(w.endpoint for w in self.walked)
 
     def read_headers(self, headers: Any) -> tuple[dict[str, str], list[str]]:
         """The request's headers as `headers.items()` gives them, and the names whose values are credentials.
@@ -147,7 +167,15 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         else {}
     )
     content: bytes = request.content
-    wire = next((w for w in vocabulary.wires if w.matches(method, path, host=host)), None)
+    addresses = vocabulary.addresses
+    if addresses is None:
+        wire = next((w for w in vocabulary.walked if w.matches(method, path, host=host)), None)
+    else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
+        wire = next((w for w in vocabulary.first if w.matches(method, path, host=host)), None)
+        if wire is None:
+            wire = addresses.find(method, path, host, url)
+        if wire is None:
+            wire = next((w for w in vocabulary.rest if w.matches(method, path, host=host)), None)
     body, body_error = _parse_body(content, headers.get("content-encoding", ""))
     parsed: Parsed | None = None
     refusal: Refusal | None = None
@@ -270,6 +298,7 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
             "tools": [],
             "tool_names": [],
             "tool_results": [],
+            "all_tool_results": [],
             "stream": False,
             "max_tokens": None,
             "temperature": None,
@@ -282,6 +311,7 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
         "tools": parsed.tools,
         "tool_names": parsed.tool_names,
         "tool_results": parsed.tool_results,
+        "all_tool_results": parsed.tool_results if parsed.all_tool_results is None else parsed.all_tool_results,
         "stream": parsed.stream,
         "max_tokens": parsed.max_tokens,
         "temperature": parsed.temperature,

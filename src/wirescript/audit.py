@@ -1,4 +1,4 @@
-"""`wirescript audit`: find the ways a test suite can reach a real provider.
+r"""`wirescript audit`: find the ways a test suite can reach a real provider.
 
 A test that holds a real key, reads one from the environment, or builds a client that talks to
 the network can spend money, leak a key into a log and go flaky, all while looking green. The
@@ -16,7 +16,8 @@ WS105  an httpx/httpx2 module-level request function, which always uses the netw
 ```
 
 **WS101, keys.** A key is reported when it has a provider's shape *and* its random part looks
-random. The shapes (after a character that cannot be part of a key):
+random. The shapes (after a character that cannot be part of a key, or after a JSON/YAML escape
+such as `\n` or `\t`, as in a notebook's output or a JSON cassette):
 
 ```
 Anthropic           sk-ant-<kind><2 digits>-<32+ of A-Z a-z 0-9 _ ->      sk-ant-api03-…, sk-ant-admin01-…
@@ -30,10 +31,19 @@ Hugging Face        hf_<30+ of A-Z a-z 0-9>
 Perplexity          pplx-<40+ of A-Z a-z 0-9>
 Replicate           r8_<30+ of A-Z a-z 0-9>
 AWS (Bedrock)       (AKIA|ASIA)<16 of A-Z 0-9>
+Google OAuth token  ya29.<30+ of A-Z a-z 0-9 _ ->
 ```
 
+Two kinds of key have no shape of their own, so they are found by the name they are given: an
+AWS secret key (40 of `A-Z a-z 0-9 / +`) after `aws_secret_access_key`, `AWS_SECRET_ACCESS_KEY`,
+`SecretAccessKey` or `secret_access_key` and `=` or `:`, and an Azure OpenAI key (32 hex digits)
+after `api-key`, `api_key`, `apikey`, `AZURE_OPENAI_API_KEY`, `azure_openai_key` or
+`ocp-apim-subscription-key` and `=` or `:` (quotes allowed). A 32-hex string alone is an id, a
+hash or a trace, not a finding.
+
 The random part looks random when it contains at least two of lowercase, uppercase and digits,
-carries at least 3 bits of entropy per character, and contains none of the placeholder words
+carries at least 3 bits of entropy per character, is not one run repeated, and contains none of
+the placeholder words
 `example`, `placeholder`, `your`, `fake`, `dummy`, `xxxx`, `redacted`, `sample`, `changeme`,
 `replace`, `invalid`. The short markers `test`, `mock`, `0000` and `1234` occur in real keys by
 chance, so they mark a placeholder only when they make up a quarter or more of the random part.
@@ -75,20 +85,33 @@ A call that passes `**kwargs` is not reported: what it passes cannot be known.
 comment syntax works in other files (`// wirescript: allow`). `--exclude GLOB` leaves out files or
 directories whose name or path matches.
 
-Directories are walked recursively, skipping hidden directories, `__pycache__`, `node_modules`,
-`*.egg-info` and virtual environments. UTF-16/32 files with a byte-order mark are decoded; other
-binary files (a NUL byte in the first 8 KiB) still have their bytes searched for keys. Only regular
-files are read (a FIFO or a device is WS100), at most `MAX_AUDIT_BYTES` of each; Python larger than
-`MAX_PYTHON_BYTES` is searched for keys but not parsed (WS100).
+Directories are walked recursively, into hidden ones (`.github`, `.devcontainer`, `.vscode`, …)
+and through symbolic links (each directory once), skipping only version control (`.git`, `.hg`,
+`.svn`), caches (`__pycache__`, `.mypy_cache`, `.pytest_cache`, `.ruff_cache`, `.hypothesis`,
+`.cache`, `.tox`, `.nox`, `.eggs`), `node_modules`, `*.egg-info` and virtual environments.
+UTF-16/32 files are decoded, with a byte-order mark or without one (UTF-16 whose every other byte
+is NUL). gzip, bzip2 and xz files, zip archives and tar archives (compressed or not) are opened
+and each file inside audited as `archive.zip!inner/file.json`, two levels deep, at most
+`MAX_AUDIT_BYTES` of each. Other binary files (a NUL byte in the first 8 KiB: images, zstd, 7z,
+rar, an encrypted zip member) still have their printable bytes searched for keys, but what they
+compress or encode cannot be seen: `AuditReport.unseen` lists them, and `wirescript audit` says so.
+Only regular files are read (a FIFO or a device is WS100), at most `MAX_AUDIT_BYTES` of each;
+Python larger than `MAX_PYTHON_BYTES` is searched for keys but not parsed (WS100).
 """
 
 from __future__ import annotations
 
 import ast
+import bz2
 import fnmatch
+import io
+import lzma
 import math
 import os
 import re
+import tarfile
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -148,11 +171,15 @@ class AuditReport:
     """The findings, path by path as given, then by file and line."""
     files: int = 0
     """How many files were scanned."""
+    unseen: list[str] = field(default_factory=list)
+    """`path: why` of each file the audit could not see all of: binary files whose printable bytes
+    were searched but whose compressed or encoded content was not, archives read in part."""
 
 
 # ------------------------------------------------------------------------------------------- keys
 
-_B = r"(?<![A-Za-z0-9_-])"
+_B = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrtbfv])|(?<=\\x[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4}))"
+"""Before a key: a character that cannot be part of it, or an escape (`\\n`, `\\t`, `\\u0022`) of JSON or YAML text."""
 _KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(_B + pattern))
     for label, pattern in (
@@ -167,6 +194,21 @@ _KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("a Perplexity key", r"pplx-(?P<body>[A-Za-z0-9]{40,})"),
         ("a Replicate token", r"r8_(?P<body>[A-Za-z0-9]{30,})"),
         ("an AWS access key id", r"(?:AKIA|ASIA)(?P<body>[0-9A-Z]{16})(?![0-9A-Za-z])"),
+        ("a Google OAuth access token", r"ya29\.(?P<body>[0-9A-Za-z_-]{30,})"),
+        (
+            "an AWS secret access key",
+            (
+                r"(?i:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)[\"']?\s*[:=]\s*[\"']?"
+                r"(?P<body>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+            ),
+        ),
+        (
+            "an Azure OpenAI key",
+            (
+                r"(?i:azure_?openai_?api_?key|azure_?openai_?key|ocp-apim-subscription-key|api[_-]?key)[\"']?"
+                r"\s*[:=]\s*[\"']?(?P<body>[0-9a-fA-F]{32})(?![0-9A-Za-z])"
+            ),
+        ),
     )
 )
 _PLACEHOLDER_WORDS = (
@@ -186,6 +228,8 @@ _PLACEHOLDER_WORDS = (
 _SHORT_PLACEHOLDERS = ("test", "mock", "0000", "1234")
 """Short enough to occur by chance in a real key: they mark a placeholder only when they make up much of it."""
 _MIN_ENTROPY = 3.0
+_REPEATED = re.compile(r"(.{1,16}?)\1+.{0,16}", re.DOTALL)
+"""One run written again and again (`0123456789abcdef0123456789abcdef`): a placeholder."""
 
 
 def _looks_random(body: str) -> bool:
@@ -198,7 +242,7 @@ def _looks_random(body: str) -> bool:
     if len(rest) < 0.75 * len(lowered):
         return False
     classes = any(c.islower() for c in body) + any(c.isupper() for c in body) + any(c.isdigit() for c in body)
-    if classes < 2:
+    if classes < 2 or _REPEATED.fullmatch(body):
         return False
     counts = Counter(body)
     entropy = -sum(n / len(body) * math.log2(n / len(body)) for n in counts.values())
@@ -440,7 +484,24 @@ class _CodeAudit:
 # ------------------------------------------------------------------------------------------- files
 
 _ALLOW = re.compile(r"wirescript:\s*allow(?:\[(?P<codes>[A-Z0-9,\s]*)\])?")
-_SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
+_SKIP_DIRS = frozenset(
+    {
+        "__pycache__",
+        "node_modules",
+        ".git",
+        ".hg",
+        ".svn",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".cache",
+        ".tox",
+        ".nox",
+        ".eggs",
+    }
+)
+"""Directories never walked: version control, caches and installed packages (virtual environments too)."""
 _PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 
 
@@ -499,12 +560,22 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
-    for directory, dirnames, filenames in os.walk(root):
+    seen: set[tuple[int, int]] = set()  # (device, inode) of each directory walked: a link loop is walked once
+    for directory, dirnames, filenames in os.walk(root, followlinks=True):
         here = Path(directory)
+        try:
+            info = os.stat(here)
+        except OSError:
+            dirnames[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            dirnames[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if not (d.startswith(".") or d in _SKIP_DIRS or d.endswith(".egg-info"))
+            if not (d in _SKIP_DIRS or d.endswith(".egg-info"))
             and not (here / d / "pyvenv.cfg").exists()
             and not _excluded(here / d, (here / d).as_posix(), exclude)
         )
@@ -542,39 +613,188 @@ def audit_paths(paths: Iterable[str | os.PathLike[str]], *, exclude: Sequence[st
                 reason = str(exc) if isinstance(exc, NotReadable) else f"cannot be read ({exc.strerror or exc})"
                 report.findings.append(Finding(path.as_posix(), 1, "WS100", f"{reason}, so it was not audited"))
                 continue
-            text = _decoded(data)
             report.files += 1
-            if text is None:  # binary: its bytes are still searched for keys
-                report.findings.extend(_binary_findings(data, path.as_posix()))
-                continue
-            shown = path.as_posix()
-            if path.suffix in _PYTHON_SUFFIXES and len(data) > MAX_PYTHON_BYTES:
-                report.findings.extend(audit_text(text, shown, python=False))
-                report.findings.append(
-                    Finding(
-                        shown,
-                        1,
-                        "WS100",
-                        f"is larger than {MAX_PYTHON_BYTES:,} bytes: searched for keys, but its code was not audited",
-                    )
-                )
-                continue
-            report.findings.extend(audit_text(text, shown))
+            _audit_data(report, path.as_posix(), data, 0)
         report.findings[start:] = sorted(report.findings[start:])
     return report
 
 
+def _audit_data(report: AuditReport, shown: str, data: bytes, depth: int) -> None:
+    """Audit one file's bytes: text, an archive (each member in turn), or binary (its printable runs)."""
+    opened = _opened(shown, data, depth)
+    if opened is not None:
+        members, unseen = opened
+        report.unseen.extend(unseen)
+        for name, content in members:
+            _audit_data(report, name, content, depth + 1)
+        return
+    text = _decoded(data)
+    if text is None:  # binary: its bytes are still searched for keys
+        report.findings.extend(_binary_findings(data, shown))
+        report.unseen.append(f"{shown}: {_binary_kind(data)}; its printable bytes were searched, not what it encodes")
+        return
+    if shown.endswith((".py", ".pyi")) and len(data) > MAX_PYTHON_BYTES:
+        report.findings.extend(audit_text(text, shown, python=False))
+        report.findings.append(
+            Finding(
+                shown,
+                1,
+                "WS100",
+                f"is larger than {MAX_PYTHON_BYTES:,} bytes: searched for keys, but its code was not audited",
+            )
+        )
+        return
+    report.findings.extend(audit_text(text, shown, python=shown.endswith((".py", ".pyi"))))
+
+
+_MAX_DEPTH = 2
+"""Archives inside archives are opened this many levels deep (a tar.gz is one level: the tar)."""
+_MAGIC_COMPRESSED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+_MAGIC_OTHER = (
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+    (b"Rar!\x1a\x07", "a rar archive"),
+    (b"%PDF", "a PDF"),
+    (b"\x89PNG", "a PNG image"),
+)
+
+
+def _opened(shown: str, data: bytes, depth: int) -> tuple[list[tuple[str, bytes]], list[str]] | None:
+    """The members of a compressed file or archive (`archive!member`) and what was read in part; None: not one."""
+    kind = next((name for magic, name in _MAGIC_COMPRESSED if data.startswith(magic)), None)
+    is_zip = data.startswith((b"PK\x03\x04", b"PK\x05\x06"))
+    is_tar = data[257:262] == b"ustar"
+    if kind is None and not is_zip and not is_tar:
+        return None
+    if depth >= _MAX_DEPTH:
+        return [], [f"{shown}: an archive inside archives, more than {_MAX_DEPTH} levels deep; not opened"]
+    unseen: list[str] = []
+    try:
+        if kind is not None:
+            inner, missing = _decompressed(kind, data)
+            if missing is not None:
+                unseen.append(f"{shown}: {missing}")
+            if inner[257:262] == b"ustar":  # .tar.gz and friends: the tar's members
+                return _tar_members(shown, inner, unseen), unseen
+            return [(f"{shown}!{_stripped(shown)}", inner)], unseen
+        if is_zip:
+            return _zip_members(shown, data, unseen), unseen
+        return _tar_members(shown, data, unseen), unseen
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError) as exc:
+        return [], [f"{shown}: a damaged {kind or ('zip' if is_zip else 'tar')} file ({exc}); not audited"]
+
+
+def _decompressed(kind: str, data: bytes) -> tuple[bytes, str | None]:
+    """The uncompressed bytes (every stream), at most `MAX_AUDIT_BYTES`; and what was not read, if anything."""
+    out: list[bytes] = []
+    left = MAX_AUDIT_BYTES
+    rest = data
+    while rest:
+        if kind == "gzip":
+            gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out.append(gz.decompress(rest, left))
+            ended, rest = gz.eof, gz.unused_data
+        else:
+            decompressor = bz2.BZ2Decompressor() if kind == "bzip2" else lzma.LZMADecompressor()
+            out.append(decompressor.decompress(rest, left))
+            ended, rest = decompressor.eof, decompressor.unused_data
+        left -= len(out[-1])
+        if not ended:
+            if left <= 0:
+                return b"".join(out), f"only its first {MAX_AUDIT_BYTES:,} bytes uncompressed were audited"
+            return b"".join(out), f"a truncated {kind} file: what it holds up to the cut was audited"
+    return b"".join(out), None
+
+
+def _zip_members(shown: str, data: bytes, unseen: list[str]) -> list[tuple[str, bytes]]:
+    members = []
+    budget = MAX_AUDIT_BYTES
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            name = f"{shown}!{info.filename}"
+            if info.flag_bits & 0x1:
+                unseen.append(f"{name}: encrypted; not audited")
+                continue
+            if budget <= 0:
+                unseen.append(f"{name}: past the first {MAX_AUDIT_BYTES:,} bytes of the archive; not audited")
+                continue
+            with archive.open(info) as member:
+                content = member.read(budget)
+            budget -= len(content)
+            members.append((name, content))
+    return members
+
+
+def _tar_members(shown: str, data: bytes, unseen: list[str]) -> list[tuple[str, bytes]]:
+    members = []
+    budget = MAX_AUDIT_BYTES
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        for info in archive:
+            if not info.isfile():
+                continue
+            name = f"{shown}!{info.name}"
+            if budget <= 0:
+                unseen.append(f"{name}: past the first {MAX_AUDIT_BYTES:,} bytes of the archive; not audited")
+                continue
+            member = archive.extractfile(info)
+            if member is None:
+                continue
+            content = member.read(budget)
+            budget -= len(content)
+            members.append((name, content))
+    return members
+
+
+def _stripped(shown: str) -> str:
+    """The name of what a compressed file holds: `cassette.json.gz` holds `cassette.json`."""
+    name = shown.rpartition("!")[2].rpartition("/")[2]
+    for suffix in (".gz", ".tgz", ".bz2", ".xz"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] + (".tar" if suffix == ".tgz" else "")
+    return name
+
+
+def _binary_kind(data: bytes) -> str:
+    return next((name for magic, name in _MAGIC_OTHER if data.startswith(magic)), "a binary file")
+
+
 def _decoded(data: bytes) -> str | None:
-    """A file's text: UTF-16/32 after a byte-order mark, else UTF-8 (errors replaced); None when binary."""
+    """A file's text: UTF-16/32 after a byte-order mark or UTF-16 without one, else UTF-8 (errors replaced).
+
+    None when binary (a NUL byte in the first 8 KiB that is not UTF-16's).
+    """
     for bom, codec in _BOMS:
         if data.startswith(bom):
             try:
                 return data.decode(codec)
             except UnicodeDecodeError:
                 break
-    if b"\0" in data[:8192]:
+    sample = data[:8192]
+    if b"\0" not in sample:
+        return data.decode("utf-8", errors="replace")
+    utf16 = _utf16_without_bom(sample)
+    if utf16 is not None:
+        return data[: len(data) - len(data) % 2].decode(utf16, errors="replace")
+    return None
+
+
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """`utf-16-le` or `utf-16-be` when most text characters are ASCII: a NUL in every other byte, and only there."""
+    even, odd = sample[0::2], sample[1::2]
+    if len(odd) < 2:
         return None
-    return data.decode("utf-8", errors="replace")
+    even_nul, odd_nul = even.count(0) / len(even), odd.count(0) / len(odd)
+    if odd_nul > 0.9 and even_nul < 0.1:
+        return "utf-16-le"
+    if even_nul > 0.9 and odd_nul < 0.1:
+        return "utf-16-be"
+    return None
 
 
 def _binary_findings(data: bytes, path: str) -> list[Finding]:

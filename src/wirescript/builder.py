@@ -214,8 +214,9 @@ class ScriptBuilder:
     def echoes_tool_result(self, *, prefix: str = "") -> Self:
         """Once the current queue is drained, answer with `prefix` + the text of the request's last tool result.
 
-        Tool results are read in every provider's shape (see `tool_result_text`). A request that
-        sends no tool result is reported as a problem (and fails the test).
+        The request's tool results are its newest message's (`RecordedRequest.tool_results`), read in
+        every provider's shape (see `tool_result_text`). A request whose newest message carries no tool
+        result is reported as a problem (and fails the test).
         """
         if not isinstance(prefix, str):
             raise ScriptError(f"ScriptBuilder.echoes_tool_result(): prefix must be a str, got {type(prefix).__name__}")

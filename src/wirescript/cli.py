@@ -160,9 +160,17 @@ def _run_audit(args: argparse.Namespace) -> int:
     if report.findings:
         paths = len({f.path for f in report.findings})
         print(f"wirescript audit: {len(report.findings)} finding(s) in {paths} file(s); {files}", file=sys.stderr)
-        return 1
-    print(f"wirescript audit: no findings; {files}", file=sys.stderr)
-    return 0
+    else:
+        print(f"wirescript audit: no findings; {files}", file=sys.stderr)
+    if report.unseen:
+        print(
+            f"wirescript audit: {len(report.unseen)} file(s) seen in part only "
+            "(their printable bytes were searched for keys):",
+            file=sys.stderr,
+        )
+        for line in report.unseen:
+            print(f"  {line}", file=sys.stderr)
+    return 1 if report.findings else 0
 
 
 # ------------------------------------------------------------------------------------------- serve

@@ -8,6 +8,8 @@ WirescriptError
  ├── NetworkBlockedError (ConnectionError)  the fixture's network guard refused a connection
  └── UsageError (TypeError)           the API was called in a way it does not support
       └── NotAClientError (also AttributeError)  a stub was passed as an SDK's `http_client`
+
+UncheckedStubWarning (UserWarning)    a stub was left with unused turns, and nothing ever checked it
 ```
 
 Problems found while serving a request (a script that ran out, an endpoint no wire knows, a
@@ -29,6 +31,7 @@ __all__ = [
     "NotAClientError",
     "ScriptError",
     "StreamValidationError",
+    "UncheckedStubWarning",
     "UsageError",
     "WaitTimeoutError",
     "WirescriptError",
@@ -82,6 +85,17 @@ class NetworkBlockedError(WirescriptError, ConnectionError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class UncheckedStubWarning(UserWarning):
+    """A `ScriptTransport` still had scripted turns no request consumed, and nothing ever checked it.
+
+    Warned at the teardown of the test that built it (a test without the `wirescript` fixture),
+    or, outside a test, when the stub is garbage collected or the interpreter exits. No
+    `stub.check()` and no fixture looked at it, so whatever went wrong (a client that never
+    reached it, a script the app stopped short of) passed in silence. Call `stub.check()` when the
+    app is done, or build the stub in a test that uses the fixture.
+    """
 
 
 if TYPE_CHECKING:

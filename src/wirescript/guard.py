@@ -4,9 +4,15 @@ The pytest fixture (`wirescript`, and `wirescript_server` through it) keeps a gu
 the whole test. While it is active:
 
 - a connection to an address that is not loopback (`socket.socket.connect` / `connect_ex`,
-  `socket.create_connection`) fails at once with `NetworkBlockedError`, a `ConnectionError`;
-- so does a DNS lookup (`socket.getaddrinfo`) of a known provider host (`KNOWN_HOSTS`), so the
-  failure costs no resolver time and names the host;
+  `socket.create_connection`) fails at once with `NetworkBlockedError`, a `ConnectionError`; so
+  does a datagram or a TCP Fast Open connection sent there (`sendto` / `sendmsg` with an address);
+- so does a request sent *through a proxy* to a host that is not loopback: the first bytes sent
+  on any socket are read for an HTTP proxy's `CONNECT host:port` or absolute-URI request line
+  (`GET http://host/...`), and for a SOCKS4/4a/5 connect request, so a loopback `HTTPS_PROXY`
+  (cntlm, px, mitmproxy, `ssh -D`) does not carry a forgotten client to the real API;
+- so does a name lookup (`socket.getaddrinfo`, `gethostbyname`, `gethostbyname_ex`,
+  `gethostbyaddr`) of a known provider host (`KNOWN_HOSTS`), so the failure costs no resolver
+  time and names the host;
 - every refused attempt is recorded (`guard.blocked`), and the fixture fails the test at teardown
   with them, even when the app swallowed the error.
 
@@ -21,13 +27,16 @@ Always allowed: loopback addresses (127.0.0.0/8, ::1), the unspecified address, 
 
 What the guard cannot see: code that opens sockets outside Python's `socket` module (C
 extensions with their own networking, uvloop's event loop, c-ares DNS through aiodns) is not
-stopped. It guards the process it runs in only: a subprocess has its own network.
+stopped, nor is a proxy reached over TLS (`HTTPS_PROXY=https://...`: what goes to it is
+encrypted). It guards the process it runs in only: a subprocess has its own network.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
+import re
 import socket
 import sys
 import threading
@@ -40,43 +49,50 @@ from . import _hooks
 from .errors import NetworkBlockedError, UsageError
 from .intercept import KNOWN_HOSTS, host_matcher
 
-__all__ = ["BlockedAttempt", "NetworkGuard"]
+__all__ = ["BlockedAttempt", "NetworkGuard", "active_guard", "hold_patches", "release_patches"]
 
 _LOCK = threading.Lock()
 """Guards what the guards saw (refused attempts, resolved names): one lock for all, as one guard is active at a time."""
 _IP_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6})
+_CLIENT_HINT = "http_client=httpx2.Client(transport=stub)"
+"""How most SDKs' clients take the stub; a wire whose SDK differs says so (`Wire.client_hint`)."""
 _HINT = (
-    "Give the app's client the stub (http_client=httpx2.Client(transport=stub)), or intercept the "
+    "Give the app's client the stub ({client}), or intercept the "
     "clients the app builds itself (stub = wirescript(script, intercept=True)); to let this host through, "
     "mark the test @pytest.mark.wirescript(allowed_hosts=[...]) or @pytest.mark.wirescript(allow_network=True)."
 )
+_PROXIED = "connection through a proxy"
 
 
 class BlockedAttempt(NamedTuple):
-    """A connection or DNS lookup the guard refused."""
+    """A connection, datagram or name lookup the guard refused."""
 
     kind: str
-    """`"connection"` or `"DNS lookup"`."""
+    """`"connection"`, `"connection through a proxy"`, `"datagram"` or `"DNS lookup"`."""
     host: str
     """The host name, or the address when no name is known."""
     port: int | None
     """The port, when known."""
     address: str | None
-    """The address connected to, when the host is a name resolved earlier in the test."""
+    """The address connected to: the one a name resolved to earlier in the test, or the proxy's
+    (`127.0.0.1:3128`) for a connection through a proxy; None when not known."""
 
     @property
     def target(self) -> str:
-        """`host:port`, with the resolved address when there is one: `api.example.com:443 (203.0.113.7)`."""
+        """`host:port`, and what it went through: `api.example.com:443 (203.0.113.7)`."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         shown = f"{host}:{self.port}" if self.port is not None else host
+        if self.kind == _PROXIED:
+            return f"{shown} through the proxy at {self.address or 'an unknown address'}"
         return f"{shown} ({self.address})" if self.address is not None else shown
 
     def __str__(self) -> str:
-        return f"{self.kind} {'of' if self.kind == 'DNS lookup' else 'to'} {self.target}"
+        kind = "connection" if self.kind == _PROXIED else self.kind
+        return f"{kind} {'of' if kind == 'DNS lookup' else 'to'} {self.target}"
 
 
 class NetworkGuard:
-    """Refuse every connection to a non-loopback address, and every DNS lookup of a known provider host.
+    """Refuse every connection to a host that is not loopback, direct or through a proxy; and lookups of provider hosts.
 
     Args:
         allowed_hosts: Host names, addresses or patterns (`*` within one DNS label, as for
@@ -100,6 +116,7 @@ class NetworkGuard:
         self._blocked: list[BlockedAttempt] = []
         self._names: dict[str, str] = {}  # address -> the host name it was resolved from
         self._allowed_addresses: set[str] = set()
+        self._through: dict[str, str] = {}  # host -> the message of a refused connection to it through a proxy
         self._active = False
         self._holds = False  # whether this guard holds the patches itself (else: the session's hold has them)
 
@@ -135,11 +152,12 @@ class NetworkGuard:
             return None
         counts = Counter(str(attempt) for attempt in blocked)
         lines = [f"  - {what}" + (f" ({n} times)" if n > 1 else "") for what, n in counts.items()]
+        clients = dict.fromkeys(_client_hint(attempt.host) for attempt in blocked)
         return "\n".join(
             [
                 f"wirescript: the test tried to reach the network ({len(blocked)} attempt(s) refused by the guard):",
                 *lines,
-                _HINT,
+                _HINT.format(client="; ".join(clients)),
             ]
         )
 
@@ -164,14 +182,15 @@ class NetworkGuard:
                 return True
         return self._allows(shown)
 
-    def _refuse(self, kind: str, host: str, port: int | None) -> NetworkBlockedError:
+    def _refuse(self, kind: str, host: str, port: int | None, via: str | None = None) -> NetworkBlockedError:
         with _LOCK:
-            name = self._names.get(host)
-            attempt = BlockedAttempt(kind, name or host, port, host if name is not None else None)
+            name = self._names.get(host) if via is None else None
+            address = via if via is not None else (host if name is not None else None)
+            attempt = BlockedAttempt(kind, name or host, port, address)
             self._blocked.append(attempt)
         return NetworkBlockedError(
             f"wirescript: blocked a {attempt}: a test that uses the wirescript fixture "
-            f"does not reach the network. {_HINT}",
+            f"does not reach the network. {_HINT.format(client=_client_hint(attempt.host))}",
             host=attempt.host,
             port=port,
         )
@@ -183,10 +202,41 @@ class NetworkGuard:
         if host is not None and not self.allows(host):
             raise self._refuse("connection", host, port if isinstance(port, int) else None)
 
+    def _check_sendto(self, sock: socket.socket, address: Any) -> None:
+        """A datagram, or a TCP Fast Open connection (`MSG_FASTOPEN`), sent to `address`."""
+        if sock.family not in _IP_FAMILIES or not isinstance(address, tuple) or len(address) < 2:
+            return
+        host, port = _text(address[0]), address[1]
+        if host is not None and not self.allows(host):
+            kind = "datagram" if sock.type == socket.SOCK_DGRAM else "connection"
+            raise self._refuse(kind, host, port if isinstance(port, int) else None)
+
+    def _check_sent(self, sock: socket.socket, data: Any) -> None:
+        """Bytes about to be sent: a proxy's connect request to a host that is not allowed is refused."""
+        try:
+            if data[0] not in _SUSPECT:  # most sends: one look at the first byte
+                return
+            head = bytes(data[:_PEEK])
+        except Exception:  # empty, or not a byte buffer: the send itself says what is wrong
+            return
+        target = _proxied_target(head)
+        if target is None or self.allows(target[0]):
+            return
+        refusal = self._refuse(_PROXIED, target[0], target[1], via=_peer(sock))
+        with _LOCK:
+            self._through[target[0].lower()] = str(refusal)
+        with contextlib.suppress(OSError):  # a stack that reads on after a failed write gets EOF at once, not a timeout
+            sock.shutdown(socket.SHUT_RDWR)
+        raise refusal
+
     def _check_lookup(self, host: str | None, port: Any) -> None:
         if host is None or _address(host) is not None or self.allows(host) or not _known_hosts()(host):
             return
         raise self._refuse("DNS lookup", host, port if isinstance(port, int) else None)
+
+    def _named(self, host: str | None, addresses: Iterable[Any]) -> None:
+        """`_resolved` for the addresses `gethostbyname(_ex)` returned."""
+        self._resolved(host, [(0, 0, 0, "", (address, 0)) for address in addresses if isinstance(address, str)])
 
     def _resolved(self, host: str | None, results: Any) -> None:
         """Remember the addresses a name resolved to: to name them in messages, and to let allowed ones through."""
@@ -204,32 +254,40 @@ class NetworkGuard:
 
     # ------------------------------------------------------------------ httpx answer
 
-    def answer_blocked(self, request: Any, exc: BaseException, *, is_async: bool) -> Any | None:
+    def answer_blocked(self, request: Any, exc: BaseException, is_async: bool) -> Any | None:
         """The answer to an httpx/httpx2 request whose connection the guard refused, or None for other errors.
 
         A 403 error response that the provider SDKs do not retry, carrying the guard's message in
         the shapes both the Anthropic and the OpenAI SDKs read.
         """
         blocked = _find_blocked(exc)
-        if blocked is None:
-            return None
+        if blocked is not None:
+            message = str(blocked)
+        else:  # httpcore reads on after a failed write: a refused proxy tunnel surfaces as the read's error
+            with _LOCK:
+                refused = self._through.get(str(request.url.host).lower())
+            if refused is None:
+                return None
+            message = refused
         from . import _http
         from .wires.base import loud_error
 
-        answer = loud_error(403, "permission_error", str(blocked), "wirescript_network_blocked")
+        answer = loud_error(403, "permission_error", message, "wirescript_network_blocked")
         return _http.make_response(request, answer.status, answer.headers, answer.body, is_async=is_async)
 
     # ------------------------------------------------------------------ on and off
 
     def __enter__(self) -> NetworkGuard:
-        with _hooks.state.lock:
-            if _hooks.state.guard is not None:
+        global _current
+        with _hooks.lock:
+            if _current is not None:
                 raise UsageError("wirescript: a network guard is already active in this process; one at a time")
             if not _hold.intact():
                 _SOCKETS.acquire(self)  # no session hold, or someone patched since: lay what is missing
                 _hooks.transports.acquire(self)
                 self._holds = True
-            _hooks.state.guard = self
+            _hooks.transports.rescue = self.answer_blocked
+            _current = self
             self._active = True
         return self
 
@@ -239,12 +297,14 @@ class NetworkGuard:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        with _hooks.state.lock:
+        global _current
+        with _hooks.lock:
             if not self._active:
                 return
             self._active = False
-            if _hooks.state.guard is self:
-                _hooks.state.guard = None
+            if _current is self:
+                _current = None
+                _hooks.transports.rescue = None
             if self._holds:
                 self._holds = False
                 _hooks.transports.release(self)
@@ -253,6 +313,15 @@ class NetworkGuard:
     def __repr__(self) -> str:
         allowed = f" allowed_hosts={list(self.allowed_hosts)!r}" if self.allowed_hosts else ""
         return f"<NetworkGuard {'active' if self._active else 'off'}{allowed} blocked={len(self.blocked)}>"
+
+
+_current: NetworkGuard | None = None
+"""The active guard (one at a time in a process), set and cleared under `_hooks.lock`; the wrappers read it."""
+
+
+def active_guard() -> NetworkGuard | None:
+    """The network guard active in this process, or None."""
+    return _current
 
 
 class _Session:
@@ -315,7 +384,7 @@ def hold_patches() -> bool:
         True when this call took the hold (call `release_patches()` once); False when it was held.
 
     """
-    with _hooks.state.lock:
+    with _hooks.lock:
         if _hold.on:
             return False
         _SOCKETS.acquire(_SESSION)
@@ -329,11 +398,11 @@ def release_patches() -> None:
 
     A guard active on the hold then holds what the hold laid, until it exits.
     """
-    with _hooks.state.lock:
+    with _hooks.lock:
         if not _hold.on:
             return
         _hold.on = False
-        guard = _hooks.state.guard
+        guard = _current
         if guard is not None and not guard._holds:
             _SOCKETS.acquire(guard)
             _hooks.transports.acquire(guard)
@@ -353,7 +422,7 @@ def _wrapping(function: _Wrapper, original: Any) -> _Wrapper:
 
 def _wrap_connect(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect(self: socket.socket, address: Any) -> None:
-        guard = _hooks.state.guard
+        guard = _current
         if guard is not None:
             guard._check_connect(self.family, address)
         original(self, address)
@@ -363,7 +432,7 @@ def _wrap_connect(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _wrap_connect_ex(original: Callable[..., Any]) -> Callable[..., Any]:
     def connect_ex(self: socket.socket, address: Any) -> int:
-        guard = _hooks.state.guard
+        guard = _current
         if guard is not None:
             guard._check_connect(self.family, address)
         return original(self, address)  # type: ignore[no-any-return]
@@ -373,7 +442,7 @@ def _wrap_connect_ex(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _wrap_create_connection(original: Callable[..., Any]) -> Callable[..., Any]:
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        guard = _hooks.state.guard
+        guard = _current
         if guard is not None:
             guard._check_connect(socket.AF_INET, address)
         return original(address, *args, **kwargs)  # type: ignore[no-any-return]
@@ -381,9 +450,46 @@ def _wrap_create_connection(original: Callable[..., Any]) -> Callable[..., Any]:
     return _wrapping(create_connection, original)
 
 
+def _wrap_send(original: Callable[..., Any]) -> Callable[..., Any]:
+    def send(self: socket.socket, data: Any, *args: Any) -> Any:
+        guard = _current
+        if guard is not None:
+            guard._check_sent(self, data)
+        return original(self, data, *args)
+
+    return _wrapping(send, original)
+
+
+def _wrap_sendto(original: Callable[..., Any]) -> Callable[..., Any]:
+    def sendto(self: socket.socket, data: Any, *args: Any) -> Any:
+        guard = _current
+        if guard is not None:
+            if args:  # sendto(data, address) or sendto(data, flags, address)
+                guard._check_sendto(self, args[-1])
+            guard._check_sent(self, data)
+        return original(self, data, *args)
+
+    return _wrapping(sendto, original)
+
+
+def _wrap_sendmsg(original: Callable[..., Any]) -> Callable[..., Any]:
+    def sendmsg(self: socket.socket, buffers: Any, *args: Any) -> Any:
+        guard = _current
+        if guard is not None:
+            if len(args) >= 3 and args[2] is not None:  # sendmsg(buffers, ancdata, flags, address)
+                guard._check_sendto(self, args[2])
+            if not isinstance(buffers, (list, tuple)):
+                buffers = list(buffers)  # an iterator is read once: read it here, send the list
+            if buffers:
+                guard._check_sent(self, buffers[0])
+        return original(self, buffers, *args)
+
+    return _wrapping(sendmsg, original)
+
+
 def _wrap_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        guard = _hooks.state.guard
+        guard = _current
         if guard is None:
             return original(host, port, *args, **kwargs)
         name = _text(host)
@@ -395,20 +501,143 @@ def _wrap_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
     return _wrapping(getaddrinfo, original)
 
 
+def _wrap_name_lookup(addresses: Callable[[Any], Iterable[Any]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A wrapper maker for `gethostbyname` (`addresses`: its one address) or `gethostbyname_ex` (its third item)."""
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def lookup(host: Any) -> Any:
+            guard = _current
+            if guard is None:
+                return original(host)
+            name = _text(host)
+            guard._check_lookup(name, None)
+            result = original(host)
+            guard._named(name, addresses(result))
+            return result
+
+        lookup.__name__ = original.__name__
+        return _wrapping(lookup, original)
+
+    return wrap
+
+
+def _ex_addresses(result: Any) -> Iterable[Any]:
+    return result[2] if isinstance(result, tuple) and len(result) > 2 else ()
+
+
+def _wrap_gethostbyaddr(original: Callable[..., Any]) -> Callable[..., Any]:
+    def gethostbyaddr(host: Any) -> Any:
+        guard = _current
+        if guard is not None:
+            guard._check_lookup(_text(host), None)  # a provider host's name; an address is looked up as asked
+        return original(host)
+
+    return _wrapping(gethostbyaddr, original)
+
+
 _SOCKET_SPOTS = (
     _hooks.Spot(socket.socket, "connect", _wrap_connect),
     _hooks.Spot(socket.socket, "connect_ex", _wrap_connect_ex),
     _hooks.Spot(socket, "create_connection", _wrap_create_connection),
+    _hooks.Spot(socket.socket, "send", _wrap_send),
+    _hooks.Spot(socket.socket, "sendall", _wrap_send),
+    _hooks.Spot(socket.socket, "sendto", _wrap_sendto),
+    _hooks.Spot(socket.socket, "sendmsg", _wrap_sendmsg),
     _hooks.Spot(socket, "getaddrinfo", _wrap_getaddrinfo),
+    _hooks.Spot(socket, "gethostbyname", _wrap_name_lookup(lambda address: (address,))),
+    _hooks.Spot(socket, "gethostbyname_ex", _wrap_name_lookup(_ex_addresses)),
+    _hooks.Spot(socket, "gethostbyaddr", _wrap_gethostbyaddr),
 )
 """The socket functions the guard replaces while it is active (or the session holds them).
 
-Each wrapper checks against the active guard (`_hooks.state.guard`); with none, it calls what it
-wraps and nothing else, as one left laid between tests or behind a later patch must.
+Each wrapper checks against the active guard (`_current`); with none, it calls what it wraps and
+nothing else, as one left laid between tests or behind a later patch must. `send` and `sendall`
+share a wrapper (both take `(data, flags=0)`).
 """
 
 _SOCKETS = _hooks.Patches(lambda: _SOCKET_SPOTS)
 """The socket patches: held by the active guard (and the pytest session's hold)."""
+
+_PEEK = 1024
+"""How many of the first bytes sent are read for a proxy's request line (the host comes early)."""
+_SUSPECT = frozenset(b"CGPDHOT\x04\x05")
+"""The first bytes that may start a proxy's connect request: an HTTP method's first letter
+(`CONNECT`, or `GET`/`POST`/... with an absolute URI), SOCKS4 (4) and SOCKS5 (5). Anything else is
+sent without a look."""
+_PROXY_LINE = re.compile(
+    rb"CONNECT (?P<authority>[^\s/]+) "
+    rb"|[A-Z]{3,10} (?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>[^\s/?#]+)[\s/?#]"
+)
+_DEFAULT_PORTS = {b"http": 80, b"ws": 80, b"https": 443, b"wss": 443}
+
+
+def _proxied_target(head: bytes) -> tuple[str, int | None] | None:
+    """The host and port a proxy is asked to reach by the first bytes of a connection, or None.
+
+    An HTTP proxy's `CONNECT host:port` (authority form) or a request with an absolute URI
+    (`GET http://host/path`); a SOCKS5 or SOCKS4/4a connect request (the SOCKS5 greeting before it
+    names no host). A request line in origin form (`GET /path`) names no other host: None.
+    """
+    match = _PROXY_LINE.match(head)
+    if match is not None:
+        if match["authority"] is not None:
+            return _split_authority(match["authority"], None)
+        return _split_authority(match["host"], _DEFAULT_PORTS.get(match["scheme"].lower()))
+    if len(head) >= 7 and head[0] == 5 and head[1] == 1 and head[2] == 0:  # SOCKS5 CONNECT
+        kind, port = head[3], head[-2:]
+        if kind == 1 and len(head) == 10:
+            return str(ipaddress.IPv4Address(head[4:8])), int.from_bytes(port, "big")
+        if kind == 4 and len(head) == 22:
+            return str(ipaddress.IPv6Address(head[4:20])), int.from_bytes(port, "big")
+        if kind == 3 and len(head) == 7 + head[4]:
+            return _text(head[5 : 5 + head[4]]) or "", int.from_bytes(port, "big")
+        return None
+    if len(head) >= 9 and head[0] == 4 and head[1] == 1 and head.endswith(b"\0"):  # SOCKS4 / SOCKS4a CONNECT
+        port_number, address = int.from_bytes(head[2:4], "big"), head[4:8]
+        if address[:3] == b"\0\0\0" and address[3]:  # 4a: the host name follows the user id
+            _, _, name = head[8:].partition(b"\0")
+            return _text(name.rstrip(b"\0")) or "", port_number
+        return str(ipaddress.IPv4Address(address)), port_number
+    return None
+
+
+def _split_authority(authority: bytes, default_port: int | None) -> tuple[str, int | None]:
+    """`host` and port of `user@host:port`, `[v6]:port` or `host`."""
+    text = authority.decode("latin-1").rpartition("@")[2]
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port_text = text.partition(":") if text.count(":") == 1 else (text, "", "")
+    return host, int(port_text) if port_text.isdigit() else default_port
+
+
+def _peer(sock: socket.socket) -> str | None:
+    """`host:port` of the socket's peer (the proxy), or None."""
+    try:
+        peer = sock.getpeername()
+    except OSError:
+        return None
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        host = f"[{peer[0]}]" if ":" in str(peer[0]) else str(peer[0])
+        return f"{host}:{peer[1]}"
+    return str(peer) or None
+
+
+def _client_hint(host: str) -> str:
+    """How the app's client takes the stub, for the SDK of the API at `host` (`Wire.client_hint`)."""
+    name = host.lower().rstrip(".")
+    for wire in _hinting_wires():
+        if wire.claims(name):
+            return str(wire.client_hint)
+    return _CLIENT_HINT
+
+
+@functools.cache
+def _hinting_wires() -> tuple[Any, ...]:
+    from .wires import default_wires
+
+    return tuple(wire for wire in default_wires() if wire.client_hint is not None)
 
 
 @functools.cache

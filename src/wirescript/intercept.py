@@ -51,14 +51,14 @@ from urllib.parse import urlsplit
 
 from . import _hooks
 from .errors import UsageError
-from .wires import Wire, default_wires
+from .wires import Wire, default_wires, hosted_wires
 from .wires._hosts import ALL_HOSTS, host_matcher
 
 if TYPE_CHECKING:
     from .recording import RecordingTransport
     from .transport import ScriptTransport
 
-__all__ = ["ALL_HOSTS", "KNOWN_HOSTS", "Interception", "host_matcher", "hosts_of"]
+__all__ = ["ALL_HOSTS", "KNOWN_HOSTS", "Interception", "host_matcher", "hosts_of", "open_interception"]
 
 
 def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
@@ -66,8 +66,17 @@ def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
     return frozenset(host for wire in wires for host in wire.hosts)
 
 
-KNOWN_HOSTS: frozenset[str] = hosts_of(default_wires())
+KNOWN_HOSTS: frozenset[str] = hosts_of([*default_wires(), *hosted_wires()])
 """The hosts the default wires declare (`Wire.hosts`): what a stub without wires of its own intercepts."""
+
+
+_current: Interception | None = None
+"""The open interception (one at a time in a process), set and cleared under `_hooks.lock`."""
+
+
+def open_interception() -> Interception | None:
+    """The interception open in this process, or None."""
+    return _current
 
 
 class Interception:
@@ -137,10 +146,15 @@ class Interception:
             return
         self._clients.append(client)
 
+    def _route(self, host: str) -> ScriptTransport | RecordingTransport | None:
+        """The transport wrappers' callback while open: the stub for a host it `routes`, else None (the network)."""
+        return self.stub if self.routes(host) else None
+
     def __enter__(self) -> Interception:
+        global _current
         _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
-        with _hooks.state.lock:
-            current = _hooks.state.interception
+        with _hooks.lock:
+            current = _current
             if current is not None:
                 same = " (this very interception)" if current is self else ""
                 raise UsageError(
@@ -149,8 +163,9 @@ class Interception:
                     "or give one of the clients its stub explicitly (http_client=httpx2.Client(transport=stub))."
                 )
             _hooks.acquire(self)
-            _hooks.hook_botocore()
-            _hooks.state.interception = self
+            _hooks.hook_botocore(self.created)
+            _hooks.transports.route = self._route
+            _current = self
             self._open = True
         return self
 
@@ -160,12 +175,14 @@ class Interception:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        with _hooks.state.lock:
+        global _current
+        with _hooks.lock:
             if not self._open:
                 return
             self._open = False
-            if _hooks.state.interception is self:
-                _hooks.state.interception = None
+            if _current is self:
+                _current = None
+                _hooks.transports.route = None
                 _hooks.unhook_botocore()
             _hooks.release(self)
             clients, self._clients = self._clients, []

@@ -32,10 +32,9 @@ def test_recorded(wirescript):
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
     from .builder import ScriptBuilder
     from .guard import NetworkGuard
     from .intercept import Interception
-    from .recorded import ProblemKind
+    from .recorded import ProblemKind, RecordedRequest
     from .recording import RecordingTransport
     from .script import ScriptLike
     from .server import ScriptServer
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "StubFactory",
+    "TeardownFailure",
     "pytest_addoption",
     "pytest_configure",
     "pytest_make_parametrize_id",
@@ -85,11 +85,93 @@ _OPTIONS = (
     "allowed_hosts",
     "strict",
     "strict_skip",
+    "dialect",
     "match_recorded",
     *_LOUD_OPTIONS,
 )
-_STUB_OPTIONS = ("strict", "strict_skip")
+_STUB_OPTIONS = ("strict", "strict_skip", "dialect")
 """Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
+
+
+SECTION_REQUESTS = 20
+"""The most requests per stub the failure report's section lists (the first quarter and the last ones)."""
+
+
+class TeardownFailure(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+    """The fixture's teardown failure (a `pytest.fail`): under `xfail` it is reported, not expected."""
+
+
+class _Watching:
+    """The stubs of one test: those built during it, and those built before that it used.
+
+    Made before the test's fixtures are set up, so a stub built by another fixture, listed before
+    `wirescript` or after, is the test's own. `checked`: the test uses the fixture, which checks
+    them; else its stubs that nothing checked warn at its teardown.
+    """
+
+    __slots__ = ("born", "checked", "previous", "used", "watch")
+
+    def __init__(self, *, checked: bool) -> None:
+        from . import _ledger
+
+        self.checked = checked
+        self.born: list[ScriptTransport] = []
+        self.used: list[tuple[ScriptTransport, int]] = []
+        self.watch = _ledger.Watch(self._adopt)
+        self.previous = _ledger.watch(self.watch)
+
+    def _adopt(self, stub: ScriptTransport, first: int | None) -> None:
+        if first is None:  # the test's own: checked at its teardown (or warned of, without the fixture)
+            stub._ledger.claimed = True
+            self.born.append(stub)
+        else:  # shared: this test's requests are checked; its turns are left to whoever checks it
+            self.used.append((stub, first))
+
+    def warn(self) -> None:
+        """Warn of each stub built during the test that nothing checked, with turns never requested."""
+        import warnings
+
+        __tracebackhide__ = True
+        from ._ledger import unchecked
+        from .errors import UncheckedStubWarning
+
+        for stub in self.born:
+            message = unchecked(stub._ledger)
+            if message is not None:
+                warnings.warn(message, UncheckedStubWarning, stacklevel=1)
+
+    def end(self) -> None:
+        """Stop watching (a second call does nothing); the watch before it, if any, is back."""
+        global _current
+        from . import _ledger
+
+        if _ledger._watch is self.watch:
+            _ledger.watch(self.previous)
+        if _current is self:
+            _current = None
+
+
+_current: _Watching | None = None
+"""The watch of the test being set up or run (for the fixtures of wider scope it sets up)."""
+_WATCHING = pytest.StashKey["_Watching"]()
+_FACTORY = pytest.StashKey["StubFactory | None"]()
+
+
+def _request_line(stub: ScriptTransport, record: RecordedRequest, records: list[RecordedRequest], label: Any) -> str:
+    """`  requests[1] POST /v1/messages model=… last=… -> script[1]: text 'Hello.'`, and what retried what."""
+    line = f"  {record.summary()}"
+    if record.problem is not None:
+        line += f" -> not answered ({getattr(record.problem, 'kind', 'problem')})"
+    elif record.answered_by == "script" and record.queue is not None and record.turn_index is not None:
+        turn = stub._ledger.turn(record.queue, record.turn_index)
+        line += f" -> {label(record.queue)}[{record.turn_index}]" + (f": {turn.describe()}" if turn is not None else "")
+    elif record.answered_by is not None:
+        line += f" -> the {'script function' if record.answered_by == 'function' else 'fallback'}'s answer"
+    if record.retry_count:
+        earlier = [r for r in records if r.index < record.index and not r.retry_count and r.path == record.path]
+        of = f" of requests[{earlier[-1].index}]" if earlier else ""
+        line += f"  <- the SDK's own retry {record.retry_count}{of}, whose answer the app never saw"
+    return line
 
 
 class StubFactory:
@@ -107,11 +189,13 @@ class StubFactory:
 
     __slots__ = (
         "_allow",
+        "_check_hand_built",
         "_check_overflow",
         "_check_unused",
         "_closers",
         "_defaults",
         "_drift",
+        "_excluded",
         "_guard",
         "_interceptions",
         "_match_recorded",
@@ -132,6 +216,7 @@ class StubFactory:
         check_hand_built: bool = True,
         strict: bool | None = None,
         strict_skip: Iterable[str] | None = None,
+        dialect: str | None = None,
         record_mode: str = "none",
         test: pytest.Item | None = None,
         match_recorded: bool = False,
@@ -140,7 +225,7 @@ class StubFactory:
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
         self._check_unused = check_unused
         self._guard = guard
-        given = {"strict": strict, "strict_skip": strict_skip}
+        given = {"strict": strict, "strict_skip": strict_skip, "dialect": dialect}
         self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
@@ -150,17 +235,30 @@ class StubFactory:
         self._closers: list[Any] = []
         self._match_recorded = match_recorded
         self._drift: list[tuple[ScriptTransport, dict[tuple[str, int], str]]] = []
-        self._watching = False
-        if check_hand_built:
-            from . import transport
-
-            transport._WATCHERS.append(self._adopt)
-            self._watching = True
+        self._excluded: list[ScriptTransport] = []  # made here, but not to be checked (a replay that records on)
+        self._watching: _Watching | None = None  # the test's stubs, built by hand or used (set by the fixture)
+        self._check_hand_built = check_hand_built
 
     def _adopt(self, stub: ScriptTransport) -> None:
-        """A stub built during the test, by the factory or by hand: checked at teardown too."""
+        """A stub the factory made: checked at teardown."""
         if not any(known is stub for known in self._stubs):
             self._stubs.append(stub)
+
+    def _checked_stubs(self) -> list[ScriptTransport]:
+        """Every stub checked in full at teardown: the factory's, and those built during the test (by hand too)."""
+        born = self._watching.born if self._watching is not None and self._check_hand_built else []
+        chosen = {id(stub): stub for stub in [*born, *self._stubs]}
+        return [stub for stub in chosen.values() if not any(stub is excluded for excluded in self._excluded)]
+
+    def _shared_stubs(self) -> list[tuple[ScriptTransport, int]]:
+        """The stubs built before the test (module level, a fixture of wider scope) that it sent requests to.
+
+        Each with the index of its first request in this test: only this test's requests are checked.
+        """
+        if self._watching is None or not self._check_hand_built:
+            return []
+        checked = {id(stub) for stub in self._checked_stubs()}
+        return [(stub, first) for stub, first in self._watching.used if id(stub) not in checked]
 
     def __call__(
         self, script: ScriptLike | ScriptBuilder, *, intercept: bool | str | Iterable[str] = False, **kwargs: Any
@@ -183,6 +281,7 @@ class StubFactory:
                 interception.__enter__()
             except BaseException:  # the test got no stub: nothing of it to check
                 self._stubs[:] = [known for known in self._stubs if known is not stub]
+                self._excluded.append(stub)
                 raise
             self._interceptions.append(interception)
         self._adopt(stub)
@@ -257,7 +356,7 @@ class StubFactory:
         if mode == "new_episodes" and exists:
             replay = ScriptTransport(load_script(file))
             # Not checked at teardown: past its end is where the new episodes begin, forwarded by design.
-            self._stubs[:] = [known for known in self._stubs if known is not replay]
+            self._excluded.append(replay)
             forward = Episodes(replay, upstream)
             self._closers.append(forward)
         recorder = RecordingTransport(file, upstream=forward)
@@ -275,12 +374,8 @@ class StubFactory:
 
     def close(self) -> None:
         """End the interceptions and the network guard (the fixture calls it at teardown)."""
-        if self._watching:
-            from . import transport
-
-            with contextlib.suppress(ValueError):
-                transport._WATCHERS.remove(self._adopt)
-            self._watching = False
+        if self._watching is not None:
+            self._watching.end()
         while self._interceptions:
             self._interceptions.pop().__exit__(None, None, None)
         for recorder in self._recorders:
@@ -293,12 +388,43 @@ class StubFactory:
     @property
     def stubs(self) -> list[ScriptTransport]:
         """Every stub made so far, in order, those the test built by hand included."""
-        return list(self._stubs)
+        return self._checked_stubs()
 
     def release_all(self) -> None:
         """Release every stub's held requests (the fixture does it after the check), so no thread outlives the test."""
-        for stub in self._stubs:
+        for stub in self._checked_stubs():
             stub.release()
+        for stub, _ in self._shared_stubs():
+            stub.release()
+
+    def requests_section(self) -> str | None:
+        """What the stubs saw, one line per request, the SDK's own retries marked: the report section of a failure.
+
+        At most `SECTION_REQUESTS` lines per stub (the first and the last ones), for stubs that received requests.
+        """
+        from .script import queue_label
+
+        stubs = [(stub, 0) for stub in self._checked_stubs()] + self._shared_stubs()
+        blocks = []
+        retried = False
+        for number, (stub, first) in enumerate(stubs, 1):
+            records = [record for record in stub.requests if record.index >= first]
+            if not records:
+                continue
+            lines = [_request_line(stub, record, records, queue_label) for record in records]
+            if len(lines) > SECTION_REQUESTS:
+                head = SECTION_REQUESTS // 4
+                tail = SECTION_REQUESTS - head
+                lines = [*lines[:head], f"  … {len(lines) - head - tail} request(s) not shown …", *lines[-tail:]]
+            since = f", from requests[{first}] on (built before this test)" if first else ""
+            name = f"stub {number} of {len(stubs)}" if len(stubs) > 1 else "the stub"
+            blocks.append("\n".join([f"{name}: {stub.request_count} request(s){since}", *lines]))
+            retried = retried or any(record.retry_count for record in records)
+        if retried:
+            blocks.append(
+                "(The SDK retried on its own: build the client with max_retries=0, or script one turn per attempt.)"
+            )
+        return "\n".join(blocks) if blocks else None
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -314,7 +440,8 @@ class StubFactory:
         guarded = self._guard.report() if self._guard is not None else None
         if guarded is not None:
             blocks.append(guarded)
-        for number, stub in enumerate(self._stubs, 1):
+        checked = self._checked_stubs()
+        for number, stub in enumerate(checked, 1):
             sections = []
             if self._check_overflow:
                 try:
@@ -356,8 +483,23 @@ class StubFactory:
                             + "\n(Record it again: --wirescript-record=all; or drop match_recorded=True.)"
                         )
             if sections:
-                head = [f"wirescript stub {number} of {len(self._stubs)}:"] if len(self._stubs) > 1 else []
+                head = [f"wirescript stub {number} of {len(checked)}:"] if len(checked) > 1 else []
                 blocks.append("\n".join([*head, *sections]))
+        for stub, first in self._shared_stubs():
+            troubled = [p for p in stub.problems if p.index >= first and p.kind not in self._allow]
+            if troubled:
+                shown = ", ".join(repr(k) for k in sorted({p.kind for p in troubled}))
+                title = (
+                    f"wirescript: {len(troubled)} request(s) of this test to a stub built before it ({stub!r}: at "
+                    "module level, or by a fixture of wider scope) were not answered as scripted:"
+                )
+                hint = (
+                    "(If the app is meant to get these errors, mark the test "
+                    f"@pytest.mark.wirescript(allow=[{shown}]). Its unused turns are not checked here: other tests "
+                    "may use them.)"
+                )
+                more = [f"  … and {len(troubled) - 50} more"] if len(troubled) > 50 else []
+                blocks.append("\n".join([title, *(f"  - {problem}" for problem in troubled[:50]), *more, hint]))
         return "\n".join(blocks) if blocks else None
 
 
@@ -388,6 +530,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     options.pop("allowed_hosts", None)
     record_mode = request.config.getoption(RECORD_OPTION, default="none")
     factory = StubFactory(**options, guard=guard, record_mode=record_mode, test=request.node)
+    factory._watching = request.node.stash.get(_WATCHING, None)
+    request.node.stash[_FACTORY] = factory
     try:
         yield factory
     finally:
@@ -397,7 +541,7 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     finally:
         factory.release_all()  # after the report, which lists them: no held thread leaks into the next test
     if message is not None:
-        pytest.fail(message, pytrace=False)
+        raise TeardownFailure(message, pytrace=False)
 
 
 @pytest.fixture
@@ -533,6 +677,8 @@ def _options_model() -> type[Any]:
         """Check requests against the strict rules (the stubs' `strict=` default)."""
         strict_skip: list[str] | tuple[str, ...] = ()
         """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
+        dialect: str | None = None
+        """The host dialect the stubs answer as (the stubs' `dialect=` default: `wirescript.dialects()`)."""
         match_recorded: bool = False
         """Fail when a request replayed from `wirescript.recorded()` asks something else (model, last
         message, tools) than the request its turn was recorded for."""
@@ -583,6 +729,14 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
         try:
             skip_ids(kwargs["strict_skip"])
         except ScriptError as exc:
+            return str(exc)
+    if kwargs.get("dialect") is not None:
+        from .errors import UsageError
+        from .wires import dialect_wires
+
+        try:
+            dialect_wires(kwargs["dialect"])
+        except UsageError as exc:
             return str(exc)
     hosts = kwargs.get("allowed_hosts")
     if hosts:
@@ -671,10 +825,85 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Check the marker's options on tests that do not use the fixture too, so a typo is never silent."""
-    if "wirescript" not in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER) is not None:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """Watch the stubs of a test that uses the fixture from before its fixtures are set up; check a marker anyway.
+
+    The marker's options are checked on tests that do not use the fixture too, so a typo is never silent.
+    """
+    global _current
+    uses = "wirescript" in getattr(item, "fixturenames", ())
+    if not uses and item.get_closest_marker(MARKER) is not None:
         _marker_options(item)
+    if uses or "wirescript._ledger" in sys.modules:  # a test without the fixture: its stubs nothing checks warn
+        watching = _Watching(checked=uses)
+        item.stash[_WATCHING] = watching
+        _current = watching
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A stub built by a fixture of wider scope than the test is not the test's own: it may serve other tests."""
+    watching = _current
+    if watching is None or fixturedef.scope == "function":
+        return (yield)
+    births, watching.watch.births = watching.watch.births, False
+    try:
+        return (yield)
+    finally:
+        watching.watch.births = births
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Stop watching once every fixture of the test is torn down (the fixture stops first, at its own teardown).
+
+    In a test without the fixture, a stub it built that nothing checked, with turns never requested,
+    warns (`UncheckedStubWarning`) here rather than whenever it is collected.
+    """
+    try:
+        yield
+    finally:
+        watching = item.stash.get(_WATCHING, None)
+        if watching is not None:
+            watching.end()
+        item.stash[_FACTORY] = None
+    if watching is not None and not watching.checked:
+        __tracebackhide__ = True
+        watching.warn()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test shows what its stubs saw; wirescript's teardown failure stays a failure under `xfail`.
+
+    The section lists each request of the test in one line (the SDK's own retries marked), as
+    pytest shows captured logs. pytest's `xfail` turns any exception of a test, its teardown's
+    included, into an expected failure: a test marked `xfail` whose stub went wrong would pass
+    green, so that report is made an error again.
+    """
+    report = yield
+    if call.when == "call" and report.failed:
+        factory = item.stash.get(_FACTORY, None)
+        if factory is not None:
+            try:
+                section = factory.requests_section()
+            except Exception as exc:  # a report section must never hide the test's own failure
+                section = f"(wirescript could not list the requests: {type(exc).__name__}: {exc})"
+            if section:
+                report.sections.append(("wirescript requests", section))
+    elif (
+        call.when == "teardown"
+        and hasattr(report, "wasxfail")
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, TeardownFailure)
+    ):
+        report.outcome = "failed"
+        del report.wasxfail
+    return report
 
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:

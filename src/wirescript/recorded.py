@@ -215,8 +215,15 @@ class RecordedRequest(BaseModel):
     tool_names: list[str] = Field(default_factory=list)
     """The names of the tools offered."""
     tool_results: list[Any] = Field(default_factory=list, repr=False)
-    """The tool results this request sent back, as sent (`tool_result` blocks, `tool` messages,
-    `function_call_output` items, `functionResponse` parts)."""
+    """The tool results of the request's newest message, as sent: what it answers the model's last
+    tool calls with (Anthropic: the last user message's `tool_result` blocks; OpenAI Chat: the `tool`
+    messages after the last assistant message; Responses: the `function_call_output` items after the
+    last assistant message or call item, which with `previous_response_id` is every one the input
+    holds; Gemini: the last `user` or `function` content's `functionResponse` parts; Bedrock Converse:
+    the last user message's `toolResult` blocks). Empty when the newest message answers no tool call."""
+    all_tool_results: list[Any] = Field(default_factory=list, repr=False)
+    """Every tool result the request's messages carry, the newest message's last, in the shapes of
+    `tool_results`; a continued thread's or stored response's earlier ones are not in the body, so not here."""
     stream: bool = False
     """Whether a streamed answer was asked for."""
     max_tokens: int | None = None

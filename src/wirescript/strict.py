@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
-from .wires import default_wires
+from .wires import DIALECTS, default_wires
 from .wires._rules import Rule, Violation, is_int, is_number
 from .wires.anthropic.rules import check_anthropic
 from .wires.base import Wire
@@ -42,6 +42,7 @@ from .wires.openai.rules import check_openai_chat, check_openai_responses, previ
 
 __all__ = [
     "BODY_FOR_ANOTHER_WIRE",
+    "DIALECT_RULES",
     "DOCS_PAGE",
     "FIELD_TYPE",
     "RULES",
@@ -58,6 +59,7 @@ __all__ = [
     "check_wire_mismatch",
     "explain",
     "previous_response_not_found",
+    "rules_table",
     "skip_ids",
 ]
 
@@ -266,7 +268,7 @@ class _BodyChecked(Protocol):
     """A default wire's rules over a bare body, with the context a request would get from the wire's state."""
 
     def check_body(self, body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
-        """Its rules over `body`; `context` holds `history`, `previous_items`, `served_without_thinking`."""
+        """Its rules over `body`; `context` holds `history`, `previous_items`, `betas`, `anthropic_version`, `model`."""
 
 
 _DEFAULT_WIRES = default_wires()
@@ -276,6 +278,9 @@ _CHECKED: dict[str, _BodyChecked] = {wire.name: wire for wire in _DEFAULT_WIRES 
 
 RULES: dict[str, Rule] = dict(_DEFAULT.rules)
 """Every rule of the default wires, by id (a stub's own rules: `StrictRules(stub.wires).rules`)."""
+
+DIALECT_RULES: dict[str, Rule] = {rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.rules}
+"""Every rule of the built-in host dialects (`docs/dialects.md`), by id: what a stub serving them checks too."""
 
 WIRES = tuple(wire.name for wire in _DEFAULT_WIRES if wire.unknown_field is not None)
 """The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
@@ -306,6 +311,9 @@ def check_request(
     previous_items: list[Any] | None = None,
     served_without_thinking: Collection[str] = frozenset(),
     skip: frozenset[str] = frozenset(),
+    betas: Collection[str] = (),
+    anthropic_version: str | None = None,
+    model: str | None = None,
 ) -> Violation | None:
     """Every rule of a default wire for one bare body: the `any.*` rules first, then the wire's own.
 
@@ -314,9 +322,12 @@ def check_request(
         body: The parsed JSON body.
         history: Anthropic only: a continued thread's earlier messages (see `check_anthropic`).
         previous_items: Responses only: the previous response's stored items (see `check_openai_responses`).
-        served_without_thinking: Anthropic only: the `tool_use` ids the server sent in turns without
-            thinking (see `check_anthropic`).
+        served_without_thinking: Accepted for compatibility, not read (the rule that read it is retired).
         skip: Rule ids not to check.
+        betas: Anthropic only: the request's `anthropic-beta` betas (see `check_anthropic`).
+        anthropic_version: Anthropic only: the request's API version, from the `anthropic-version`
+            header (see `check_anthropic`); None: the rules that depend on it are not checked.
+        model: Bedrock only: the model id of the path, for its model-dependent rule (see `check_converse`).
 
     Returns:
         The first violation, or None.
@@ -333,7 +344,9 @@ def check_request(
         skip=skip,
         history=history,
         previous_items=previous_items,
-        served_without_thinking=served_without_thinking,
+        betas=betas,
+        anthropic_version=anthropic_version,
+        model=model,
     )
 
 
@@ -362,7 +375,8 @@ def skip_ids(value: object, name: str = "strict_skip", *, rules: Mapping[str, Ru
     Args:
         value: The ids: a list, tuple or set of strings, each a key of `rules`.
         name: The option's name, for the message.
-        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' (`RULES`).
+        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' and the host dialects'
+            (`RULES`, `DIALECT_RULES`).
 
     Returns:
         The ids.
@@ -372,7 +386,7 @@ def skip_ids(value: object, name: str = "strict_skip", *, rules: Mapping[str, Ru
             of the wires declares; the message names the closest rule id.
 
     """
-    known = RULES if rules is None else rules
+    known = {**RULES, **DIALECT_RULES} if rules is None else rules
     if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
         hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
         raise ScriptError(f"{name}: expected a list of strict rule ids, got {type(value).__name__} {value!r}{hint}")
@@ -386,3 +400,56 @@ def skip_ids(value: object, name: str = "strict_skip", *, rules: Mapping[str, Ru
                 f"{len(known)} rules, each a key of their Wire.rules; the built-in ones are listed in {DOCS_PAGE})"
             )
     return frozenset(ids)
+
+
+def rules_table(wires: Iterable[Wire] | None = None) -> str:
+    """The strict rules of `wires` as Markdown: a table per provider, then the retired rules.
+
+    Each row names the rule's id, the wires that check it, its status, what it refuses and its
+    source; the rules are listed in the order their wires check them. What `docs/strict-requests.md`
+    shows is this, over the default wires (a test keeps the page and the rules the same).
+
+    Args:
+        wires: The wires (a stub's: `stub.wires`); None: the default wires.
+
+    """
+    wired = tuple(default_wires() if wires is None else wires)
+    rules = StrictRules(wired).rules
+    owners: dict[str, list[str]] = {rule_id: [] for rule_id in rules}
+    for wire in wired:
+        for rule in wire.rules:
+            if wire.name not in owners[rule.id]:
+                owners[rule.id].append(wire.name)
+    if BODY_FOR_ANOTHER_WIRE.id in owners:
+        owners[BODY_FOR_ANOTHER_WIRE.id] = [wire.name for wire in wired if wire.unknown_field is not None]
+    if FIELD_TYPE.id in owners:
+        owners[FIELD_TYPE.id] = [wire.name for wire in wired if wire.field_types]
+    headings = {wire.name: wire.label or wire.endpoint for wire in wired}
+    sections: dict[str, list[Rule]] = {}
+    for rule in [
+        *(r for r in rules.values() if r.provider != "any"),
+        *(r for r in rules.values() if r.provider == "any"),
+    ]:
+        if rule.retired is None:
+            sections.setdefault(rule.provider, []).append(rule)
+    out: list[str] = []
+    for provider, listed in sections.items():
+        title = "Any wire" if provider == "any" else headings.get(provider, provider)
+        out += [f"### {title}", "", "| id | checked by | status | refuses | source |", "|---|---|---|---|---|"]
+        for rule in listed:
+            checked = ", ".join(f"`{name}`" for name in owners[rule.id]) or "every wire"
+            out.append(f"| `{rule.id}` | {checked} | {rule.status} | {_cell(rule.summary)} | {_cell(rule.source)} |")
+        out.append("")
+    retired = [rule for rule in rules.values() if rule.retired is not None]
+    if retired:
+        out += ["### Retired rules", "", "They refuse nothing; `strict_skip` still takes their ids.", ""]
+        out += ["| id | refused | why it refuses nothing | source of the old refusal |", "|---|---|---|---|"]
+        for rule in retired:
+            out.append(f"| `{rule.id}` | {_cell(rule.summary)} | {_cell(rule.retired or '')} | {_cell(rule.source)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: its pipes escaped."""
+    return text.replace("|", "\\|")

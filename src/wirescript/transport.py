@@ -60,9 +60,6 @@ _NOT_A_CLIENT = (
 )
 """What reading a transport's `timeout` raises: the SDKs read it first from the `http_client` they are given."""
 
-_WATCHERS: list[Callable[[ScriptTransport], None]] = []
-"""Called with every new stub: the pytest plugin adopts the stubs a test builds by hand, to check them."""
-
 
 class ScriptTransport(_TransportBase):
     """A scripted LLM provider: serves turns in order, records every request, fails loudly.
@@ -71,32 +68,31 @@ class ScriptTransport(_TransportBase):
         script: The turns to serve. A list of turns (dicts, `Turn`s or strings) served in arrival
             order; a dict of such lists keyed by model name, `"*"` serving every other model; or
             a function `(RecordedRequest) -> turn | None` (None: the request is unscripted).
-        hold_timeout: Seconds a held request waits for `release()` before it is answered with an
-            error that says so (and reported in `problems`), instead of hanging the suite.
-        fallback: Answers a request its queue can no longer serve (the script ran out, or no queue
-            matches its model), from the request: a function `(RecordedRequest) -> turn | None`.
-            None from it is a problem too. Without a fallback, exhaustion is always a problem.
-        wires: Extra provider APIs (`wirescript.wires.Wire` instances), served before the default
-            wires; one with the `name` of a default wire replaces it.
-        side: What the side endpoints answer (token counts, embeddings, model listings): a
-            `wirescript.SideScript` or its mapping. They consume no turn and, without it, answer
-            deterministically. A mapping script may carry it as its `"$side"` entry instead.
+        hold_timeout: Seconds a held request waits for `release()` before it is answered with an error that
+            says so (and reported in `problems`), instead of hanging the suite.
+        fallback: Answers a request its queue can no longer serve (the script ran out, or no queue matches its
+            model): a function `(RecordedRequest) -> turn | None`; None from it is a problem too.
+        wires: Extra provider APIs (`Wire` instances), served first; one named as a default wire replaces it.
+        side: What the side endpoints (token counts, embeddings, model listings) answer, consuming no turn: a
+            `SideScript` or its mapping (or a mapping script's `"$side"` entry); without it, deterministic answers.
         routes: The escape hatch for endpoints no wire serves: `{"GET /v1/files/{file_id}":
             handler}`, `handler(record)` returning a JSON-able dict (200) or `(status, dict)`; the
             placeholders are in `record.path_params`. Tried before every wire; consume no turn.
-        max_records: Keep only the last this many requests in `requests` (None: all). The counts,
-            `problems` and the requests they name are kept whatever the bound. A record costs about
-            2.4 KB for a small SDK body and about 5 times the body for a long conversation.
+        max_records: Keep only the last this many requests in `requests` (None: all); the counts, `problems`
+            and their requests are kept. A record costs about 2.4 KB (5 times the body for a long chat).
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
             the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
         strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
         mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
             next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
+        dialect: Answer as one OpenAI-compatible host, whatever the host (`docs/dialects.md`): an id of
+            `wirescript.dialects()` (`"ollama@0.20.4"` for a release) or a dialect `Wire` of your own.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
             is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
+        UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
 
@@ -117,13 +113,15 @@ class ScriptTransport(_TransportBase):
         strict: bool = True,
         strict_skip: Iterable[str] = (),
         mcp: MCPScript | None = None,
+        dialect: str | Wire | None = None,
     ) -> None:
-        self._ledger = Ledger.built(script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp)
+        self._ledger = Ledger.built(
+            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect
+        )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
-        for watcher in tuple(_WATCHERS):  # the pytest plugin checks the stubs a test builds by hand
-            watcher(self)
+        self._ledger.own(self)  # the pytest plugin checks the stubs a test builds or uses
 
     @property
     def wires(self) -> tuple[Wire, ...]:

@@ -28,19 +28,8 @@ SCRIPT = [
 ]
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["run", "run_stream"])
-@pytest.mark.parametrize("kind", ["anthropic", "openai_chat", "openai_responses", "google"])
-def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: ModuleType, kind: str, stream: bool) -> None:
-    stub = ScriptTransport(SCRIPT)
-    if kind == "google":
-        pytest.importorskip("google.genai")
-        from test_pydantic_ai_google import google_model
-
-        model = google_model(stub)
-    else:
-        from test_pydantic_ai import make_model
-
-        model = make_model(kind, stub)
+def two_conversations(pydantic_ai: ModuleType, model: Any, *, stream: bool) -> str:
+    """A weather agent's tool loop (run or streamed), then a second run on its history: the second's output."""
     agent = pydantic_ai.Agent(model, instructions="Answer weather questions with the tool.")
 
     @agent.tool_plain
@@ -57,7 +46,23 @@ def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: Module
             history = (await agent.run(QUESTION)).all_messages()
         return (await agent.run("And tomorrow?", message_history=history)).output
 
-    assert asyncio.run(main()) == "Still sunny."
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["run", "run_stream"])
+@pytest.mark.parametrize("kind", ["anthropic", "openai_chat", "openai_responses", "google"])
+def test_pydantic_ai_multi_turn_tool_loops_are_never_refused(pydantic_ai: ModuleType, kind: str, stream: bool) -> None:
+    stub = ScriptTransport(SCRIPT)
+    if kind == "google":
+        pytest.importorskip("google.genai")
+        from test_pydantic_ai_google import google_model
+
+        model = google_model(stub)
+    else:
+        from test_pydantic_ai import make_model
+
+        model = make_model(kind, stub)
+    assert two_conversations(pydantic_ai, model, stream=stream) == "Still sunny."
     assert_none_refused(stub, 4)
 
 
@@ -93,3 +98,26 @@ def test_the_openai_agents_runner_is_never_refused(openai_agents: ModuleType, ki
 
     assert asyncio.run(main()).final_output == "Sunny everywhere."
     assert_none_refused(stub, 3)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["run", "run_stream"])
+def test_a_pydantic_ai_agent_on_bedrock_is_never_refused(
+    pydantic_ai: ModuleType, stream: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """pydantic-ai's Converse model, over a boto3 client the stub answers, through a multi-turn tool loop."""
+    boto3 = pytest.importorskip("boto3")
+    from pydantic_ai.models.bedrock import BedrockConverseModel
+    from pydantic_ai.providers.bedrock import BedrockProvider
+
+    from _support import no_aws_environment
+
+    no_aws_environment(monkeypatch, tmp_path)
+    stub = ScriptTransport(SCRIPT)
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKID", aws_secret_access_key="x"
+    )
+    provider = BedrockProvider(bedrock_client=stub.attach(client))
+    model = BedrockConverseModel("us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider=provider)
+    assert two_conversations(pydantic_ai, model, stream=stream) == "Still sunny."
+    assert len(stub.requests) == 4
+    assert stub.problems == []  # served under strict, Converse rules and all

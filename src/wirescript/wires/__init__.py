@@ -14,32 +14,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
+from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from .anthropic import AnthropicWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiWire
+from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
+from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
 __all__ = [
+    "DIALECTS",
+    "Addresses",
     "AnthropicWire",
     "BedrockWire",
+    "ChatDialect",
     "EmbeddingsWire",
     "Frame",
     "GeminiWire",
     "ModelsWire",
+    "OllamaWire",
     "OpenAIChatWire",
     "OpenAIResponsesWire",
     "Parsed",
+    "Quirk",
     "Rendered",
     "RouteWire",
     "TokenCountWire",
     "TurnlessWire",
     "Wire",
     "default_wires",
+    "dialect_wires",
+    "dialects",
+    "hosted_wires",
     "merge_wires",
+    "stub_wires",
 ]
 
 
@@ -49,7 +61,7 @@ def default_wires() -> list[Wire]:
     return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side]
 
 
-def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
+def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
     """One stub's wires: `extra` first, then every default wire whose `name` none of them takes.
 
     Each wire is given the stop map of them all (`Wire.stop_map`): what one stub's wires say a
@@ -75,5 +87,31 @@ def merge_wires(extra: Sequence[Wire] | None) -> list[Wire]:
         except UsageError as exc:
             raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
-    bind_stops(wires)
+    if bind:
+        bind_stops(wires)
     return wires
+
+
+def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[list[Wire], list[Wire]]:
+    """One stub's wires: those walked in order (`merge_wires`), and those served by address.
+
+    With a `dialect` (an id of `dialects()`, `"ollama@0.20.4"`, or a `Wire` instance) its wires
+    come right after `extra`, before the defaults, and answer on any host; nothing is served by
+    address. Without one, the built-in dialects that have default addresses (`localhost:11434`,
+    `api.mistral.ai`, …) answer there (`hosted_wires`), less those whose name a wire of `extra` takes.
+
+    Raises:
+        UsageError: As `merge_wires`; an unknown dialect (naming the closest) or one of `extra`'s names.
+
+    """
+    chosen = dialect_wires(dialect) if dialect is not None else []
+    given = list(extra or ())
+    taken = {wire.name for wire in given if isinstance(wire, Wire)}
+    for wire in chosen:
+        if wire.name in taken:
+            raise UsageError(f"dialect: its {wire.name!r} wire has the name of one of wires=; each name serves once")
+    walked = merge_wires([*given, *chosen], bind=False)
+    names = {wire.name for wire in walked}
+    addressed = [] if dialect is not None else [wire for wire in hosted_wires() if wire.name not in names]
+    bind_stops([*walked, *addressed])
+    return walked, addressed

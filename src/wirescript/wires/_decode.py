@@ -26,6 +26,7 @@ __all__ = [
     "decoded_usage",
     "is_event_stream",
     "json_body",
+    "since_last_assistant",
     "sse_json",
 ]
 
@@ -148,3 +149,22 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """A list field of a request body, or [] when absent or of another type."""
     return value if isinstance(value, list) else []
+
+
+def since_last_assistant(messages: list[Any], roles: tuple[str, ...]) -> list[Any]:
+    """The messages of one of `roles` after the last `assistant` message: a chat request's newest tool results.
+
+    What `RecordedRequest.tool_results` holds on the wires whose tool results are messages of their own
+    (Chat Completions' `tool` messages, Ollama's): the ones this request answers, not the conversation's.
+    """
+    found: list[Any] = []
+    for message in reversed(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            break
+        if role in roles:
+            found.append(message)
+    found.reverse()
+    return found

@@ -47,15 +47,26 @@ class Pieces:
 
 
 def parse_messages(body: Any) -> Parsed:
-    """Model, system, messages, tools and tool_result blocks of a Messages request body."""
+    """Model, system, messages, tools and tool_result blocks of a Messages request body.
+
+    `tool_results` are the last user message's `tool_result` blocks; `all_tool_results` every message's.
+    """
     messages = as_list(body.get("messages"))
     tools = as_list(body.get("tools"))
     model = body.get("model")
-    tool_results: list[Any] = []
+    all_results: list[Any] = []
+    newest: list[Any] = []  # the last user message's
     for m in messages:  # a loop, not a comprehension: no function call per request for the usual text messages
-        content = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
         if isinstance(content, list):
-            tool_results += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            found = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            all_results += found
+        else:
+            found = []
+        if m.get("role") == "user":
+            newest = found
     return Parsed(
         model=model if isinstance(model, str) else None,
         system=text_of(body.get("system"), sep="\n"),
@@ -64,7 +75,8 @@ def parse_messages(body: Any) -> Parsed:
         tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
         if tools
         else [],
-        tool_results=tool_results,
+        tool_results=newest,
+        all_tool_results=all_results,
         stream=body.get("stream") is True,
         max_tokens=as_int(body.get("max_tokens")),
         temperature=as_float(body.get("temperature")),

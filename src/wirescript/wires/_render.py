@@ -6,6 +6,7 @@ Private helpers of the wires in this package, provider-neutral: a wire of its ow
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -15,6 +16,7 @@ from ..sse import json_dumps
 __all__ = [
     "DEFAULT_INPUT_TOKENS",
     "RETRYABLE",
+    "alphanumeric",
     "break_json",
     "chunks",
     "default_usage",
@@ -77,3 +79,16 @@ def retry_headers(spec: ErrorSpec, retryable: frozenset[int] = RETRYABLE) -> dic
 def break_json(arguments: str) -> str:
     """Tool arguments made into text that is not JSON (`Fault.malformed_tool_json`)."""
     return arguments[:-1] + ', "oops": }' if len(arguments) > 2 else '{"oops": }'
+
+
+_ALNUM = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def alphanumeric(seed: str, length: int, alphabet: str = _ALNUM) -> str:
+    """`length` characters of `alphabet`, the same for the same `seed` (deterministic ids)."""
+    number = int.from_bytes(hashlib.blake2b(seed.encode(), digest_size=16).digest(), "big")
+    out = []
+    for _ in range(length):
+        number, digit = divmod(number, len(alphabet))
+        out.append(alphabet[digit])
+    return "".join(out)

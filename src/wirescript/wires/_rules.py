@@ -6,11 +6,12 @@ Provider-neutral and transport-free: the per-provider rule modules import this, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Generic, TypeGuard, TypeVar
 
-__all__ = ["Rule", "Violation", "dicts", "first_violation", "is_int", "is_number", "json_type"]
+__all__ = ["ModelTable", "Rule", "Violation", "dicts", "first_violation", "is_int", "is_number", "json_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,9 @@ class Rule:
             where it was seen).
         status: The HTTP status the real API answers with.
         code: The `error.code` the real API sends with it, where it is observed (OpenAI), else None.
+        retired: Why the rule refuses nothing any more, when it does not (the provider's current docs
+            say the body is accepted); None for a rule in force. A retired rule keeps its id, so a
+            `strict_skip` naming it stays valid.
 
     """
 
@@ -34,6 +38,7 @@ class Rule:
     source: str
     status: int = 400
     code: str | None = None
+    retired: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +107,70 @@ def dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         for i, item in enumerate(value):
             if isinstance(item, dict):
                 yield i, item
+
+
+_T = TypeVar("_T")
+
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})(?:-v\d+(?::\d+)?)?|@\d{8}")
+"""What may follow a model id in a table and still name that model: a dated snapshot (`-20250514`,
+`-2025-04-16`) or a Vertex AI version (`@20250514`); nothing else (`claude-opus-5-5` is not `claude-opus-5`)."""
+
+
+class ModelTable(Generic[_T]):
+    """What a provider documents of its models, keyed by model id, with the date the table was checked.
+
+    A key names a model and its dated snapshots: `claude-sonnet-4` is `claude-sonnet-4` and
+    `claude-sonnet-4-20250514`, not `claude-sonnet-4-5` (a model of its own). A model the table does
+    not name gets None, and a rule that reads the table refuses nothing for it: the table only ever
+    adds refusals for the models it lists, so an old table errs toward acceptance.
+
+    Tables are immutable; `updated` returns a copy with entries added or replaced, which a wire of
+    your own declares (`class MyWire(AnthropicWire): models = AnthropicWire.models.updated({...})`).
+
+    Args:
+        entries: The model id (without snapshot suffix) and its facts.
+        as_of: The date the entries were checked against the provider's docs (`YYYY-MM-DD`).
+
+    """
+
+    __slots__ = ("_cache", "_entries", "as_of")
+
+    def __init__(self, entries: Mapping[str, _T], *, as_of: str) -> None:
+        self._entries: dict[str, _T] = dict(entries)
+        self.as_of = as_of
+        """The date the entries were checked against the provider's docs."""
+        self._cache: dict[str, _T | None] = {}
+
+    def __getitem__(self, model: str) -> _T:
+        return self._entries[model]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def items(self) -> Iterator[tuple[str, _T]]:
+        """The entries, in the order they were given."""
+        return iter(self._entries.items())
+
+    def updated(self, entries: Mapping[str, _T], *, as_of: str | None = None) -> ModelTable[_T]:
+        """A copy with `entries` added (or replacing the ones of the same id)."""
+        return ModelTable({**self._entries, **entries}, as_of=as_of or self.as_of)
+
+    def lookup(self, model: Any) -> _T | None:
+        """The entry naming `model` (its id, or a dated snapshot of it), or None for a model the table does not list."""
+        if not isinstance(model, str):
+            return None
+        cache = self._cache
+        if model in cache:
+            return cache[model]
+        found = self._entries.get(model)
+        if found is None:
+            for key, value in self._entries.items():
+                if model.startswith(key) and _SNAPSHOT.fullmatch(model, len(key)):
+                    found = value
+                    break
+        if len(cache) < 512:  # a stub's requests name a few models
+            cache[model] = found
+        return found

@@ -112,6 +112,9 @@ class Parsed:
     tools: list[Any] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     tool_results: list[Any] = field(default_factory=list)
+    """The tool results of the request's newest message (or turn): what it answers the model's last calls with."""
+    all_tool_results: list[Any] | None = None
+    """Every tool result the request's messages carry; None: the same as `tool_results`."""
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None
@@ -144,9 +147,17 @@ class Wire(ABC):
     """Its API's hosts, as host patterns (`*` within one DNS label: `*.openai.azure.com`, the syntax of
     `intercept(hosts=...)`). `stub.intercept()` takes the hosts of the stub's wires, and a request
     there that no wire serves is answered in this wire's error envelope."""
+    addresses: ClassVar[tuple[str, ...]] = ()
+    """Where its server answers by default, as `host` or `host:port` (`localhost:11434`, `api.mistral.ai`):
+    what a host dialect declares. A stub made without `dialect=` answers a request to one of the
+    built-in dialects' addresses with that dialect, before walking the other wires. Never intercepted:
+    `hosts` are."""
     boto_service: ClassVar[str | None] = None
     """The AWS service (botocore's `service_name`) whose boto3 clients it answers: `intercept()` serves
     the clients of it created while open (`bedrock-runtime`)."""
+    client_hint: ClassVar[str | None] = None
+    """How a test gives its SDK's client the stub, when not `http_client=httpx2.Client(transport=stub)`:
+    the network guard names it when it refuses a connection to one of its `hosts`."""
     retryable: ClassVar[frozenset[int]] = RETRYABLE
     """The statuses its SDK retries: a scripted error with one of them gets `retry-after-ms: 1`."""
     retry_count_header: ClassVar[str | None] = None

@@ -12,11 +12,13 @@ from ...script import ErrorSpec, StreamError, Turn
 from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
 from .. import _messages
 from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_json
+from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
 from .._render import error_message, retry_headers
-from .._rules import Violation
+from .._rules import ModelTable, Violation
 from ..base import Frame, Parsed, Rendered, Wire
-from .rules import RULES, check_anthropic
+from .models import CLAUDE_MODELS, ClaudeModel
+from .rules import RULES, check_anthropic, plainly_valid, rules_violation
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicWire"]
 
@@ -65,6 +67,9 @@ class AnthropicWire(Wire):
     )
     retry_count_header = "x-stainless-retry-count"
     rules = RULES
+    models: ClassVar[ModelTable[ClaudeModel]] = CLAUDE_MODELS
+    """The Claude models the model-dependent strict rules know (output limits, prefills, sampling): a
+    subclass may declare an updated table (`CLAUDE_MODELS.updated({...})`); an unknown model is never refused."""
     label = "Anthropic Messages (POST /v1/messages)"
     own_fields = ("system", "max_tokens", "messages")
     unknown_field = "{key}: Extra inputs are not permitted"
@@ -91,8 +96,6 @@ class AnthropicWire(Wire):
 
     def __init__(self) -> None:
         self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}
-        self._served_without_thinking: set[str] = set()
-        """The `tool_use` ids this wire sent in turns without thinking (for `anthropic.thinking-not-first`)."""
         self._threads_lock = threading.Lock()
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
@@ -138,8 +141,8 @@ class AnthropicWire(Wire):
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Anthropic strict rules; a continued thread is checked with the conversation the wire holds for it.
 
-        `anthropic.thinking-not-first` lets through a tool loop whose `tool_use` this wire served in a
-        turn without thinking: the script left the block out, not the app.
+        The API version and betas come from the request: the body's `anthropic_version` (Vertex AI
+        carries it there), else the `anthropic-version` header; the `anthropic-beta` header.
         """
         body = record.body
         if not isinstance(body, dict):
@@ -152,15 +155,29 @@ class AnthropicWire(Wire):
             history = known[0] if known is not None else None
         if "model" not in body and _vertex_model(record.path) is not None:
             body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
-        # The live set: the rule only tests membership, which is safe while render adds to it.
-        served = self._served_without_thinking
-        return check_anthropic(body, history=history, served_without_thinking=served, skip=skip)
+        if history is None and plainly_valid(body, self.models):  # no rule can refuse it: the headers are not read
+            return None
+        version = body.get("anthropic_version")
+        headers = record.headers
+        return rules_violation(
+            body,
+            history=history,
+            skip=skip,
+            betas=header_betas(headers.get("anthropic-beta")),
+            anthropic_version=version if isinstance(version, str) else headers.get("anthropic-version"),
+            models=self.models,
+        )
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Its rules over a bare body, with the context `check` reads from the wire (`strict.check_request`)."""
-        served = context.get("served_without_thinking") or frozenset()
-        return check_anthropic(body, history=context.get("history"), served_without_thinking=served, skip=skip)
+        return check_anthropic(
+            body,
+            history=context.get("history"),
+            skip=skip,
+            betas=context.get("betas") or (),
+            anthropic_version=context.get("anthropic_version"),
+        )
 
     def claims_body(self, body: dict[str, Any]) -> bool:
         """A body with a field only Messages has (`system`, `thinking`, …), or a tool use, tool result or thinking."""
@@ -185,9 +202,6 @@ class AnthropicWire(Wire):
         msg_id = f"msg_{record.index:04d}"
         model = record.model or "claude-wirescript"
         message, arguments = _messages.message(turn, record.index, model, msg_id, self.canonical_stop(turn))
-        if turn.thinking is None and turn.tool_calls:
-            with self._threads_lock:
-                self._served_without_thinking.update(b["id"] for b in message["content"] if b["type"] == "tool_use")
         if isinstance(record.body, dict) and "thread" in record.body:
             with self._threads_lock:
                 self._threads[msg_id] = (
@@ -210,15 +224,21 @@ class AnthropicWire(Wire):
         return server_tools_problem(turn, record)
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
-        """`{"type": "error", "error": {"type", "message"}}` with the status and a `request-id`."""
+        """`{"type": "error", "error": {"type", "message"}, "request_id"}` with the status and a `request-id` header.
+
+        The body's `request_id` is the header's, as the API sends them (the anthropic SDK's
+        `ErrorResponse` has the field).
+        """
         error: dict[str, Any] = {
             "type": spec.type or _error_type(spec.status),
             "message": error_message(spec),
         }
         if spec.code is not None:
             error["details"] = {"error_code": spec.code}
-        headers = {**_JSON_HEADERS, "request-id": f"req_{record.index:04d}", **retry_headers(spec, self.retryable)}
-        return Rendered(spec.status, headers, json_dumps({"type": "error", "error": error}).encode())
+        request_id = f"req_{record.index:04d}"
+        headers = {**_JSON_HEADERS, "request-id": request_id, **retry_headers(spec, self.retryable)}
+        body = {"type": "error", "error": error, "request_id": request_id}
+        return Rendered(spec.status, headers, json_dumps(body).encode())
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A Message (JSON or its SSE events) or an error envelope as a turn.

@@ -27,13 +27,14 @@ from ...script import ErrorSpec, StreamError, Turn
 from ...sse import json_dumps
 from .. import _messages
 from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, decoded_usage, json_body
+from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
 from .._render import retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
-from .rules import RULES, check_converse
+from .rules import RULES, check_converse, check_invoke
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
 
@@ -82,6 +83,22 @@ def operation(path: str) -> tuple[str, str] | None:
     return (found["model"], found["op"]) if found else None
 
 
+def _tool_result_blocks(message: dict[str, Any]) -> list[Any]:
+    """A Converse message's `{"toolResult": ...}` blocks."""
+    return [b for b in as_list(message.get("content")) if isinstance(b, dict) and isinstance(b.get("toolResult"), dict)]
+
+
+def _claude_body(body: dict[str, Any], model: str | None) -> bool:
+    """Whether an InvokeModel body is Claude's Messages body.
+
+    It is when it carries `anthropic_version`, or `messages` for a path's model id that names an
+    Anthropic model (`anthropic.claude-…`, `us.anthropic.…`); an ARN that names none is not read.
+    """
+    if "anthropic_version" in body:
+        return True
+    return "messages" in body and isinstance(model, str) and "anthropic." in model.lower()
+
+
 def _system_text(system: Any) -> str | None:
     texts = [b["text"] for b in as_list(system) if isinstance(b, dict) and isinstance(b.get("text"), str)]
     return "\n".join(texts) if texts else None
@@ -119,6 +136,7 @@ class BedrockWire(Wire):
     boto_service = "bedrock-runtime"
     retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
     rules = RULES
+    label = "Amazon Bedrock runtime (Converse; InvokeModel for Claude)"
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/model/{modelId}/{operation}` for the four operations, on any host."""
@@ -162,13 +180,11 @@ class BedrockWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)],
-            tool_results=[
-                block
-                for m in messages
-                if isinstance(m, dict)
-                for block in as_list(m.get("content"))
-                if isinstance(block, dict) and isinstance(block.get("toolResult"), dict)
-            ],
+            tool_results=next(
+                (_tool_result_blocks(m) for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                [],
+            ),
+            all_tool_results=[block for m in messages if isinstance(m, dict) for block in _tool_result_blocks(m)],
             stream=op == "converse-stream",
             max_tokens=as_int(inference.get("maxTokens")),
             temperature=as_float(inference.get("temperature")),
@@ -216,19 +232,27 @@ class BedrockWire(Wire):
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
-        """Converse's observed refusals (roles alternate, each `toolUse` answered, a `toolConfig`).
+        """Converse's refusals, or for InvokeModel the Claude Messages body's (with Bedrock's differences).
 
-        An InvokeModel body is the model's own, not Bedrock's, and is not checked.
+        An InvokeModel body carrying `anthropic_version`, or `messages` for a model id naming Anthropic's,
+        is Claude's Messages body (what `anthropic.AnthropicBedrock` and boto3's `invoke_model` send for
+        Claude); another model's own body (Nova's, Mistral's, gpt-oss's `messages` too) is not checked.
         """
         found = operation(record.path)
-        if found is None or found[1] not in ("converse", "converse-stream") or not isinstance(record.body, dict):
+        body = record.body
+        if found is None or not isinstance(body, dict):
             return None
-        return check_converse(record.body, skip=skip)
+        if found[1] in ("converse", "converse-stream"):
+            return check_converse(body, skip=skip, model=record.model)
+        if not _claude_body(body, record.model):
+            return None  # another model's own body, which Bedrock passes through
+        betas = header_betas(record.headers.get("anthropic-beta"))
+        return check_invoke(body, record.model, skip=skip, betas=betas)
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
         """Converse's rules over a bare body (`wirescript.strict.check_request`)."""
-        return check_converse(body, skip=skip)
+        return check_converse(body, skip=skip, model=context.get("model"))
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"message": …}` with `x-amzn-errortype` naming the exception (`type`, else the status's)."""

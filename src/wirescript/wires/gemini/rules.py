@@ -6,10 +6,11 @@ The API reads protobuf JSON, so every field may be spelled in snake_case or came
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from .._rules import Rule, Violation, first_violation
+from .._rules import Rule, Violation, is_number
 
 __all__ = ["RULES", "check_gemini"]
 
@@ -32,7 +33,7 @@ INVALID_ROLE = Rule(
 FUNCTION_CALL_FIRST = Rule(
     "gemini.function-call-first",
     "gemini",
-    "The conversation starts with a function call turn.",
+    "A function call turn with no user turn before it (the conversation starts with the model's turn).",
     "Observed: 'Please ensure that function call turn comes immediately after a user turn or after a function "
     "response turn.' 'when the sent conversation history starts with a function call' "
     "(github.com/google-gemini/gemini-cli/issues/11814, filed by a maintainer)",
@@ -59,16 +60,58 @@ DUPLICATE_FUNCTION_DECLARATION = Rule(
     "github.com/smarter-sh/smarter/issues/537)",
 )
 
+EMPTY_PARTS = Rule(
+    "gemini.empty-parts",
+    "gemini",
+    "A content with no `parts` (missing or `[]`).",
+    "Observed: '* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.' (INVALID_ARGUMENT; "
+    "github.com/vercel/ai/issues/3775, github.com/egoist/chatwise-releases/issues/250)",
+)
+FUNCTION_NAME_PATTERN = Rule(
+    "gemini.function-name-pattern",
+    "gemini",
+    "A function declaration name with a character other than letters, digits, `_`, `.`, `:` and `-` (a space).",
+    "Observed: '* GenerateContentRequest.tools[0].function_declarations[18].name: Invalid function name. Must start "
+    "with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or "
+    "dashes (-), with a maximum length of 64.' (github.com/google-gemini/gemini-cli/issues/9535). Only the characters "
+    "every published variant refuses are checked; the length (64 or 128) and the first character vary by model.",
+)
+TEMPERATURE_RANGE = Rule(
+    "gemini.temperature-range",
+    "gemini",
+    "`generationConfig.temperature` outside [0, 2].",
+    "Observed: 3.0 and -1.0 refused with 'supported range is from 0 (inclusive) to 2.0001 (exclusive)' (a recorded "
+    "probe of the live API); API reference, GenerationConfig.temperature: 'Values can range from [0.0, 2.0].' "
+    "https://ai.google.dev/api/generate-content#generationconfig",
+)
+RESPONSE_MIME_TYPE = Rule(
+    "gemini.response-mime-type",
+    "gemini",
+    "A `responseMimeType` other than `text/plain`, `application/json`, `application/xml`, `application/yaml` or "
+    "`text/x.enum`.",
+    "Observed: 'GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are text/plain, "
+    "application/json, application/xml, application/yaml and text/x.enum' (400); API reference, "
+    "GenerationConfig.responseMimeType, https://ai.google.dev/api/generate-content#generationconfig",
+)
+
 RULES: tuple[Rule, ...] = (
     CONTENTS_MISSING,
     INVALID_ROLE,
+    EMPTY_PARTS,
     FUNCTION_CALL_FIRST,
-    FUNCTION_RESPONSE_POSITION,
     FUNCTION_RESPONSE_COUNT,
+    FUNCTION_RESPONSE_POSITION,
     DUPLICATE_FUNCTION_DECLARATION,
+    FUNCTION_NAME_PATTERN,
+    TEMPERATURE_RANGE,
+    RESPONSE_MIME_TYPE,
 )
+"""Every Gemini rule, in the order they are checked (the function-response count before its position, as the API
+reports them)."""
 
 _ROLES = ("user", "model", "function")
+_FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_.:\-]*")
+_MIME_TYPES = ("text/plain", "application/json", "application/xml", "application/yaml", "text/x.enum")
 
 
 def field(obj: dict[str, Any], snake: str) -> Any:
@@ -107,15 +150,13 @@ def check_gemini(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) ->
         The violation of the first broken rule, in the order of `RULES`; None when the request passes.
 
     """
-    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
-        (CONTENTS_MISSING, lambda: _contents_missing(body)),
-        (INVALID_ROLE, lambda: _invalid_role(body)),
-        (FUNCTION_CALL_FIRST, lambda: _function_call_first(body)),
-        (FUNCTION_RESPONSE_POSITION, lambda: _function_response_position(body)),
-        (FUNCTION_RESPONSE_COUNT, lambda: _function_response_count(body)),
-        (DUPLICATE_FUNCTION_DECLARATION, lambda: _duplicate_declarations(body)),
-    ]
-    return first_violation(checks, skip)
+    for rule, check in _CHECKS:  # a table built once, not closures per request
+        if rule.id in skip:
+            continue
+        violation = check(body)
+        if violation is not None:
+            return violation
+    return None
 
 
 def _contents_missing(body: dict[str, Any]) -> Violation | None:
@@ -132,15 +173,31 @@ def _invalid_role(body: dict[str, Any]) -> Violation | None:
     return None
 
 
+def _empty_parts(body: dict[str, Any]) -> Violation | None:
+    for i, content in enumerate(_contents(body)):
+        if isinstance(content, dict) and not _as_list(field(content, "parts")):
+            where = f"contents[{i}].parts"
+            return Violation(EMPTY_PARTS, f"* GenerateContentRequest.{where}: contents.parts must not be empty.", where)
+    return None
+
+
 def _function_call_first(body: dict[str, Any]) -> Violation | None:
-    contents = _contents(body)
-    if contents and _count(contents[0], "function_call"):
-        return Violation(
-            FUNCTION_CALL_FIRST,
-            "Please ensure that function call turn comes immediately after a user turn or after a function response "
-            "turn.",
-            "contents[0]",
-        )
+    """A function call turn must follow a user turn or a function response turn: refused when none precedes it.
+
+    Consecutive model contents are one turn (google-genai's streamed automatic function calling sends
+    the text and the call of one answer as separate model contents), so a call after model text is
+    refused only when no user content comes before them: the conversation starts with the model's turn.
+    """
+    for i, content in enumerate(_contents(body)):
+        if isinstance(content, dict) and content.get("role") != "model":
+            return None  # a user (or function) content precedes every later call turn
+        if _count(content, "function_call"):
+            return Violation(
+                FUNCTION_CALL_FIRST,
+                "Please ensure that function call turn comes immediately after a user turn or after a function "
+                "response turn.",
+                f"contents[{i}]",
+            )
     return None
 
 
@@ -184,3 +241,65 @@ def _duplicate_declarations(body: dict[str, Any]) -> Violation | None:
                 return Violation(DUPLICATE_FUNCTION_DECLARATION, message, f"tools[{i}].function_declarations[{k}].name")
             seen.add(name)
     return None
+
+
+def _function_names(body: dict[str, Any]) -> Violation | None:
+    for i, tool in enumerate(_as_list(field(body, "tools"))):
+        if not isinstance(tool, dict):
+            continue
+        for k, declaration in enumerate(_as_list(field(tool, "function_declarations"))):
+            name = declaration.get("name") if isinstance(declaration, dict) else None
+            if isinstance(name, str) and not _FUNCTION_NAME.fullmatch(name):
+                where = f"tools[{i}].function_declarations[{k}].name"
+                return Violation(
+                    FUNCTION_NAME_PATTERN,
+                    f"* GenerateContentRequest.{where}: Invalid function name. Must start with a letter or an "
+                    "underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes "
+                    "(-), with a maximum length of 64.",
+                    where,
+                )
+    return None
+
+
+def _config(body: dict[str, Any]) -> dict[str, Any]:
+    config = field(body, "generation_config")
+    return config if isinstance(config, dict) else {}
+
+
+def _temperature(body: dict[str, Any]) -> Violation | None:
+    value = _config(body).get("temperature")
+    if is_number(value) and not 0 <= value < 2.0001:
+        return Violation(
+            TEMPERATURE_RANGE,
+            f"Unable to submit request because it has a temperature value of {value} but the supported range is from "
+            "0 (inclusive) to 2.0001 (exclusive). Update the value and try again.",
+            "generation_config.temperature",
+        )
+    return None
+
+
+def _response_mime_type(body: dict[str, Any]) -> Violation | None:
+    value = field(_config(body), "response_mime_type")
+    if isinstance(value, str) and value not in _MIME_TYPES:
+        return Violation(
+            RESPONSE_MIME_TYPE,
+            "* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are text/plain, "
+            "application/json, application/xml, application/yaml and text/x.enum",
+            "generation_config.response_mime_type",
+        )
+    return None
+
+
+_CHECKS: tuple[tuple[Rule, Callable[[dict[str, Any]], Violation | None]], ...] = (
+    (CONTENTS_MISSING, _contents_missing),
+    (INVALID_ROLE, _invalid_role),
+    (EMPTY_PARTS, _empty_parts),
+    (FUNCTION_CALL_FIRST, _function_call_first),
+    (FUNCTION_RESPONSE_COUNT, _function_response_count),
+    (FUNCTION_RESPONSE_POSITION, _function_response_position),
+    (DUPLICATE_FUNCTION_DECLARATION, _duplicate_declarations),
+    (FUNCTION_NAME_PATTERN, _function_names),
+    (TEMPERATURE_RANGE, _temperature),
+    (RESPONSE_MIME_TYPE, _response_mime_type),
+)
+"""Every Gemini check, in the order of `RULES`."""

@@ -130,6 +130,19 @@ def _model_of(path: str) -> str | None:
     return resource.rpartition("/")[2] or None
 
 
+def _newest_responses(contents: list[Any]) -> list[Any]:
+    """The functionResponse parts of the last content that is not the model's (a `user` or `function` turn)."""
+    for content in reversed(contents):
+        if not isinstance(content, dict) or content.get("role") == "model":
+            continue
+        return [
+            part
+            for part in as_list(content.get("parts"))
+            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
+        ]
+    return []
+
+
 class GeminiWire(Wire):
     """The Gemini Developer API as google-genai (and frameworks on it) calls it.
 
@@ -154,6 +167,10 @@ class GeminiWire(Wire):
     credential_query = ("key",)
     # The Gemini API, and Vertex AI's global and regional (`us-central1-aiplatform.googleapis.com`) endpoints.
     hosts = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com", "*-aiplatform.googleapis.com")
+    client_hint = (
+        "google-genai: http_options=types.HttpOptions(httpx_client=httpx2.Client(transport=stub), "
+        "httpx_async_client=httpx2.AsyncClient(transport=stub))"
+    )
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES
@@ -206,7 +223,8 @@ class GeminiWire(Wire):
                 for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
             ],
-            tool_results=[
+            tool_results=_newest_responses(contents),
+            all_tool_results=[
                 part
                 for content in contents
                 if isinstance(content, dict)

@@ -10,12 +10,12 @@ frameworks such as pydantic-ai read it as thinking.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 from urllib.parse import unquote
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
-from ...script import ErrorSpec, StreamError, Turn
+from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
 from .._decode import (
     as_dict,
@@ -26,10 +26,11 @@ from .._decode import (
     decoded_usage,
     is_event_stream,
     json_body,
+    since_last_assistant,
     sse_json,
 )
 from .._render import chunks
-from .._rules import Violation
+from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import builtins
 from .common import (
@@ -55,9 +56,10 @@ from .common import (
     tool_input,
     type_message,
 )
+from .models import OPENAI_MODELS, OpenAIModel
 from .rules import CHAT_RULES, check_openai_chat
 
-__all__ = ["FINISH_REASONS", "OpenAIChatWire"]
+__all__ = ["FINISH_REASONS", "ChatShape", "OpenAIChatWire"]
 
 FINISH_REASONS = {
     "end_turn": "stop",
@@ -74,6 +76,30 @@ _TOOL_RESULT_ROLES = ("tool", "function")
 _CHAT_ROLES = ("system", "developer", "tool")
 _OWN_HINTS = ("max_completion_tokens", "response_format", "n", "stream_options")
 """Top-level fields of Chat Completions that a Messages body does not carry."""
+
+
+class ChatShape(NamedTuple):
+    """How a host's Chat Completions answers differ from OpenAI's: what a host dialect renders differently.
+
+    `OpenAIChatWire.shape` is None (OpenAI's own answers, decided with no hook); a dialect sets one,
+    each field left at its default rendering as OpenAI does.
+    """
+
+    reasoning_key: str = "reasoning_content"
+    """The field a turn's `thinking` is sent in (`message` and stream deltas): `reasoning` on vLLM and Ollama."""
+    completion_id: Callable[[RecordedRequest], str] | None = None
+    """The completion's `id` (default `chatcmpl-<request>`)."""
+    call_id: Callable[[ToolCall, int, int], str] | None = None
+    """A tool call's id from `(call, request index, k)` when the turn scripts none (default `call_<request>_<k>`)."""
+    streamed_tool_finish: str | None = None
+    """The `finish_reason` a stream that carries tool calls ends with instead of `tool_calls`."""
+    same_index: bool = False
+    """Every streamed tool call at `index: 0` (so an app accumulating by index merges them)."""
+    decorate: Callable[[dict[str, Any], str, RecordedRequest], None] | None = None
+    """Adds the host's own fields to a body before it is encoded: `where` is `completion` (a JSON answer),
+    `first` (the stream's role chunk), `chunk` (any other chunk), `finish` (the finish chunk) or `usage`."""
+    prelude: Callable[[dict[str, Any], RecordedRequest], list[bytes]] | None = None
+    """Encoded frames sent before a stream's first chunk (SSE comments, a content-filter chunk)."""
 
 
 def finish_reason(stop: str) -> str:
@@ -94,14 +120,19 @@ class OpenAIChatWire(Wire):
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
-    hosts = (*HOSTS, *COMPATIBLE_HOSTS)
+    hosts: ClassVar[tuple[str, ...]] = (*HOSTS, *COMPATIBLE_HOSTS)
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
-    rules = CHAT_RULES
+    rules: ClassVar[Sequence[Rule]] = CHAT_RULES
+    models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
+    """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
+    updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
     label = "OpenAI Chat Completions (POST /chat/completions)"
-    own_fields = ("max_completion_tokens", "response_format", "messages")
+    # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
+    # too (`generationConfig.stopSequences`).
+    own_fields: ClassVar[tuple[str, ...]] = ("max_completion_tokens", "response_format", "messages", "stop")
     shared_fields = frozenset({"max_tokens"})  # Anthropic's too; Chat takes it (deprecated for max_completion_tokens)
-    unknown_field = "Unrecognized request argument supplied: {key}"
+    unknown_field: ClassVar[str | None] = "Unrecognized request argument supplied: {key}"
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "model": ("string",),
         "messages": ("array",),
@@ -112,6 +143,9 @@ class OpenAIChatWire(Wire):
         "temperature": ("number",),
         "tools": ("array",),
     }
+
+    shape: ChatShape | None = None
+    """How this wire's answers differ from OpenAI's (a host dialect's `ChatShape`); None: OpenAI's own."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/chat/completions`, on any host."""
@@ -138,15 +172,16 @@ class OpenAIChatWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=[name for t in tools if (name := _tool_name(t)) is not None],
-            tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
+            tool_results=since_last_assistant(messages, _TOOL_RESULT_ROLES),
+            all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("role") in _TOOL_RESULT_ROLES],
             stream=body.get("stream") is True,
             max_tokens=max_tokens if max_tokens is not None else as_int(body.get("max_tokens")),
             temperature=as_float(body.get("temperature")),
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
-        """The Chat Completions strict rules (the request alone decides them)."""
-        return check_openai_chat(record.body, skip=skip) if isinstance(record.body, dict) else None
+        """The Chat Completions strict rules (the request alone decides them, with the wire's model table)."""
+        return check_openai_chat(record.body, skip=skip, models=self.models) if isinstance(record.body, dict) else None
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
@@ -180,9 +215,11 @@ class OpenAIChatWire(Wire):
         """
         index = record.index
         tool_calls = turn.tool_calls
+        shape = self.shape
+        minted = call_id if shape is None or shape.call_id is None else shape.call_id
         calls = (
             [
-                (call_id(call, index, k), call.name, arguments(call, malformed_tool_json))
+                (minted(call, index, k), call.name, arguments(call, malformed_tool_json))
                 for k, call in enumerate(tool_calls)
             ]
             if tool_calls
@@ -190,7 +227,9 @@ class OpenAIChatWire(Wire):
         )
         counts = token_counts(turn, [args for _, _, args in calls])
         head = {
-            "id": f"chatcmpl-{index:04d}",
+            "id": f"chatcmpl-{index:04d}"
+            if shape is None or shape.completion_id is None
+            else shape.completion_id(record),
             "object": "chat.completion",
             "created": CREATED + index,
             "model": record.model or DEFAULT_MODEL,
@@ -202,7 +241,7 @@ class OpenAIChatWire(Wire):
             if turn.citations is not None:
                 message["annotations"] = builtins.chat_annotations(turn)
             if turn.thinking is not None:
-                message["reasoning_content"] = turn.thinking
+                message["reasoning_content" if shape is None else shape.reasoning_key] = turn.thinking
             if calls:
                 message["tool_calls"] = [
                     {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
@@ -213,15 +252,19 @@ class OpenAIChatWire(Wire):
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
                 "usage": _usage(counts),
             }
+            if shape is not None and shape.decorate is not None:
+                shape.decorate(completion, "completion", record)
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(completion).encode())
         options = record.body.get("stream_options") if isinstance(record.body, dict) else None
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         chunk_head = {**head, "object": "chat.completion.chunk"}
-        return Rendered(
-            200,
-            {**SSE_HEADERS, **headers},
-            frames=_stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined),
-        )
+        if shape is None:
+            frames = _stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined)
+        else:
+            frames = _shaped_stream(
+                shape, record, chunk_head, turn, calls, finish, counts if include_usage else None, joined
+            )
+        return Rendered(200, {**SSE_HEADERS, **headers}, frames=frames)
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why Chat Completions could not have answered with these server tools or citations, or None."""
@@ -424,6 +467,57 @@ def _stream(
     yield chunk({}, finish)
     if counts is not None:
         yield Frame("chunk", encode_event(None, json_dumps({**head, "choices": [], "usage": _usage(counts)})))
+    yield Frame("[DONE]", _DONE)
+
+
+def _shaped_stream(
+    shape: ChatShape,
+    record: RecordedRequest,
+    head: dict[str, Any],
+    turn: Turn,
+    calls: list[tuple[str, str, str]],
+    finish: str,
+    counts: TokenCounts | None,
+    joined: bool,
+) -> Iterator[Frame]:
+    """`_stream` as a host dialect sends it: its reasoning field, call indexes, finish reason and own fields."""
+    extra = {"usage": None} if counts is not None else {}
+    decorate = shape.decorate
+    if calls and shape.streamed_tool_finish is not None and finish == "tool_calls":
+        finish = shape.streamed_tool_finish
+
+    def data(delta: dict[str, Any], finish_reason: str | None = None, where: str = "chunk") -> dict[str, Any]:
+        body = {**head, "choices": [_choice(delta, finish_reason)], **extra}
+        if decorate is not None:
+            decorate(body, where, record)
+        return body
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None, where: str = "chunk") -> Frame:
+        return Frame("chunk", encode_event(None, json_dumps(data(delta, finish_reason, where))))
+
+    def deltas(delta: dict[str, Any], pieces: Sequence[str]) -> Iterator[Frame]:
+        for encoded in encode_deltas(None, data(delta), pieces, joined=joined):
+            yield Frame("chunk", encoded)
+
+    if shape.prelude is not None:
+        for encoded in shape.prelude(head, record):
+            yield Frame("chunk", encoded)
+    first = {"role": "assistant", "content": "" if turn.text is not None else None, "refusal": None}
+    yield chunk(first, where="first")
+    if turn.thinking is not None:
+        yield from deltas({shape.reasoning_key: PIECE}, chunks(turn.thinking) or [""])
+    yield from deltas(_DELTAS["content"](PIECE), chunks(turn.text or ""))
+    for k, (cid, name, args) in enumerate(calls):
+        at = 0 if shape.same_index else k
+        opening = {"index": at, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+        yield chunk({"tool_calls": [opening]})
+        yield from deltas(_arguments_delta(at, PIECE), chunks(args, 32))
+    yield chunk({}, finish, "finish")
+    if counts is not None:
+        usage = {**head, "choices": [], "usage": _usage(counts)}
+        if decorate is not None:
+            decorate(usage, "usage", record)
+        yield Frame("chunk", encode_event(None, json_dumps(usage)))
     yield Frame("[DONE]", _DONE)
 
 

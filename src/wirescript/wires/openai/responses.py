@@ -68,6 +68,28 @@ _INCOMPLETE_STOPS = {"max_output_tokens": "max_tokens", "content_filter": "refus
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output")
 
 
+_MODEL_ITEMS = ("function_call", "custom_tool_call", "reasoning", "computer_call", "local_shell_call")
+"""Input item types the model produced (passed back): the boundary before this request's own tool outputs."""
+
+
+def _since_last_model_item(items: list[Any]) -> list[Any]:
+    """The tool outputs after the last assistant message or call item: this request's tool results.
+
+    With `previous_response_id` the input holds only the new outputs, so all of them.
+    """
+    found: list[Any] = []
+    for item in reversed(items):
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind in _TOOL_OUTPUTS:
+            found.append(item)
+        elif item.get("role") == "assistant" or kind in _MODEL_ITEMS:
+            break
+    found.reverse()
+    return found
+
+
 class OpenAIResponsesWire(Wire):
     """The OpenAI Responses API, streamed or not, including `previous_response_id` conversations.
 
@@ -107,9 +129,9 @@ class OpenAIResponsesWire(Wire):
     rules = RESPONSES_RULES
     label = "OpenAI Responses (POST /responses)"
     own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
-    # Chat's `response_format` and Anthropic's `max_tokens`: Responses answers them in words of its own
-    # ("moved to ..."), which no rule here pins, so they are left to the other rules.
-    shared_fields = frozenset({"response_format", "max_tokens"})
+    # Chat's `response_format` and `stop`, and `max_tokens`: Responses' own rules answer `max_tokens`
+    # (`openai_responses.unknown-parameter`); the others are left through (their words are not observed).
+    shared_fields = frozenset({"response_format", "max_tokens", "stop"})
     unknown_field = "Unknown parameter: '{key}'."
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "model": ("string",),
@@ -157,7 +179,8 @@ class OpenAIResponsesWire(Wire):
             messages=messages,
             tools=tools,
             tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
-            tool_results=[m for m in messages if isinstance(m, dict) and m.get("type") in _TOOL_OUTPUTS],
+            tool_results=_since_last_model_item(messages),
+            all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("type") in _TOOL_OUTPUTS],
             stream=body.get("stream") is True,
             max_tokens=as_int(body.get("max_output_tokens")),
             temperature=as_float(body.get("temperature")),

@@ -1,12 +1,16 @@
-"""Strict-request rules of the OpenAI Chat Completions and Responses APIs."""
+"""Strict-request rules of the OpenAI Chat Completions and Responses APIs.
+
+The model-dependent rules read `models.OPENAI_MODELS` (an unknown model is never refused by them).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._rules import Rule, Violation, dicts, first_violation, is_int, is_number
+from .._rules import ModelTable, Rule, Violation, dicts, is_int, is_number
+from .models import OPENAI_MODELS, OpenAIModel
 
 __all__ = [
     "CHAT_RULES",
@@ -96,17 +100,115 @@ CHAT_STREAM_OPTIONS = Rule(
     f"github.com/BerriAI/litellm/issues/5803); {_SDK_CHAT}: 'Only set this when you set `stream: true`.'",
 )
 
+_STRUCTURED = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas"
+_SDK_RESPONSES = "openai SDK `types/responses/response_create_params.py`"
+
+CHAT_INVALID_ROLE = Rule(
+    "openai_chat.invalid-role",
+    "openai_chat",
+    "A message role other than `system`, `developer`, `user`, `assistant`, `tool` or `function`.",
+    f"{_SDK_CHAT}: `ChatCompletionMessageParam` is the union of those six roles; OpenAI's enum wording, observed for "
+    "Responses: \"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\" (code "
+    "invalid_value; github.com/openai/openai-java/issues/302)",
+    code="invalid_value",
+)
+CHAT_TOOL_CHOICE_WITHOUT_TOOLS = Rule(
+    "openai_chat.tool-choice-without-tools",
+    "openai_chat",
+    "`tool_choice` set without `tools`.",
+    "Observed: \"Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.\" "
+    "(param 'tool_choice'; the same words for parallel_tool_calls: github.com/openai/swarm/issues/30)",
+)
+CHAT_PARALLEL_WITHOUT_TOOLS = Rule(
+    "openai_chat.parallel-tool-calls-without-tools",
+    "openai_chat",
+    "`parallel_tool_calls` set without `tools`.",
+    "Observed: \"Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are "
+    "specified.\" (param 'parallel_tool_calls'; github.com/openai/swarm/issues/30, "
+    "github.com/Upsonic/Upsonic/issues/323)",
+)
+CHAT_STRICT_JSON_SCHEMA = Rule(
+    "openai_chat.strict-json-schema",
+    "openai_chat",
+    "A strict `response_format` JSON schema with an object lacking `additionalProperties: false`, or with a "
+    "property missing from `required`.",
+    f"Structured Outputs, supported schemas: 'additionalProperties: false must always be set in objects' and 'all "
+    f"fields must be required' ({_STRUCTURED}); observed \"Invalid schema for response_format 'default': In "
+    "context=(), 'additionalProperties' is required to be supplied and to be false.\" (param 'response_format'; "
+    "github.com/dottxt-ai/outlines/issues/844, github.com/moeru-ai/xsai/issues/202)",
+)
+CHAT_STRICT_FUNCTION_SCHEMA = Rule(
+    "openai_chat.strict-function-schema",
+    "openai_chat",
+    "A `strict: true` function whose `parameters` have an object lacking `additionalProperties: false`, or a "
+    "property missing from `required`.",
+    f'Structured Outputs, supported schemas ({_STRUCTURED}); observed "Invalid schema for function '
+    "'search_documents': In context=('properties', 'body'), 'additionalProperties' is required to be supplied and to "
+    "be false.\" (param 'tools[6].function.parameters', code invalid_function_parameters; "
+    "github.com/camel-ai/camel/issues/2231) and \"... 'required' must be an array that includes every key in "
+    '`properties`." (github.com/dotnet/extensions/issues/6302)',
+    code="invalid_function_parameters",
+)
+CHAT_PENALTY_RANGE = Rule(
+    "openai_chat.penalty-range",
+    "openai_chat",
+    "`presence_penalty` or `frequency_penalty` outside [-2, 2].",
+    f"{_SDK_CHAT}: 'Number between -2.0 and 2.0.' (both penalties); OpenAI's range wording as for `temperature`",
+)
+CHAT_TOP_LOGPROBS_RANGE = Rule(
+    "openai_chat.top-logprobs-range",
+    "openai_chat",
+    "`top_logprobs` outside [0, 20].",
+    f"{_SDK_CHAT}: 'An integer between 0 and 20'; OpenAI's range wording as for `n`",
+)
+CHAT_JSON_OBJECT_WITHOUT_JSON = Rule(
+    "openai_chat.json-object-without-json",
+    "openai_chat",
+    "`response_format` of type `json_object` while no message mentions JSON.",
+    f"{_SDK_CHAT} (`response_format`): 'you must also instruct the model to produce JSON yourself via a system or "
+    "user message'; observed \"'messages' must contain the word 'json' in some form, to use 'response_format' of type "
+    "'json_object'.\" (the invalid_request_error JSON mode answers)",
+)
+CHAT_MAX_TOKENS_MODEL = Rule(
+    "openai_chat.max-tokens-unsupported-model",
+    "openai_chat",
+    "`max_tokens` on a reasoning model (the o-series, per the model table), which takes `max_completion_tokens`.",
+    "Observed: \"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+    "instead.\" (param 'max_tokens', code unsupported_parameter; github.com/teilomillet/gollm/issues/33, "
+    "github.com/memochou1993/gpt-ai-assistant/issues/361); https://platform.openai.com/docs/guides/reasoning",
+    code="unsupported_parameter",
+)
+CHAT_TEMPERATURE_MODEL = Rule(
+    "openai_chat.temperature-unsupported-model",
+    "openai_chat",
+    "A `temperature` other than 1 on a reasoning model (the o-series, per the model table).",
+    "Observed: \"Unsupported value: 'temperature' does not support 0.0 with this model. Only the default (1) value "
+    "is supported.\" (param 'temperature', code unsupported_value; github.com/OpenHands/OpenHands/issues/4131: "
+    "o1-mini)",
+    code="unsupported_value",
+)
+
 CHAT_RULES: tuple[Rule, ...] = (
     CHAT_MODEL_MISSING,
     CHAT_MESSAGES_MISSING,
     CHAT_MESSAGES_EMPTY,
+    CHAT_INVALID_ROLE,
     CHAT_TOOL_CALLS_WITHOUT_RESULTS,
     CHAT_TOOL_MESSAGE_WITHOUT_CALL,
     CHAT_FUNCTION_NAME,
+    CHAT_TOOL_CHOICE_WITHOUT_TOOLS,
+    CHAT_PARALLEL_WITHOUT_TOOLS,
+    CHAT_STRICT_FUNCTION_SCHEMA,
     CHAT_TEMPERATURE_RANGE,
+    CHAT_PENALTY_RANGE,
+    CHAT_TOP_LOGPROBS_RANGE,
     CHAT_N_BELOW_ONE,
     CHAT_JSON_SCHEMA_NAME,
+    CHAT_STRICT_JSON_SCHEMA,
+    CHAT_JSON_OBJECT_WITHOUT_JSON,
     CHAT_STREAM_OPTIONS,
+    CHAT_MAX_TOKENS_MODEL,
+    CHAT_TEMPERATURE_MODEL,
 )
 
 RESPONSES_MODEL_MISSING = Rule(
@@ -154,53 +256,148 @@ RESPONSES_BUILTIN_FIELD_MISSING = Rule(
     code="missing_required_parameter",
 )
 
+
+RESPONSES_WITH_CONVERSATION = Rule(
+    "openai_responses.previous-response-with-conversation",
+    "openai_responses",
+    "`previous_response_id` and `conversation` in one request.",
+    f"{_SDK_RESPONSES} (`previous_response_id`): 'Cannot be used in conjunction with `conversation`.' (the 400's "
+    "words are not observed; the message follows OpenAI's 'Mutually exclusive parameters' wording)",
+)
+RESPONSES_INVALID_ROLE = Rule(
+    "openai_responses.invalid-role",
+    "openai_responses",
+    "An input message role other than `user`, `assistant`, `system` or `developer` (a Chat-style `tool` message).",
+    f"{_SDK_RESPONSES}: `EasyInputMessageParam.role` is 'user', 'assistant', 'system' or 'developer'; observed "
+    "enum wording \"Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.\" (param "
+    "'input[1].content[0]', code invalid_value; github.com/openai/openai-java/issues/302)",
+    code="invalid_value",
+)
+RESPONSES_TOOL_WITHOUT_NAME = Rule(
+    "openai_responses.tool-without-name",
+    "openai_responses",
+    'A `function` tool without a top-level `name` (a Chat-style `{"type": "function", "function": {...}}` tool).',
+    f"{_SDK_RESPONSES}: `FunctionToolParam.name` is Required (the function is flat in Responses); OpenAI's wording "
+    "for a missing parameter: \"Missing required parameter: '<name>'.\"",
+)
+RESPONSES_UNKNOWN_PARAMETER = Rule(
+    "openai_responses.unknown-parameter",
+    "openai_responses",
+    "Chat Completions' `max_tokens` or `max_completion_tokens` (Responses takes `max_output_tokens`).",
+    f"{_SDK_RESPONSES}: the output limit is `max_output_tokens`; Responses refuses a parameter it does not define: "
+    '"Unknown parameter: \'<field>\'." (github.com/fhswf/openai-ui/issues/127; "Unknown parameter: '
+    "'input[3].tool_calls'.\", github.com/openai/openai-python/issues/2677)",
+)
+RESPONSES_TEMPERATURE_RANGE = Rule(
+    "openai_responses.temperature-range",
+    "openai_responses",
+    "`temperature` outside [0, 2].",
+    f"{_SDK_RESPONSES}: 'What sampling temperature to use, between 0 and 2.'; the wording of Chat's range refusal",
+)
+RESPONSES_MAX_OUTPUT_TOKENS = Rule(
+    "openai_responses.max-output-tokens-below-minimum",
+    "openai_responses",
+    "`max_output_tokens` below 16.",
+    "Observed: \"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 "
+    "instead.\" (param 'max_output_tokens', code integer_below_min_value; github.com/vectorize-io/hindsight/issues/58, "
+    "github.com/QuantumNous/new-api/issues/2438)",
+    code="integer_below_min_value",
+)
+RESPONSES_JSON_SCHEMA_NAME = Rule(
+    "openai_responses.json-schema-without-name",
+    "openai_responses",
+    "`text.format` of type `json_schema` without its `name`.",
+    "openai SDK `types/responses/response_format_text_json_schema_config_param.py`: `name: Required[str]`; "
+    "'The OpenAI Responses API expects a text.format.name parameter when using the json_schema format' "
+    "(github.com/jamesrochabrun/SwiftOpenAI/pull/150)",
+)
+RESPONSES_STRICT_JSON_SCHEMA = Rule(
+    "openai_responses.strict-json-schema",
+    "openai_responses",
+    "A strict `text.format` JSON schema with an object lacking `additionalProperties: false`, or with a property "
+    "missing from `required`.",
+    f'Structured Outputs, supported schemas ({_STRUCTURED}); observed "Invalid schema for response_format '
+    "'codex_output_schema': In context=(), 'additionalProperties' is required to be supplied and to be false.\" "
+    "(param 'text.format.schema', code invalid_json_schema; github.com/mavam/pi-web-providers/issues/14)",
+    code="invalid_json_schema",
+)
+RESPONSES_STRICT_FUNCTION_SCHEMA = Rule(
+    "openai_responses.strict-function-schema",
+    "openai_responses",
+    "A `strict: true` function tool whose `parameters` have an object lacking `additionalProperties: false`, or a "
+    "property missing from `required`.",
+    f'Structured Outputs, supported schemas ({_STRUCTURED}); observed "Invalid schema for function '
+    "'filesystem-set_permissions': In context=('properties', 'permissions'), 'additionalProperties' is required to be "
+    "supplied and to be false.\" (param 'tools[22].parameters', code invalid_function_parameters; "
+    "github.com/lastmile-ai/openai-agents-mcp/issues/2)",
+    code="invalid_function_parameters",
+)
+
+
 RESPONSES_RULES: tuple[Rule, ...] = (
     RESPONSES_MODEL_MISSING,
+    RESPONSES_WITH_CONVERSATION,
+    RESPONSES_INVALID_ROLE,
+    RESPONSES_TOOL_WITHOUT_NAME,
+    RESPONSES_UNKNOWN_PARAMETER,
+    RESPONSES_TEMPERATURE_RANGE,
+    RESPONSES_MAX_OUTPUT_TOKENS,
+    RESPONSES_JSON_SCHEMA_NAME,
+    RESPONSES_STRICT_JSON_SCHEMA,
+    RESPONSES_STRICT_FUNCTION_SCHEMA,
+    RESPONSES_BUILTIN_FIELD_MISSING,
     RESPONSES_OUTPUT_WITHOUT_CALL,
     RESPONSES_CALL_WITHOUT_OUTPUT,
     PREVIOUS_RESPONSE_NOT_FOUND,
-    RESPONSES_BUILTIN_FIELD_MISSING,
 )
 
 _FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_.-]+")
 
 
-def check_openai_chat(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
+def check_openai_chat(
+    body: dict[str, Any], *, skip: frozenset[str] = frozenset(), models: ModelTable[OpenAIModel] = OPENAI_MODELS
+) -> Violation | None:
     """The first Chat Completions rule the request breaks, or None.
 
     Args:
         body: The parsed JSON body of a `POST /chat/completions` request.
         skip: Rule ids not to check.
+        models: The model table the model-dependent rules read (an unknown model is never refused by them).
 
     Returns:
         The violation of the first broken rule, in the order of `CHAT_RULES`; None when the request passes.
 
     """
-    if plainly_valid_chat(body):  # what nearly every request sends: no rule can refuse it
+    if plainly_valid_chat(body, models):  # what nearly every request sends: no rule can refuse it
         return None
-    return chat_rules_violation(body, skip=skip)
+    return chat_rules_violation(body, skip=skip, models=models)
 
 
-def plainly_valid_chat(body: dict[str, Any]) -> bool:
+def plainly_valid_chat(body: dict[str, Any], models: ModelTable[OpenAIModel] = OPENAI_MODELS) -> bool:
     """Whether no Chat Completions rule can refuse `body`, decided in one pass without running each.
 
-    True only for the shape most requests have: a `model`; a non-empty list of `system`,
-    `developer`, `user` and `assistant` messages without `tool_calls`; no `tools`; a
-    `temperature`, if any, in [0, 2]; an integer `n`, if any, of at least 1; a `response_format`,
-    if any, of type `text` or `json_object`; `stream_options` only with `stream: true`. Then no tool
-    call or tool message exists and no other rule has anything to refuse. Anything else, and so every
-    request a rule refuses, is left to the rules. `tests/test_strict_fast.py` checks that this
+    True only for the shape most requests have: a `model` the model table does not list as a
+    reasoning model; a non-empty list of `system`, `developer`, `user` and `assistant` messages
+    without `tool_calls`; no `tools`, `tool_choice` or `parallel_tool_calls`; no penalty or
+    `top_logprobs`; a `temperature`, if any, in [0, 2]; an integer `n`, if any, of at least 1; a
+    `response_format`, if any, of type `text`; `stream_options` only with `stream: true`. Then no
+    tool call or tool message exists and no other rule has anything to refuse. Anything else, and so
+    every request a rule refuses, is left to the rules. `tests/test_strict_fast.py` checks that this
     says True only of bodies every rule passes.
     """
-    if body.get("model") is None or body.get("tools"):
+    model = body.get("model")
+    if model is None or body.get("tools") or not body.keys().isdisjoint(_NOT_PLAIN_KEYS):
         return False
     n, fmt = body.get("n"), body.get("response_format")
-    if (n is not None and not (type(n) is int and n >= 1)) or (fmt is not None and fmt not in _PLAIN_FORMATS):
+    if (n is not None and not (type(n) is int and n >= 1)) or (fmt is not None and fmt != _PLAIN_FORMAT):
         return False
     if body.get("stream_options") is not None and body.get("stream") is not True:
         return False
     temperature = body.get("temperature")
     if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature <= 2):
+        return False
+    known = models.lookup(model)
+    if known is not None and known.reasoning:
         return False
     messages = body.get("messages")
     if type(messages) is not list or not messages:
@@ -212,24 +409,25 @@ def plainly_valid_chat(body: dict[str, Any]) -> bool:
 
 
 _PLAIN_CHAT_ROLES = ("system", "developer", "user", "assistant")
-_PLAIN_FORMATS = ({"type": "text"}, {"type": "json_object"})
+_PLAIN_FORMAT = {"type": "text"}
+_NOT_PLAIN_KEYS = frozenset(
+    {"tool_choice", "parallel_tool_calls", "presence_penalty", "frequency_penalty", "top_logprobs"}
+)
+_CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
-def chat_rules_violation(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
+def chat_rules_violation(
+    body: dict[str, Any], *, skip: frozenset[str] = frozenset(), models: ModelTable[OpenAIModel] = OPENAI_MODELS
+) -> Violation | None:
     """`check_openai_chat` without its shortcut for plainly valid bodies: every rule, run in turn."""
-    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
-        (CHAT_MODEL_MISSING, lambda: _chat_model(body)),
-        (CHAT_MESSAGES_MISSING, lambda: _chat_messages_missing(body)),
-        (CHAT_MESSAGES_EMPTY, lambda: _chat_messages_empty(body)),
-        (CHAT_TOOL_CALLS_WITHOUT_RESULTS, lambda: _chat_calls_without_results(body)),
-        (CHAT_TOOL_MESSAGE_WITHOUT_CALL, lambda: _chat_tool_without_call(body)),
-        (CHAT_FUNCTION_NAME, lambda: _chat_function_names(body)),
-        (CHAT_TEMPERATURE_RANGE, lambda: _chat_temperature(body)),
-        (CHAT_N_BELOW_ONE, lambda: _chat_n(body)),
-        (CHAT_JSON_SCHEMA_NAME, lambda: _chat_json_schema(body)),
-        (CHAT_STREAM_OPTIONS, lambda: _chat_stream_options(body)),
-    ]
-    return first_violation(checks, skip)
+    model = models.lookup(body.get("model"))
+    for rule, check in _CHAT_CHECKS:  # a table built once, not closures per request
+        if rule.id in skip:
+            continue
+        violation = check(body, model)
+        if violation is not None:
+            return violation
+    return None
 
 
 def _chat_model(body: dict[str, Any]) -> Violation | None:
@@ -375,6 +573,210 @@ def _chat_stream_options(body: dict[str, Any]) -> Violation | None:
     return None
 
 
+def _chat_invalid_role(body: dict[str, Any]) -> Violation | None:
+    for i, message in dicts(body.get("messages")):
+        role = message.get("role")
+        if isinstance(role, str) and role not in _CHAT_ROLES:
+            return Violation(
+                CHAT_INVALID_ROLE,
+                f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', "
+                "and 'developer'.",
+                f"messages[{i}].role",
+            )
+    return None
+
+
+def _has_tools(body: dict[str, Any]) -> bool:
+    tools = body.get("tools")
+    return isinstance(tools, list) and bool(tools)
+
+
+def _chat_tool_choice(body: dict[str, Any]) -> Violation | None:
+    if body.get("tool_choice") is not None and not _has_tools(body):
+        message = "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+        return Violation(CHAT_TOOL_CHOICE_WITHOUT_TOOLS, message, "tool_choice")
+    return None
+
+
+def _chat_parallel_tool_calls(body: dict[str, Any]) -> Violation | None:
+    if body.get("parallel_tool_calls") is not None and not _has_tools(body):
+        message = (
+            "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified."
+        )
+        return Violation(CHAT_PARALLEL_WITHOUT_TOOLS, message, "parallel_tool_calls")
+    return None
+
+
+def _schema_nodes(schema: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[dict[str, Any], tuple[str, ...]]]:
+    """Every subschema of a JSON schema with its path, the schema first (depth-first, in document order)."""
+    if not isinstance(schema, dict):
+        return
+    yield schema, path
+    for key in ("properties", "$defs", "definitions"):
+        children = schema.get(key)
+        if isinstance(children, dict):
+            for name, child in children.items():
+                yield from _schema_nodes(child, (*path, key, str(name)))
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield from _schema_nodes(items, (*path, "items"))
+    for key in ("anyOf", "allOf", "oneOf", "prefixItems"):
+        children = schema.get(key)
+        if isinstance(children, list):
+            for k, child in enumerate(children):
+                yield from _schema_nodes(child, (*path, key, str(k)))
+
+
+def strict_schema_problem(schema: Any) -> str | None:
+    """What OpenAI's strict mode refuses in a JSON schema (`In context=(...), ...`), or None.
+
+    Every object schema must set `additionalProperties: false` and list each of its `properties` in
+    `required` (Structured Outputs, supported schemas). Other keywords are not judged.
+    """
+    for node, path in _schema_nodes(schema):
+        kind = node.get("type")
+        if kind != "object" and not (isinstance(kind, list) and "object" in kind):
+            continue
+        context = repr(path)
+        if node.get("additionalProperties") is not False:
+            return f"In context={context}, 'additionalProperties' is required to be supplied and to be false."
+        properties = node.get("properties")
+        required = node.get("required")
+        listed = required if isinstance(required, list) else []
+        missing = [key for key in properties if key not in listed] if isinstance(properties, dict) else []
+        if missing:
+            return (
+                f"In context={context}, 'required' is required to be supplied and to be an array including every key "
+                f"in properties. Missing '{missing[0]}'."
+            )
+    return None
+
+
+def _chat_strict_functions(body: dict[str, Any]) -> Violation | None:
+    for i, tool in dicts(body.get("tools")):
+        function = tool.get("function")
+        if not isinstance(function, dict) or function.get("strict") is not True:
+            continue
+        problem = strict_schema_problem(function.get("parameters"))
+        if problem is not None:
+            message = f"Invalid schema for function '{function.get('name')}': {problem}"
+            return Violation(CHAT_STRICT_FUNCTION_SCHEMA, message, f"tools[{i}].function.parameters")
+    return None
+
+
+def _range_message(key: str, value: float, bound: float, *, above: bool, integer: bool = False) -> str:
+    kind = "integer" if integer else "decimal"
+    if above:
+        return f"Invalid '{key}': {kind} above maximum value. Expected a value <= {bound}, but got {value} instead."
+    return f"Invalid '{key}': {kind} below minimum value. Expected a value >= {bound}, but got {value} instead."
+
+
+def _chat_penalties(body: dict[str, Any]) -> Violation | None:
+    for key in ("frequency_penalty", "presence_penalty"):
+        value = body.get(key)
+        if is_number(value) and not -2 <= value <= 2:
+            return Violation(
+                CHAT_PENALTY_RANGE, _range_message(key, value, 2 if value > 2 else -2, above=value > 2), key
+            )
+    return None
+
+
+def _chat_top_logprobs(body: dict[str, Any]) -> Violation | None:
+    value = body.get("top_logprobs")
+    if is_int(value) and not 0 <= value <= 20:
+        shown = int(value)
+        message = _range_message("top_logprobs", shown, 20 if shown > 20 else 0, above=shown > 20, integer=True)
+        return Violation(CHAT_TOP_LOGPROBS_RANGE, message, "top_logprobs")
+    return None
+
+
+def _strict_format(fmt: Any) -> dict[str, Any] | None:
+    """The `json_schema` of a strict Chat `response_format`, or None."""
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    schema = fmt.get("json_schema")
+    return schema if isinstance(schema, dict) and schema.get("strict") is True else None
+
+
+def _chat_strict_json_schema(body: dict[str, Any]) -> Violation | None:
+    config = _strict_format(body.get("response_format"))
+    problem = strict_schema_problem(config.get("schema")) if config is not None else None
+    if config is None or problem is None:
+        return None
+    message = f"Invalid schema for response_format '{config.get('name')}': {problem}"
+    return Violation(CHAT_STRICT_JSON_SCHEMA, message, "response_format")
+
+
+def _mentions_json(value: Any) -> bool:
+    """Whether a message content (a string, or parts with text) holds the word 'json', in any case."""
+    if isinstance(value, str):
+        return "json" in value.lower()
+    if isinstance(value, list):
+        return any(_mentions_json(part.get("text")) for part in value if isinstance(part, dict))
+    return False
+
+
+def _chat_json_object(body: dict[str, Any]) -> Violation | None:
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_object":
+        return None
+    if any(_mentions_json(message.get("content")) for _, message in dicts(body.get("messages"))):
+        return None
+    message = "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'."
+    return Violation(CHAT_JSON_OBJECT_WITHOUT_JSON, message, "messages")
+
+
+def _chat_max_tokens_model(body: dict[str, Any], model: OpenAIModel | None) -> Violation | None:
+    if model is None or not model.reasoning or body.get("max_tokens") is None:
+        return None
+    message = (
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+    )
+    return Violation(CHAT_MAX_TOKENS_MODEL, message, "max_tokens")
+
+
+def _chat_temperature_model(body: dict[str, Any], model: OpenAIModel | None) -> Violation | None:
+    value = body.get("temperature")
+    if model is None or not model.reasoning or not is_number(value) or value == 1:
+        return None
+    message = (
+        f"Unsupported value: 'temperature' does not support {value} with this model. Only the default (1) value is "
+        "supported."
+    )
+    return Violation(CHAT_TEMPERATURE_MODEL, message, "temperature")
+
+
+def _body_only(
+    check: Callable[[dict[str, Any]], Violation | None],
+) -> Callable[[dict[str, Any], Any], Violation | None]:
+    return lambda body, model: check(body)
+
+
+_CHAT_CHECKS: tuple[tuple[Rule, Callable[[dict[str, Any], OpenAIModel | None], Violation | None]], ...] = (
+    (CHAT_MODEL_MISSING, _body_only(_chat_model)),
+    (CHAT_MESSAGES_MISSING, _body_only(_chat_messages_missing)),
+    (CHAT_MESSAGES_EMPTY, _body_only(_chat_messages_empty)),
+    (CHAT_INVALID_ROLE, _body_only(_chat_invalid_role)),
+    (CHAT_TOOL_CALLS_WITHOUT_RESULTS, _body_only(_chat_calls_without_results)),
+    (CHAT_TOOL_MESSAGE_WITHOUT_CALL, _body_only(_chat_tool_without_call)),
+    (CHAT_FUNCTION_NAME, _body_only(_chat_function_names)),
+    (CHAT_TOOL_CHOICE_WITHOUT_TOOLS, _body_only(_chat_tool_choice)),
+    (CHAT_PARALLEL_WITHOUT_TOOLS, _body_only(_chat_parallel_tool_calls)),
+    (CHAT_STRICT_FUNCTION_SCHEMA, _body_only(_chat_strict_functions)),
+    (CHAT_TEMPERATURE_RANGE, _body_only(_chat_temperature)),
+    (CHAT_PENALTY_RANGE, _body_only(_chat_penalties)),
+    (CHAT_TOP_LOGPROBS_RANGE, _body_only(_chat_top_logprobs)),
+    (CHAT_N_BELOW_ONE, _body_only(_chat_n)),
+    (CHAT_JSON_SCHEMA_NAME, _body_only(_chat_json_schema)),
+    (CHAT_STRICT_JSON_SCHEMA, _body_only(_chat_strict_json_schema)),
+    (CHAT_JSON_OBJECT_WITHOUT_JSON, _body_only(_chat_json_object)),
+    (CHAT_STREAM_OPTIONS, _body_only(_chat_stream_options)),
+    (CHAT_MAX_TOKENS_MODEL, _chat_max_tokens_model),
+    (CHAT_TEMPERATURE_MODEL, _chat_temperature_model),
+)
+"""Every Chat Completions check, in the order of `CHAT_RULES`."""
+
+
 def check_openai_responses(
     body: dict[str, Any], *, previous_items: list[Any] | None = None, skip: frozenset[str] = frozenset()
 ) -> Violation | None:
@@ -390,16 +792,108 @@ def check_openai_responses(
         skip: Rule ids not to check.
 
     Returns:
-        The violation of the first broken rule; None when the request passes.
+        The violation of the first broken rule, in the order of `RESPONSES_RULES`; None when the request passes.
 
     """
-    checks: list[tuple[Rule, Callable[[], Violation | None]]] = [
-        (RESPONSES_MODEL_MISSING, lambda: _responses_model(body)),
-        (RESPONSES_OUTPUT_WITHOUT_CALL, lambda: _output_without_call(body, previous_items)),
-        (RESPONSES_CALL_WITHOUT_OUTPUT, lambda: _call_without_output(body, previous_items)),
-        (RESPONSES_BUILTIN_FIELD_MISSING, lambda: _builtin_field_missing(body)),
-    ]
-    return first_violation(checks, skip)
+    for rule, check in _RESPONSES_CHECKS:  # a table built once, not closures per request
+        if rule.id in skip:
+            continue
+        violation = check(body, previous_items)
+        if violation is not None:
+            return violation
+    return None
+
+
+def _with_conversation(body: dict[str, Any]) -> Violation | None:
+    if body.get("previous_response_id") is not None and body.get("conversation") is not None:
+        message = (
+            "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or "
+            "'conversation'."
+        )
+        return Violation(RESPONSES_WITH_CONVERSATION, message, "previous_response_id")
+    return None
+
+
+_RESPONSES_ROLES = ("user", "assistant", "system", "developer")
+
+
+def _responses_invalid_role(body: dict[str, Any]) -> Violation | None:
+    for i, item in dicts(body.get("input")):
+        role = item.get("role")
+        if item.get("type", "message") == "message" and isinstance(role, str) and role not in _RESPONSES_ROLES:
+            return Violation(
+                RESPONSES_INVALID_ROLE,
+                f"Invalid value: '{role}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.",
+                f"input[{i}].role",
+            )
+    return None
+
+
+def _responses_tool_name(body: dict[str, Any]) -> Violation | None:
+    for i, tool in dicts(body.get("tools")):
+        if tool.get("type") == "function" and tool.get("name") is None:
+            return Violation(
+                RESPONSES_TOOL_WITHOUT_NAME, f"Missing required parameter: 'tools[{i}].name'.", f"tools[{i}].name"
+            )
+    return None
+
+
+def _responses_unknown(body: dict[str, Any]) -> Violation | None:
+    for key in ("max_tokens", "max_completion_tokens"):
+        if key in body:
+            return Violation(RESPONSES_UNKNOWN_PARAMETER, f"Unknown parameter: '{key}'.", key)
+    return None
+
+
+def _responses_temperature(body: dict[str, Any]) -> Violation | None:
+    value = body.get("temperature")
+    if is_number(value) and not 0 <= value <= 2:
+        message = _range_message("temperature", value, 2 if value > 2 else 0, above=value > 2)
+        return Violation(RESPONSES_TEMPERATURE_RANGE, message, "temperature")
+    return None
+
+
+def _responses_max_output(body: dict[str, Any]) -> Violation | None:
+    value = body.get("max_output_tokens")
+    if is_int(value) and value < 16:
+        message = _range_message("max_output_tokens", int(value), 16, above=False, integer=True)
+        return Violation(RESPONSES_MAX_OUTPUT_TOKENS, message, "max_output_tokens")
+    return None
+
+
+def _text_format(body: dict[str, Any]) -> dict[str, Any] | None:
+    text = body.get("text")
+    fmt = text.get("format") if isinstance(text, dict) else None
+    return fmt if isinstance(fmt, dict) and fmt.get("type") == "json_schema" else None
+
+
+def _responses_schema_name(body: dict[str, Any]) -> Violation | None:
+    fmt = _text_format(body)
+    if fmt is not None and fmt.get("name") is None:
+        return Violation(
+            RESPONSES_JSON_SCHEMA_NAME, "Missing required parameter: 'text.format.name'.", "text.format.name"
+        )
+    return None
+
+
+def _responses_strict_json_schema(body: dict[str, Any]) -> Violation | None:
+    fmt = _text_format(body)
+    problem = strict_schema_problem(fmt.get("schema")) if fmt is not None and fmt.get("strict") is True else None
+    if fmt is None or problem is None:
+        return None
+    message = f"Invalid schema for response_format '{fmt.get('name')}': {problem}"
+    return Violation(RESPONSES_STRICT_JSON_SCHEMA, message, "text.format.schema")
+
+
+def _responses_strict_functions(body: dict[str, Any]) -> Violation | None:
+    for i, tool in dicts(body.get("tools")):
+        if tool.get("type") != "function" or tool.get("strict") is not True:
+            continue
+        problem = strict_schema_problem(tool.get("parameters"))
+        if problem is not None:
+            message = f"Invalid schema for function '{tool.get('name')}': {problem}"
+            return Violation(RESPONSES_STRICT_FUNCTION_SCHEMA, message, f"tools[{i}].parameters")
+    return None
 
 
 _BUILTIN_REQUIRED = {"code_interpreter": "container", "file_search": "vector_store_ids", "mcp": "server_label"}
@@ -468,3 +962,27 @@ def _call_without_output(body: dict[str, Any], previous_items: list[Any] | None)
                 RESPONSES_CALL_WITHOUT_OUTPUT, f"No tool output found for function call {item.get('call_id')}.", "input"
             )
     return None
+
+
+def _input_only(
+    check: Callable[[dict[str, Any]], Violation | None],
+) -> Callable[[dict[str, Any], Any], Violation | None]:
+    return lambda body, previous_items: check(body)
+
+
+_RESPONSES_CHECKS: tuple[tuple[Rule, Callable[[dict[str, Any], list[Any] | None], Violation | None]], ...] = (
+    (RESPONSES_MODEL_MISSING, _input_only(_responses_model)),
+    (RESPONSES_WITH_CONVERSATION, _input_only(_with_conversation)),
+    (RESPONSES_INVALID_ROLE, _input_only(_responses_invalid_role)),
+    (RESPONSES_TOOL_WITHOUT_NAME, _input_only(_responses_tool_name)),
+    (RESPONSES_UNKNOWN_PARAMETER, _input_only(_responses_unknown)),
+    (RESPONSES_TEMPERATURE_RANGE, _input_only(_responses_temperature)),
+    (RESPONSES_MAX_OUTPUT_TOKENS, _input_only(_responses_max_output)),
+    (RESPONSES_JSON_SCHEMA_NAME, _input_only(_responses_schema_name)),
+    (RESPONSES_STRICT_JSON_SCHEMA, _input_only(_responses_strict_json_schema)),
+    (RESPONSES_STRICT_FUNCTION_SCHEMA, _input_only(_responses_strict_functions)),
+    (RESPONSES_BUILTIN_FIELD_MISSING, _input_only(_builtin_field_missing)),
+    (RESPONSES_OUTPUT_WITHOUT_CALL, _output_without_call),
+    (RESPONSES_CALL_WITHOUT_OUTPUT, _call_without_output),
+)
+"""Every Responses check the body decides, in the order of `RESPONSES_RULES` (the 404 is the wire's)."""

@@ -1,0 +1,173 @@
+"""The built-in host dialects: their ids, their wires, and the table that routes their default addresses.
+
+A private module of `wires/`: it puts the OpenAI package's Chat Completions dialects and Ollama's
+native wire together (no provider package imports another's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from .._text import did_you_mean
+from ..errors import UsageError
+from .base import Wire
+from .ollama import OllamaWire
+from .openai.dialects import (
+    AzureWire,
+    ChatDialect,
+    DeepSeekWire,
+    GeminiOpenAIWire,
+    GroqWire,
+    LMStudioWire,
+    MistralWire,
+    OllamaChatWire,
+    OpenRouterWire,
+    SGLangWire,
+    TogetherWire,
+    VLLMWire,
+    XAIWire,
+)
+
+__all__ = ["DIALECTS", "Addresses", "address_table", "dialect_wires", "dialects", "hosted_wires", "quirk_table"]
+
+
+DIALECTS: Mapping[str, tuple[type[ChatDialect], ...]] = MappingProxyType(
+    {
+        "ollama": (OllamaChatWire,),
+        "vllm": (VLLMWire,),
+        "sglang": (SGLangWire,),
+        "lmstudio": (LMStudioWire,),
+        "groq": (GroqWire,),
+        "mistral": (MistralWire,),
+        "deepseek": (DeepSeekWire,),
+        "openrouter": (OpenRouterWire,),
+        "together": (TogetherWire,),
+        "xai": (XAIWire,),
+        "gemini-openai": (GeminiOpenAIWire,),
+        "azure": (AzureWire,),
+    }
+)
+"""Every built-in dialect id, with its Chat Completions dialect class (Ollama's native wire goes with `ollama`)."""
+
+_NATIVE: Mapping[str, tuple[type[Wire], ...]] = MappingProxyType({"ollama": (OllamaWire,)})
+"""The dialects' wires that are not Chat Completions (Ollama's `/api/chat`), which take no version."""
+
+
+def dialects() -> tuple[str, ...]:
+    """The ids of the built-in host dialects, for `ScriptTransport(dialect=...)` and `@pytest.mark.parametrize`."""
+    return tuple(DIALECTS)
+
+
+def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
+    """Fresh wires of one dialect: an id (`"ollama"`, `"ollama@0.20.4"` for a release), or a `Wire` instance.
+
+    Raises:
+        UsageError: An unknown id (the message names the closest), a version the dialect does not
+            take, or a value that is neither an id nor a `Wire` instance.
+
+    """
+    if isinstance(dialect, Wire):
+        return [dialect]
+    if isinstance(dialect, type) and issubclass(dialect, Wire):
+        raise UsageError(f"{name}: expected a dialect id or a Wire instance, got the class {dialect.__name__}; call it")
+    if not isinstance(dialect, str):
+        raise UsageError(
+            f"{name}: expected a dialect id (one of {', '.join(DIALECTS)}) or a Wire instance, "
+            f"got {type(dialect).__name__} {dialect!r}"
+        )
+    key, at, version = dialect.partition("@")
+    classes = DIALECTS.get(key.strip().lower())
+    if classes is None:
+        raise UsageError(
+            f"{name}: unknown dialect {dialect!r}{did_you_mean(key, DIALECTS)} "
+            f"(wirescript.dialects() lists them: {', '.join(DIALECTS)})"
+        )
+    if at and not version.strip():
+        raise UsageError(f"{name}: {dialect!r} names no release after '@' (write '{key}@0.20.4', or '{key}')")
+    chosen = version.strip() if at else None
+    return [
+        *(kind(chosen) for kind in classes),
+        *(kind() for kind in _NATIVE.get(key.strip().lower(), ())),
+    ]
+
+
+def hosted_wires() -> list[Wire]:
+    """A fresh wire of every built-in dialect that has default addresses: what a stub without `dialect=` routes."""
+    found: list[Wire] = []
+    for key, classes in DIALECTS.items():
+        for wire in (*(kind(None) for kind in classes), *(kind() for kind in _NATIVE.get(key, ()))):
+            if wire.addresses:
+                found.append(wire)
+    return found
+
+
+class Addresses:
+    """Which wire answers at which address: precomputed once, one dictionary look-up per request.
+
+    Args:
+        wires: The wires routed by address, in order (the first to claim an address keeps it).
+
+    Raises:
+        UsageError: An address is not `host` or `host:port`.
+
+    """
+
+    __slots__ = ("_by_host", "wires")
+
+    def __init__(self, wires: Sequence[Wire]) -> None:
+        self.wires = tuple(wires)
+        """The wires it routes, in order."""
+        table: dict[str, list[tuple[int | None, Wire]]] = {}
+        for wire in wires:
+            for address in wire.addresses:
+                host, port = _address(address, wire)
+                table.setdefault(host, []).append((port, wire))
+        self._by_host = {host: tuple(entries) for host, entries in table.items()}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_host)
+
+    def find(self, method: str, path: str, host: str, url: object) -> Wire | None:
+        """The wire whose address this is and that serves the request, or None (the common case: one miss)."""
+        entries = self._by_host.get(host)
+        if entries is None:
+            return None
+        port = getattr(url, "port", None)
+        for wanted, wire in entries:
+            if (wanted is None or wanted == port) and wire.matches(method, path, host=host):
+                return wire
+        return None
+
+
+def _address(address: str, wire: Wire) -> tuple[str, int | None]:
+    host, colon, port = address.strip().lower().rpartition(":") if ":" in address else (address.strip().lower(), "", "")
+    if colon and not port.isdigit():
+        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    if not host or "/" in host:
+        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    return host, int(port) if colon else None
+
+
+def quirk_table() -> str:
+    """The docs table of every built-in dialect's quirks (`docs/dialects.md`, kept true by a test)."""
+    rows = ["| dialect | quirk | side | what | versions | source |", "|---|---|---|---|---|---|"]
+    for key, classes in DIALECTS.items():
+        for kind in classes:
+            for quirk in kind.quirks:
+                cells = [key, f"`{quirk.id}`", quirk.side, quirk.summary, quirk.versions or "all", quirk.source]
+                rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def address_table() -> str:
+    """The docs table of where each built-in dialect answers without `dialect=` (`docs/dialects.md`)."""
+    rows = ["| dialect | provider ids | answers by default at | intercepted hosts |", "|---|---|---|---|"]
+    for key, classes in DIALECTS.items():
+        kinds: list[type[Wire]] = [*classes, *_NATIVE.get(key, ())]
+        addresses = sorted({a for kind in kinds for a in kind.addresses})
+        hosts = sorted({h for kind in kinds for h in kind.hosts})
+        names = ", ".join(f"`{kind.name}`" for kind in kinds)
+        where = ", ".join(f"`{a}`" for a in addresses) or "only with `dialect=`"
+        rows.append(f"| `{key}` | {names} | {where} | {', '.join(f'`{h}`' for h in hosts) or '—'} |")
+    return "\n".join(rows)
