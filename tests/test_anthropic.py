@@ -171,9 +171,12 @@ def test_a_long_stream_arrives_in_several_chunks_of_whole_events() -> None:
         http.stream("POST", "https://api.anthropic.com/v1/messages", json={**PARAMS, "stream": True}) as response,
     ):
         chunks = list(response.iter_raw())
-    # Produced as it is read, in pieces, never one pre-rendered blob; no event is split across chunks.
+    # Produced as it is read, in pieces, never one pre-rendered blob; no event is split across chunks but
+    # the stream's tail (its last byte of content and what follows), sent apart to know it was read.
     assert len(chunks) > 10
-    assert all(chunk.endswith(b"\n\n") and chunk.startswith(b"event: ") for chunk in chunks)
+    *whole, head, tail = chunks
+    assert all(chunk.endswith(b"\n\n") and chunk.startswith(b"event: ") for chunk in [*whole, head + tail])
+    assert tail == b'}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'  # message_stop closes the stream
     stub = ScriptTransport([text])
     with anthropic_client(stub).messages.stream(**PARAMS) as stream:
         first = next(iter(stream.text_stream))

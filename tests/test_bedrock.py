@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
 
 import pytest
 
+from _blocked import BLOCK_HTTPX
 from _support import no_aws_environment
 from wirescript import ScriptTransport
 from wirescript.builder import tool_result_text as builder_tool_result_text
@@ -687,3 +691,36 @@ def test_any_botocore_client_reaches_the_stub_a_form_encoded_body_included() -> 
     assert (record.method, record.path) == ("POST", "/")
     assert record.content == b"Action=GetCallerIdentity&Version=2011-06-15"
     assert len(stub.problems) == 1
+
+
+_NO_HTTPX = (
+    BLOCK_HTTPX
+    + """
+import threading
+import boto3
+from wirescript import ScriptTransport
+
+stub = ScriptTransport(["Hello without httpx.", {"text": "Streamed.", "fault": {"delay": 0.001}}, "Held."])
+bedrock = stub.attach(
+    boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKIDTEST", aws_secret_access_key="s")
+)
+hi = [{"role": "user", "content": [{"text": "hi"}]}]
+print(bedrock.converse(modelId="m", messages=hi)["output"]["message"]["content"][0]["text"])
+events = bedrock.converse_stream(modelId="m", messages=hi)["stream"]
+print("".join(e["contentBlockDelta"]["delta"]["text"] for e in events if "contentBlockDelta" in e))
+stub.hold()
+threading.Timer(0.05, stub.release).start()
+print(bedrock.converse(modelId="m", messages=hi)["output"]["message"]["content"][0]["text"])
+stub.check()
+assert not {"httpx", "httpx2", "anyio"} & set(sys.modules), sorted(sys.modules)
+"""
+)
+
+
+def test_a_boto3_only_project_needs_neither_httpx_nor_httpx2(tmp_path: Any) -> None:
+    """httpx, httpx2 and anyio blocked from import: Converse, ConverseStream with a fault, a held call: all served."""
+    env = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}
+    env.update({name: value for name, value in os.environ.items() if name in ("PATH", "PYTHONPATH")})
+    result = subprocess.run([sys.executable, "-c", _NO_HTTPX], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:3] == ["Hello without httpx.", "Streamed.", "Held."]

@@ -16,6 +16,7 @@ from wirescript.errors import UsageError
 from wirescript.wires.bedrock import eventstream as es
 
 boto3 = pytest.importorskip("boto3")
+botocore = pytest.importorskip("botocore")
 botocore_config = pytest.importorskip("botocore.config")
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
 
@@ -386,5 +387,72 @@ def test_the_aio_body_reads_as_aiohttps_stream_reader_does() -> None:
         assert await closed_early.content.read(1) == b"a"
         closed_early.close()
         assert released == [True] * 4
+
+    asyncio.run(main())
+
+
+BOTOCORE_CHECKED = ((1, 40), (1, 45))
+"""The botocore releases `_fast_retries` is known to reach into: from the bedrock group's floor (1.40, and
+aiobotocore's pin, 1.43) to the lock's (1.44). A release past them must be checked, and the range moved."""
+
+
+def test_fast_retries_reach_botocores_private_state_only_where_it_is_known_to_be() -> None:
+    """The one reach into botocore's private state (`_botocore._fast_retries`), pinned to the releases it holds for.
+
+    It pays for itself: two throttles then a success take 1.05 s (legacy), 1.7 s (standard), 4.0 s (adaptive)
+    of botocore's backoff, 6-7 ms without (measured on 1.44; `_botocore._fast_retries` says so too).
+    """
+    version = tuple(int(part) for part in botocore.__version__.split(".")[:2])
+    low, high = BOTOCORE_CHECKED
+    assert low <= version < high, f"botocore {botocore.__version__}: check _fast_retries' reach, then move the range"
+    client = make_client(retries={"mode": "adaptive"})
+    emitter = client.meta.events._emitter
+    assert emitter._unique_id_handlers["retry-config-bedrock-runtime"]["handler"] is not None
+    assert any(
+        getattr(h, "__name__", "") == "on_sending_request"
+        for h in emitter._handlers.prefix_search("before-send.bedrock-runtime")
+    )
+    server = CannedServer([json_answer(CONVERSE), error_answer(429, "ThrottlingException"), json_answer(CONVERSE)])
+    _botocore.attach(client, server)
+    client.converse(modelId=MODEL, messages=USER)
+    started = time.perf_counter()
+    assert client.converse(modelId=MODEL, messages=USER)["ResponseMetadata"]["RetryAttempts"] == 1
+    assert time.perf_counter() - started < 0.5  # the backoff botocore asked for was not slept
+
+
+def test_the_aio_body_awaits_a_faults_delays_and_raises_aiohttps_error_for_a_cut() -> None:
+    """The aiobotocore body over the core's answer (aiobotocore itself runs in its own environment)."""
+    import asyncio
+
+    from wirescript._exchange import Answer
+    from wirescript._steps import Disconnect, Sleep
+
+    aiohttp = pytest.importorskip("aiohttp")
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream"
+
+    async def main() -> None:
+        steps = iter([b"ab", Sleep(0.05), b"cd", Disconnect("wirescript: scripted disconnect after 2 events")])
+        raw = _botocore._AioRawBody(_botocore._aio_items(Answer(200, [], (), steps)), url)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.005)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        assert not raw.content.at_eof()
+        pieces = []
+
+        async def read() -> None:
+            async for piece, _ in raw.content.iter_chunks():
+                pieces.append(piece)
+
+        with pytest.raises(aiohttp.ServerDisconnectedError, match="scripted disconnect after 2 events"):
+            await read()
+        ticker.cancel()
+        assert pieces == [b"ab", b"cd"]
+        assert ticks >= 3  # the delay was awaited: the loop ran meanwhile
 
     asyncio.run(main())

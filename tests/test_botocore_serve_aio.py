@@ -7,6 +7,7 @@ aiobotocore is installed (its own environment) and are skipped elsewhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import time
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from wirescript import _botocore
+from _blocked import BLOCK_HTTPX
+from wirescript import ScriptTransport, _botocore
 from wirescript.wires.bedrock import eventstream as es
 
 aio_session = pytest.importorskip("aiobotocore.session")
@@ -63,7 +65,9 @@ def throttled() -> tuple[int, Mapping[str, str], Iterable[bytes]]:
     return 429, headers, [b'{"message":"slow down"}']
 
 
-def run(server: Canned, call: Any, **config: Any) -> Any:
+def run(server: Canned | ScriptTransport, call: Any, **config: Any) -> Any:
+    """`call(client)` on an aiobotocore bedrock-runtime client served by `server` (a stub: `stub.attach`)."""
+
     async def main() -> Any:
         session = aio_session.get_session()
         async with session.create_client(
@@ -73,7 +77,10 @@ def run(server: Canned, call: Any, **config: Any) -> Any:
             aws_secret_access_key="test-secret",
             config=botocore_config.Config(**config) if config else None,
         ) as client:
-            _botocore.attach(client, server)
+            if isinstance(server, ScriptTransport):
+                server.attach(client)
+            else:
+                _botocore.attach(client, server)
             return await call(client)
 
     return asyncio.run(main())
@@ -138,3 +145,172 @@ def test_retries_run_without_sleeping(mode: str) -> None:
     assert answer["ResponseMetadata"]["RetryAttempts"] == 2
     assert len(server.urls) == 4
     assert elapsed < 0.5, f"{mode} waited: {elapsed:.2f}s"
+
+
+# A stub serving an aiobotocore client: the same core as every other client, awaited on the client's loop.
+
+MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+
+async def _ticking(work: Any) -> tuple[Any, int]:
+    """`work`'s result, and how often a task of the same loop ran meanwhile (every 10 ms when nothing blocks)."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        return await work, ticks
+    finally:
+        ticker.cancel()
+
+
+def test_a_stub_serves_converse_and_converse_stream() -> None:
+    stub = ScriptTransport(["Hello.", "Streamed."])
+
+    async def call(client: Any) -> Any:
+        answer = await client.converse(modelId=MODEL, messages=USER)
+        response = await client.converse_stream(modelId=MODEL, messages=USER)
+        texts = [e["contentBlockDelta"]["delta"]["text"] async for e in response["stream"] if "contentBlockDelta" in e]
+        return answer["output"]["message"]["content"][0]["text"], "".join(texts)
+
+    assert run(stub, call) == ("Hello.", "Streamed.")
+    assert [r.provider for r in stub.requests] == ["bedrock", "bedrock"]
+    stub.check()
+
+
+def test_a_held_request_waits_without_blocking_the_loop_and_is_released_from_it() -> None:
+    stub = ScriptTransport(["Held."], hold_timeout=3)
+
+    async def call(client: Any) -> Any:
+        stub.hold()
+        started = time.perf_counter()
+        pending = asyncio.ensure_future(client.converse(modelId=MODEL, messages=USER))
+        await stub.wait_for_requests_async(1, timeout=2)  # only runs if the held request does not block the loop
+        assert not pending.done()
+        stub.release()
+        answer = await pending
+        return answer["output"]["message"]["content"][0]["text"], time.perf_counter() - started
+
+    text, elapsed = run(stub, call)
+    assert text == "Held."
+    assert elapsed < 2, f"the held request blocked the loop until hold_timeout ({elapsed:.1f} s)"
+    assert stub.problems == []
+
+
+def test_a_held_request_cancelled_is_abandoned() -> None:
+    stub = ScriptTransport(["Held."], hold_timeout=3)
+
+    async def call(client: Any) -> None:
+        stub.hold()
+        pending = asyncio.ensure_future(client.converse(modelId=MODEL, messages=USER))
+        await stub.wait_for_requests_async(1, timeout=2)
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pending
+        stub.release()
+
+    run(stub, call)
+    assert [p.kind for p in stub.problems] == ["abandoned"]
+
+
+@pytest.mark.parametrize("fault", [{"delay": 0.05}, {"first_byte_delay": 0.3}], ids=["delay", "first_byte_delay"])
+def test_a_faults_delays_are_awaited_not_slept_on_the_loop(fault: dict[str, Any]) -> None:
+    stub = ScriptTransport([{"text": "one two three four five", "fault": fault}])
+
+    async def call(client: Any) -> Any:
+        async def stream() -> list[Any]:
+            response = await client.converse_stream(modelId=MODEL, messages=USER)
+            return [event async for event in response["stream"]]
+
+        return await _ticking(stream())
+
+    events, ticks = run(stub, call)
+    assert any("messageStop" in event for event in events)
+    assert ticks >= 10, f"the loop ran {ticks} times while the stream waited: the delay blocked it"
+    stub.check()
+
+
+def test_a_disconnect_before_the_response_is_retried_and_one_mid_stream_raises() -> None:
+    stub = ScriptTransport(
+        [
+            {"text": "x", "fault": {"disconnect_after": 0}},
+            "Retried.",
+            {"text": "a b c", "fault": {"disconnect_after": 2}},
+        ]
+    )
+
+    async def call(client: Any) -> Any:
+        answer = await client.converse(modelId=MODEL, messages=USER)
+        response = await client.converse_stream(modelId=MODEL, messages=USER)
+        seen = []
+        try:
+            async for event in response["stream"]:
+                seen.append(event)
+        except Exception as error:  # what aiohttp's dropped connection raises
+            return answer["output"]["message"]["content"][0]["text"], seen, error
+        raise AssertionError("the scripted disconnect did not raise")
+
+    text, seen, error = run(stub, call, retries={"mode": "standard", "total_max_attempts": 2})
+    assert text == "Retried."
+    assert len(seen) == 2
+    assert "scripted disconnect after 2 events" in str(error)
+    assert stub.requests[1].retry_count == 1
+    stub.check()
+
+
+def test_a_stream_left_early_is_unfinished() -> None:
+    stub = ScriptTransport([{"text": "word " * 5_000}])
+
+    async def call(client: Any) -> None:
+        response = await client.converse_stream(modelId=MODEL, messages=USER)
+        async for _event in response["stream"]:
+            break
+
+    run(stub, call)
+    with pytest.raises(AssertionError, match="unfinished_stream"):
+        stub.check()
+
+
+_NO_HTTPX = (
+    BLOCK_HTTPX
+    + """
+import asyncio
+from aiobotocore.session import get_session
+from wirescript import ScriptTransport
+
+async def main():
+    stub = ScriptTransport(["Hello without httpx."])
+    async with get_session().create_client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKIDTEST", aws_secret_access_key="s"
+    ) as client:
+        stub.attach(client)
+        stub.hold()
+        pending = asyncio.ensure_future(
+            client.converse(modelId="m", messages=[{"role": "user", "content": [{"text": "hi"}]}])
+        )
+        await stub.wait_for_requests_async(1)
+        stub.release()
+        answer = await pending
+    print(answer["output"]["message"]["content"][0]["text"])
+    assert not {"httpx", "httpx2", "anyio"} & set(sys.modules), sorted(sys.modules)
+
+asyncio.run(main())
+"""
+)
+
+
+def test_an_aiobotocore_client_is_served_and_held_without_httpx_or_anyio(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}
+    env.update({name: value for name, value in os.environ.items() if name in ("PATH", "PYTHONPATH")})
+    result = subprocess.run([sys.executable, "-c", _NO_HTTPX], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello without httpx."

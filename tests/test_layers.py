@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "sse", "_readfile", "_hooks"},
+    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers
@@ -59,12 +59,15 @@ LAYERS: list[set[str]] = [
     },
     # 3: the strict engine over a stub's wires, and the public doors to the providers' catalogs and checks
     {"strict", "validate", "catalog"},
-    # 4: the sans-IO core, the HTTP adapter and the reach
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger", "_http", "_botocore"}
-    | {"intercept", "guard"},
-    # 5: the transport shell
+    # 4: the sans-IO core
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger"},
+    # 5: the adapters: httpx/httpx2 and botocore requests into the core's neutral request, its answer out
+    {"_http", "_botocore"},
+    # 6: the reach: intercept() and the network guard
+    {"intercept", "guard"},
+    # 7: the transport shell
     {"transport"},
-    # 6: conveniences on top
+    # 8: conveniences on top
     {"builder", "files", "audit", "pytest_plugin", "cli", "__main__", "__init__"}
     # the loopback server and record mode
     | {"server", "_control", "_uvicorn"}

@@ -20,6 +20,8 @@ from wirescript.wires import Frame, OpenAIChatWire, Parsed, Rendered, Wire
 from wirescript.wires.base import error_message, retry_headers
 from wirescript.wires.side import TokenCountWire
 
+pytest_plugins = ["pytester"]
+
 PARAMS: dict[str, Any] = {"model": "mini-1", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
 
 
@@ -161,7 +163,7 @@ def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
 
 
 class MiniStream(MiniMessages):
-    """Streams a frame (two of `first` bytes, when given), then fails: a wire's bug mid-stream."""
+    """Streams a frame (three of `first` bytes, when given), then fails: a wire's bug mid-stream."""
 
     def __init__(self, first: int = 0) -> None:
         self.first = first
@@ -170,7 +172,7 @@ class MiniStream(MiniMessages):
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
         def frames() -> Iterator[Frame]:
-            for _ in range(2 if self.first else 1):
+            for _ in range(3 if self.first else 1):
                 yield Frame(
                     "message", encode_event("message", json_dumps({"type": "message", "pad": "x" * self.first}))
                 )
@@ -350,3 +352,120 @@ def test_a_wire_with_a_conflicting_stop_reason_changes_only_its_own_stubs_answer
         UsageError, match=r"maps the stop reason 'halted' to 'refusal', the halting wire to 'max_tokens'"
     ):
         ScriptTransport([], wires=[Halting(), Refusing()])
+
+
+# Every member of an outside wire may fail: each failure is the loud, non-retryable answer plus a problem,
+# never an exception out of the transport (which the SDK would retry three times as "Connection error.").
+
+_BROKEN_MEMBERS = {
+    # member: (what the request or the script does to reach it, the problem's kind)
+    "matches": ("a request", "render_error"),
+    "parse": ("a request", "unreadable"),
+    "api_key": ("a request", "render_error"),
+    "claims": ("a request to a path no wire serves", "render_error"),
+    "check": ("a request", "render_error"),
+    "resolve": ("a request", "render_error"),
+    "render": ("a text turn", "render_error"),
+    "error": ("an error turn", "render_error"),
+    "stream_error": ("a turn with an in-stream error", "render_error"),
+    "strict_error": ("a request its rule refuses", "strict"),
+    "unscripted": ("a request past the script", "unscripted"),
+}
+
+
+def _broken(member: str) -> StrictMini:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{member} is a bug")
+
+    return type(f"Broken_{member}", (StrictMini,), {member: fail})()
+
+
+@pytest.mark.parametrize("member", sorted(_BROKEN_MEMBERS))
+def test_an_outside_wire_failing_in_any_member_is_a_loud_answer_and_a_problem(member: str) -> None:
+    scenario, kind = _BROKEN_MEMBERS[member]
+    script: list[Any] = {
+        "an error turn": [{"error": {"status": 400, "message": "no ink"}}],
+        "a turn with an in-stream error": [{"text": "x", "fault": {"stream_error": {"message": "cut"}}}],
+        "a request past the script": [],
+    }.get(scenario, ["Hi."])
+    stub = ScriptTransport(script, wires=[_broken(member)])
+    client = anthropic_client(stub, base_url="https://mini.example", max_retries=2)
+
+    def call() -> Any:
+        if scenario == "a request to a path no wire serves":
+            return client.post("/v1/nothing-here", cast_to=object, body={})
+        return client.messages.create(**(HELLO if scenario == "a request its rule refuses" else PARAMS))
+
+    with pytest.raises(anthropic.APIStatusError) as info:  # not APIConnectionError: nothing escaped
+        call()
+    assert info.value.response.headers["x-should-retry"] == "false"
+    assert stub.request_count == 1  # answered once, never retried
+    [problem] = stub.problems
+    assert problem.kind == kind
+    assert f"{member} is a bug" in str(problem) or f"{member} is a bug" in info.value.message
+
+
+def test_a_broken_wire_does_not_stop_the_others() -> None:
+    stub = ScriptTransport(["Hi."], wires=[_broken("matches")])
+    with pytest.raises(anthropic.APIStatusError, match=r"the mini wire's matches\(\)"):
+        anthropic_client(stub, max_retries=0).messages.create(**PARAMS)
+    assert stub.problems[0].kind == "render_error"
+    assert stub.pending  # nothing was consumed
+
+
+OUTSIDE_MARKER_TESTS = """
+import httpx2
+import openai
+import pytest
+
+from wirescript.strict import Rule, Violation
+from wirescript.wires import OpenAIChatWire
+
+SAFE = Rule("acme.safe-prompt-type", "acme", "`safe_prompt` is not a boolean.", "an example rule")
+
+
+class AcmeWire(OpenAIChatWire):
+    name = "acme"
+    rules = (*OpenAIChatWire.rules, SAFE)
+
+    def matches(self, method, path, *, host=""):
+        return host == "api.acme.example" and super().matches(method, path)
+
+    def check(self, record, *, skip):
+        if SAFE.id not in skip and not isinstance(record.body.get("safe_prompt", False), bool):
+            return Violation(SAFE, "safe_prompt: expected a boolean", "safe_prompt")
+        return super().check(record, skip=skip)
+
+
+def ask(stub):
+    http = httpx2.Client(transport=stub)
+    client = openai.OpenAI(api_key="k", base_url="https://api.acme.example/v1", http_client=http)
+    reply = client.chat.completions.create(
+        model="acme-1", messages=[{"role": "user", "content": "Hi"}], extra_body={"safe_prompt": "yes"}
+    )
+    return reply.choices[0].message.content
+
+
+@pytest.mark.wirescript(strict_skip=["acme.safe-prompt-type"])
+def test_an_outside_rule_skipped_by_the_marker(wirescript):
+    assert ask(wirescript(["Hello from Acme."], wires=[AcmeWire()])) == "Hello from Acme."
+
+
+@pytest.mark.wirescript(strict_skip=["acme.safe-prompt-typo"])
+def test_an_outside_typo_is_refused_by_the_stub(wirescript):
+    with pytest.raises(Exception, match="did you mean 'acme.safe-prompt-type'"):
+        wirescript([], wires=[AcmeWire()])
+
+
+@pytest.mark.wirescript(strict_skip=["openai_chat.messages-emty"])
+def test_a_default_wires_typo_is_refused_at_setup(wirescript):
+    pass
+"""
+
+
+def test_the_markers_strict_skip_names_an_outside_wires_rule(pytester: pytest.Pytester) -> None:
+    """The marker's ids are the stubs' `strict_skip=` default: an outside wire's rule is checked by its stub."""
+    pytester.makepyfile(test_app=OUTSIDE_MARKER_TESTS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", "-p", "no:langsmith_plugin")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*unknown strict rule 'openai_chat.messages-emty'; did you mean*"])

@@ -1,59 +1,122 @@
-"""The answer renderer: a turn, its wire and its fault become response parts. Pure: no HTTP library.
+"""The renderer: a decided request becomes the core's `Answer`. Pure: no HTTP library. Never raises.
 
-`answer()` renders a scripted turn, planning its fault when it has one, or says why the fault cannot
-take effect on this answer; `refuse()` renders the loud, non-retryable error a request gets when it
-cannot be answered as scripted. Neither calls the other: the transport decides.
+`render()` answers every decision the ledger makes: a scripted turn as its wire renders it (its
+fault planned by `_faults`), a turnless wire's answer, or the loud, non-retryable error of a request
+that cannot be answered as scripted (the wire's own envelope; the strict error for a strict rule).
+A wire failing on the way (its `render`, `error`, `stream_error`, `respond`, `unscripted`, its
+lazy frames) is a problem, answered loudly, never an exception out of the transport.
+
+A streamed answer is watched (`_exchange.OpenStream`): it is open until the client takes its tail (the
+last byte of its content and the frames that only close it), which goes out in a chunk of its own,
+or until the stub's own fault ends it; the ledger reports the ones still open at `check()` as
+`unfinished_stream` problems. The watch costs nothing per event: an unfaulted stream is sent in
+chunks of whole events, and only its last chunk is split.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from ._cursor import Refusal
-from ._faults import plain_steps, plan_fault
+from ._cursor import Refusal, Turnless
+from ._exchange import Answer, OpenStream, Request, tail_at
+from ._faults import plan_fault
+from ._record import Arrival
 from ._report import failed
-from ._steps import Step
+from ._steps import Disconnect, Step
 from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import Turn, queue_label
 from .side import SideScript
-from .strict import explain
-from .wires.base import Rendered, Violation, Wire, unknown_endpoint
+from .wires.base import Frame, Rendered, Wire, loud_error, unknown_endpoint
 
-__all__ = ["Answer", "answer", "impossible", "refuse", "refuse_strictly", "respond"]
+__all__ = ["CHUNK_BYTES", "Report", "impossible", "refusal", "render"]
 
+Report = Callable[[RecordedRequest, Refusal], None]
+"""Where a problem found while rendering or streaming goes: the ledger's `report`."""
 
-class Answer(NamedTuple):
-    """A response before it meets an HTTP library."""
-
-    status: int
-    headers: dict[str, str]
-    lead: tuple[Step, ...]
-    """Run before the response exists (`FaultPlan.lead`)."""
-    body: bytes | Iterator[Step]
-    """The whole body, or the steps that send it."""
+CHUNK_BYTES = 16 * 1024
+"""How many bytes of whole frames an unfaulted stream sends per chunk."""
 
 
-def answer(
-    wire: Wire, record: RecordedRequest, turn: Turn, *, per_event: bool, read_timeout: float | None
-) -> Answer | Refusal:
-    """The response for a scripted turn, or why it cannot be sent (an impossible answer, a fault that cannot work).
+def render(
+    arrival: Arrival, request: Request, side: SideScript, report: Report, streams: dict[int, OpenStream]
+) -> Answer:
+    """The answer to a decided request. Never raises: a failure is reported and answered loudly.
 
     Args:
-        wire: The wire serving the request.
-        record: The request.
-        turn: Its turn.
-        per_event: Send each event in a chunk of its own (the loopback server flushes each).
-        read_timeout: The client's read timeout, which a long fault delay turns into a `ReadTimeout`.
+        arrival: The request, its wire and its decision.
+        request: The request as it came in (event by event or in chunks, the client's read timeout).
+        side: The stub's side script, for a turnless wire.
+        report: Where a problem found on the way goes (the ledger's `report`), before its answer is rendered.
+        streams: The stub's open streamed answers, by request index: a streamed answer is added to them.
 
+    """
+    record, wire, decision = arrival.record, arrival.wire, arrival.decision
+    if isinstance(decision, Turn) and wire is not None:
+        try:
+            answer = _turn(wire, record, decision, request, report, streams)
+        except Exception as exc:  # a wirescript or wire bug must be loud, never a retried "Connection error."
+            streams.pop(record.index, None)
+            answer = failed("rendering the answer", exc)
+        if isinstance(answer, Answer):
+            return answer
+        report(record, answer)
+    elif isinstance(decision, Turnless) and wire is not None:
+        answer = _turnless(wire, record, side)
+        if isinstance(answer, Answer):
+            return answer
+        report(record, answer)
+    else:
+        assert isinstance(decision, Refusal)
+        answer = decision
+    return refusal(arrival.answerer, record, answer)
+
+
+def refusal(answerer: Wire | None, record: RecordedRequest, refused: Refusal) -> Answer:
+    """The loud answer to a request not answered as scripted (its problem reported): a non-retryable error.
+
+    In the answering wire's own envelope (404 for an endpoint it does not serve; the provider's own
+    error for a strict rule), or, when no wire can answer, an envelope every SDK reads.
+    """
+    message = f"wirescript: {record.problem}"
+    if answerer is None:
+        return _whole(unknown_endpoint(message))
+    try:
+        if refused.violation is not None:
+            rendered = answerer.strict_error(refused.violation, refused.explained, record)
+        else:
+            status = 404 if refused.kind == "unknown_endpoint" else 400
+            rendered = answerer.unscripted(message, record, status=status)
+        return _whole(rendered)
+    except Exception as exc:  # the wire cannot even say it: the envelope every SDK reads, saying both
+        note = f" (and the {answerer.name} wire failed answering it in its own envelope: {type(exc).__name__}: {exc})"
+        return _whole(loud_error(400, "invalid_request_error", message + note, "wirescript_unscripted"))
+
+
+def _whole(rendered: Rendered) -> Answer:
+    return Answer(rendered.status, _raw_headers(rendered.headers), (), rendered.body)
+
+
+def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    """As bytes: a scripted header may be any Latin-1 text (HTTP's own); beyond it, `UnicodeEncodeError`."""
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+
+
+def _turn(
+    wire: Wire, record: RecordedRequest, turn: Turn, request: Request, report: Report, streams: dict[int, OpenStream]
+) -> Answer | Refusal:
+    """A scripted turn as its wire renders it, its fault planned; or why it cannot be sent as scripted.
+
+    A turn with server tools or citations is first held against the request (`Wire.server_tools_problem`):
+    an answer the real API could not give to it is an `impossible_answer`, not rendered.
     """
     if turn.server_tools is not None or turn.citations is not None:
         why = wire.server_tools_problem(turn, record)
         if why is not None:
             return impossible(record, why)
     fault = turn.fault
+    per_event = request.per_event
     # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
     joined = fault is None and not per_event
     if turn.error is not None:
@@ -61,25 +124,37 @@ def answer(
     else:
         malformed = fault is not None and fault.malformed_tool_json
         rendered = wire.render(turn, record, malformed_tool_json=malformed, joined=joined)
+    try:
+        headers = _raw_headers(rendered.headers)
+    except UnicodeEncodeError as exc:  # no HTTP library can carry it
+        return failed("building the response", exc)
+    frames = rendered.frames
     if fault is None:
-        return Answer(rendered.status, rendered.headers, (), _steps(rendered, joined=joined))
-    frames = list(rendered.frames) if rendered.frames is not None else None
+        if frames is None:
+            return Answer(rendered.status, headers, (), rendered.body)
+        if joined:
+            return _joined(rendered.status, headers, frames, wire.closing, record, report, streams)
+        watch = OpenStream(record, streams)
+        return Answer(rendered.status, headers, (), _guarded(_each(frames, wire.closing, watch), record, report))
+    listed = list(frames) if frames is not None else None
     if turn.error is not None:
         why_json = "an 'error' turn answers with one JSON body"
     else:
         why_json = "the request did not ask for a stream, so the answer is one JSON body"
     planned = plan_fault(
         fault,
-        frames,
+        listed,
         rendered.body,
         wire=wire,
         why_json=why_json,
         error_frame=wire.stream_error(fault.stream_error, record) if fault.stream_error is not None else None,
-        read_timeout=read_timeout,
+        read_timeout=request.read_timeout,
+        end=OpenStream(record, streams).end if listed is not None else None,
     )
     if isinstance(planned, str):
+        streams.pop(record.index, None)
         return Refusal("fault", planned)
-    return Answer(rendered.status, rendered.headers, planned.lead, planned.body)
+    return Answer(rendered.status, headers, planned.before, _guarded(planned.body, record, report))
 
 
 def impossible(record: RecordedRequest, why: str) -> Refusal:
@@ -95,8 +170,110 @@ def impossible(record: RecordedRequest, why: str) -> Refusal:
     )
 
 
-def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | Refusal:
-    """The answer of a turnless wire (a side endpoint, a route), or why it has none. Never raises.
+def _joined(
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    frames: Iterable[Frame],
+    closing: frozenset[str],
+    record: RecordedRequest,
+    report: Report,
+    streams: dict[int, OpenStream],
+) -> Answer:
+    """An unfaulted stream read in chunks: whole frames, joined into chunks of about `CHUNK_BYTES`.
+
+    Without a fault nothing depends on when each event arrives, and every chunk costs the client's
+    stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
+    that delivers them faster than the client reads. Rendering stays lazy: a chunk is rendered when
+    it is read (the first two here, to send a one-chunk answer whole, costing the client no stream
+    machinery), and no frame is ever split but for the stream's tail (`_exchange.OpenStream`).
+    """
+    watch = OpenStream(record, streams)
+    chunks = _batched(frames, closing, watch)
+    first = next(chunks, b"")
+    second = next(chunks, None)
+    if second is None:  # the adapter sends it whole, its tail apart (`_exchange.whole`)
+        return Answer(status, headers, (), first, watch)
+    return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
+
+
+def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: OpenStream) -> Iterator[bytes]:
+    """The chunks, each cut only before a frame with content: the last holds the last such frame.
+
+    The last one's tail is marked on `watch` (`OpenStream.cut`) as it is made.
+    """
+    batch: list[Frame] = []
+    size = 0
+    for frame in frames:
+        if size >= CHUNK_BYTES and frame.name not in closing:
+            yield b"".join([f.data for f in batch])
+            batch = []
+            size = 0
+        batch.append(frame)
+        size += len(frame.data)
+    chunk = b"".join([f.data for f in batch])
+    coda = 0
+    for frame in reversed(batch):
+        if frame.name not in closing:
+            break
+        coda += len(frame.data)
+    watch.cut = tail_at(chunk, len(chunk) - coda)
+    yield chunk
+
+
+def _tailed(first: bytes, second: bytes, rest: Iterator[bytes], watch: OpenStream) -> Iterator[bytes]:
+    """The chunks as they are read, the tail of the last one in a chunk of its own: taking it ends the watch."""
+    watch.sent = len(first)
+    yield first
+    chunk = second
+    for following in rest:
+        watch.sent += len(chunk)
+        yield chunk
+        chunk = following
+    cut = watch.cut
+    watch.sent += cut
+    yield chunk[:cut]
+    watch.end()
+    watch.sent += len(chunk) - cut
+    yield chunk[cut:]
+
+
+def _each(frames: Iterable[Frame], closing: frozenset[str], watch: OpenStream) -> Iterator[bytes]:
+    """One event per chunk (the loopback server flushes each), the stream's tail in a chunk of its own."""
+    last: bytes | None = None  # the last frame with content so far, held until the next shows it is not the last
+    coda: list[bytes] = []  # the closing frames after it
+    for frame in frames:
+        if frame.name in closing:
+            coda.append(frame.data)
+            continue
+        if last is not None:
+            watch.sent += len(last)
+            yield last
+            for data in coda:  # closing frames in mid-stream: sent as they came
+                watch.sent += len(data)
+                yield data
+            coda = []
+        last = frame.data
+    last = last or b""
+    cut = tail_at(last, len(last))
+    watch.sent += cut
+    yield last[:cut]
+    watch.end()
+    watch.sent += len(last) - cut
+    yield last[cut:]
+    yield from coda
+
+
+def _guarded(body: Iterator[Step], record: RecordedRequest, report: Report) -> Iterator[Step]:
+    """`body`, a failure while its steps are rendered reported and sent as a dropped connection."""
+    try:
+        yield from body
+    except Exception as exc:
+        report(record, failed("streaming the answer", exc))
+        yield Disconnect(f"wirescript: {record.problem}")
+
+
+def _turnless(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | Refusal:
+    """The answer of a turnless wire (a side endpoint, a route), or why it has none.
 
     A side script that cannot answer (`LookupError`) is `unscripted`, a route handler's failure
     (`ScriptError`) a `script_error`, a request the wire cannot serve (`ValueError`) `unreadable`,
@@ -104,6 +281,8 @@ def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | R
     """
     try:
         rendered = wire.respond(record, side)
+        frames = rendered.frames
+        body: Any = rendered.body if frames is None else b"".join(frame.data for frame in frames)
     except ScriptError as exc:
         return Refusal("script_error", str(exc))
     except LookupError as exc:
@@ -112,39 +291,7 @@ def respond(wire: Wire, record: RecordedRequest, side: SideScript) -> Answer | R
         return Refusal("unreadable", f"the {wire.name} wire cannot serve it: {exc}")
     except Exception as exc:
         return failed("answering a side endpoint", exc)
-    return Answer(rendered.status, rendered.headers, (), _steps(rendered, joined=True))
-
-
-def refuse(answerer: Wire | None, record: RecordedRequest, message: str, *, not_found: bool = False) -> Answer:
-    """The loud answer to a request not answered as scripted: a non-retryable error carrying `message`.
-
-    In the answering wire's own error envelope (404 for an endpoint it does not serve), or, when no
-    wire can answer, an envelope every SDK reads.
-    """
-    if answerer is None:
-        rendered = unknown_endpoint(message)
-    else:
-        rendered = answerer.unscripted(message, record, status=404 if not_found else 400)
-    return Answer(rendered.status, rendered.headers, (), rendered.body)
-
-
-def refuse_strictly(wire: Wire, record: RecordedRequest, violation: Violation) -> Answer:
-    """The provider's own error for a request a strict rule refuses: its status and envelope, never retried.
-
-    The message is the real API's wording, then the rule id and how to turn it off (`strict.explain`).
-    """
-    rendered = wire.strict_error(violation, explain(violation), record)
-    return Answer(rendered.status, rendered.headers, (), rendered.body)
-
-
-def _steps(rendered: Rendered, *, joined: bool) -> bytes | Iterator[Step]:
-    """The body: whole when it is one JSON document or a joined stream of one chunk, else its steps."""
-    if rendered.frames is None:
-        return rendered.body
-    if not joined:
-        return (frame.data for frame in rendered.frames)
-    chunks = plain_steps(rendered.frames)
-    first = next(chunks, b"")
-    second = next(chunks, None)
-    # Most answers fit one chunk: sent whole, they cost the client no stream machinery.
-    return first if second is None else itertools.chain((first, second), chunks)
+    try:
+        return Answer(rendered.status, _raw_headers(rendered.headers), (), body)
+    except UnicodeEncodeError as exc:
+        return failed("building the response", exc)

@@ -22,7 +22,7 @@ from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse
 from .side import SIDE_KEY, SideScript, parse_side
 from .wires.base import Violation, Wire, known_stop_reasons
 
-__all__ = ["Ask", "Cursor", "PendingTurn", "Refusal", "check_turns"]
+__all__ = ["TURNLESS", "Ask", "Cursor", "Decision", "PendingTurn", "Refusal", "Turnless", "check_turns"]
 
 ScriptFunction = Callable[[RecordedRequest], TurnLike | None]
 
@@ -56,6 +56,17 @@ class Refusal:
     lead: str = ": "
     violation: Violation | None = None
     """For a `strict` refusal: the rule the request breaks, answered with the provider's own error."""
+    explained: str = ""
+    """For a `strict` refusal: the message of that error (the real API's wording, the rule id, how to skip it)."""
+
+
+class Turnless:
+    """The decision for a request a turnless wire answers (a side endpoint, a route): no turn is consumed."""
+
+    __slots__ = ()
+
+
+TURNLESS = Turnless()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +78,10 @@ class Ask:
     """`script function` or `fallback`, for messages."""
     exhausted: Refusal | None = None
     """For the fallback: why the script could not answer, reported if the fallback cannot either."""
+
+
+Decision = Turn | Refusal | Turnless
+"""What answers a request: a scripted turn, a turnless wire's answer, or why it gets neither."""
 
 
 def check_turns(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire], known: frozenset[str] | None = None) -> None:

@@ -1,58 +1,33 @@
 """Plan a faulted response: check that the fault can take effect, then lay out the steps. Pure: no I/O.
 
-A response is served in two parts: the *lead*, run before the response exists (the first-byte
+A response is served in two parts: the steps *before* it, run before the response exists (the first-byte
 delay, a connection that fails before any byte, which the SDK retries), and the *body*, run as the
 client reads (events, per-event delays, a cut, a mid-stream failure, which nothing retries).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ._exchange import tail_at
 from ._steps import Disconnect, Sleep, Step, Timeout
 from ._text import did_you_mean
 from .errors import ScriptError
 from .script import Fault, Turn
 from .wires.base import Frame, Wire
 
-__all__ = ["CHUNK_BYTES", "FaultPlan", "check_script_faults", "plain_steps", "plan_fault"]
+__all__ = ["FaultPlan", "check_script_faults", "plan_fault"]
 
 
 @dataclass(frozen=True, slots=True)
 class FaultPlan:
     """How a faulted response goes out."""
 
-    lead: tuple[Sleep | Disconnect | Timeout, ...]
+    before: tuple[Sleep | Disconnect | Timeout, ...]
     """Run before the response exists: a failure here happens inside the client's `send`."""
     body: Iterator[Step]
     """The response body, step by step as the client reads it."""
-
-
-CHUNK_BYTES = 16 * 1024
-"""How many bytes of whole frames an unfaulted stream sends per chunk."""
-
-
-def plain_steps(frames: Iterable[Frame]) -> Iterator[bytes]:
-    """The unfaulted stream: whole frames, joined into chunks of about `CHUNK_BYTES`, as the reader asks.
-
-    Without a fault nothing depends on when each event arrives, and every chunk costs the client's
-    stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
-    that delivers them faster than the client reads. Rendering stays lazy (a chunk is rendered when
-    it is read; the answerer looks at the first two, to send a one-chunk answer whole) and no frame
-    is ever split. A faulted stream (`plan_fault`) goes event by event.
-    """
-    batch: list[bytes] = []
-    size = 0
-    for frame in frames:
-        batch.append(frame.data)
-        size += len(frame.data)
-        if size >= CHUNK_BYTES:
-            yield b"".join(batch)
-            batch.clear()
-            size = 0
-    if batch:
-        yield b"".join(batch)
 
 
 def check_script_faults(turns: Iterable[tuple[str, Turn]], wires: Sequence[Wire]) -> None:
@@ -92,6 +67,7 @@ def plan_fault(
     why_json: str,
     error_frame: Frame | None,
     read_timeout: float | None,
+    end: Callable[[], None] | None = None,
 ) -> FaultPlan | str:
     """Lay out a faulted response, or say why the fault cannot take effect on this answer.
 
@@ -103,14 +79,18 @@ def plan_fault(
         why_json: For a JSON answer, why it is one (for the message).
         error_frame: The wire's in-stream error event, when the fault asks for one.
         read_timeout: The client's read timeout in seconds, from the request, if it has one.
+        end: For a streamed answer, called when the stream ends as scripted: as the client takes its
+            tail, or as the fault itself ends it (a cut, a disconnect, a timeout, an in-stream error).
 
     Returns:
         The plan, or a sentence naming the fault field that would not take effect.
 
     """
-    if fault.raw is not None:
+    end = end or _nothing
+    if fault.raw is not None:  # the script wrote the body itself: the stub's doing, however it ends
+        end()
         raw = fault.raw.encode() if isinstance(fault.raw, str) else fault.raw
-        return FaultPlan(_lead(fault, read_timeout), iter((raw,)))
+        return FaultPlan(_before(fault, read_timeout), iter((raw,)))
     if frames is None:
         problem = _json_problem(fault, why_json, wire)
         if problem is not None:
@@ -120,23 +100,30 @@ def plan_fault(
         problem = _stream_problem(fault, [frame.name for frame in frames], wire.name)
         if problem is not None:
             return problem
-    return FaultPlan(_lead(fault, read_timeout), _body(fault, frames, error_frame, read_timeout))
+    before = _before(fault, read_timeout)
+    if any(not isinstance(step, Sleep) for step in before):  # the response never exists: nothing to read
+        end()
+    return FaultPlan(before, _body(fault, frames, error_frame, read_timeout, end, wire.closing))
 
 
-def _lead(fault: Fault, read_timeout: float | None) -> tuple[Sleep | Disconnect | Timeout, ...]:
-    lead: list[Sleep | Disconnect | Timeout] = []
+def _nothing() -> None:
+    pass
+
+
+def _before(fault: Fault, read_timeout: float | None) -> tuple[Sleep | Disconnect | Timeout, ...]:
+    before: list[Sleep | Disconnect | Timeout] = []
     if fault.first_byte_delay:
         if read_timeout is not None and fault.first_byte_delay > read_timeout:
             return (
                 Sleep(read_timeout),
                 Timeout(f"wirescript: no response within the client's read timeout of {read_timeout} s"),
             )
-        lead.append(Sleep(fault.first_byte_delay))
+        before.append(Sleep(fault.first_byte_delay))
     if fault.disconnect_after == 0:
-        lead.append(Disconnect("wirescript: scripted disconnect before the response"))
+        before.append(Disconnect("wirescript: scripted disconnect before the response"))
     elif fault.timeout_after == 0:
-        lead.append(Timeout("wirescript: scripted read timeout before the response"))
-    return tuple(lead)
+        before.append(Timeout("wirescript: scripted read timeout before the response"))
+    return tuple(before)
 
 
 _CATALOG_HINT = (
@@ -205,30 +192,53 @@ def _body(
     frames: Iterable[Frame],
     error_frame: Frame | None,
     read_timeout: float | None,
+    end: Callable[[], None],
+    closing: frozenset[str],
 ) -> Iterator[Step]:
-    """The body as the fault damages it. Counts refer to events actually sent; the plan was checked."""
+    """The body as the fault damages it. Counts refer to events actually sent; the plan was checked.
+
+    `end` is called as the stream ends as scripted: as the client takes the tail of its last event
+    (sent in a chunk of its own), or as the fault ends it.
+    """
     if fault.disconnect_after == 0 or fault.timeout_after == 0:
-        return  # the lead fails before the response exists
+        end()
+        return  # the steps before the response fail: there is no body
     error_at = fault.stream_error.after if fault.stream_error is not None else None
-    events = [frame.data for frame in frames if frame.name not in fault.drop]
+    sent_frames = [frame for frame in frames if frame.name not in fault.drop]
+    events = [frame.data for frame in sent_frames]
+    # The last event with content: the stream's tail is its last byte, its line ends and the closing frames.
+    last = next((i for i in range(len(sent_frames) - 1, -1, -1) if sent_frames[i].name not in closing), -1)
     for sent, data in enumerate([*events, None]):
         if error_at == sent:
             assert error_frame is not None
+            end()
             yield from _delayed(fault, read_timeout, error_frame.data)
             return
         if fault.cut_after == sent:
+            end()
             return
         if fault.disconnect_after == sent:
+            end()
             yield Disconnect(f"wirescript: scripted disconnect after {sent} events")
             return
         if fault.timeout_after == sent:
+            end()
             yield Timeout(f"wirescript: scripted read timeout after {sent} events")
             return
         if data is None:
+            end()
             return
-        yield from _delayed(fault, read_timeout, data)
-        if _times_out(fault, read_timeout):
+        if _times_out(fault, read_timeout):  # the delay outlasts the client's read timeout
+            end()
+            yield from _delayed(fault, read_timeout, data)
             return
+        if sent == last:  # its tail in a chunk of its own (`_exchange.Watch`)
+            cut = tail_at(data, len(data))
+            yield from _delayed(fault, read_timeout, data[:cut])
+            end()
+            yield data[cut:]
+        else:
+            yield from _delayed(fault, read_timeout, data)
 
 
 def _times_out(fault: Fault, read_timeout: float | None) -> bool:

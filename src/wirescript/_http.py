@@ -1,13 +1,17 @@
-"""The only module that touches httpx or httpx2: what a request says, and the response it expects.
+"""The httpx/httpx2 adapter: the only module that touches either library.
 
-It also holds record mode's two needs of the libraries: the real network transport of a request's
-library, and a response that passes another's bytes through as they arrive while keeping a copy.
+`read` turns an httpx or httpx2 request into the core's neutral `Request` (through the libraries'
+public API: the URL's parts, `headers.raw`, the body, the extensions); `response` and
+`response_async` turn the core's `Answer` into a response of the request's own library, running the
+steps before it (a failure there is raised inside the client's `send`, as its SDK expects). It also
+holds record mode's two needs of the libraries: the real network transport of a request's library,
+and a response that passes another's bytes through as they arrive while keeping a copy.
 
 A client asserts that the response stream is an instance of *its own* library's byte-stream
 class, sync or async as the client is, so the response is built with the module the request came
-from (`httpx` or `httpx2`), with a stream class made for that library. Requests are read through
-the libraries' public API only. Neither library is imported here to serve a request: each is looked
-up from the request's type; `default_module` picks one for the loopback server to build requests with.
+from (`httpx` or `httpx2`), with a stream class made for that library. Neither library is imported
+here to serve a request: each is looked up from the request's type; `default_module` picks one for
+the loopback server to build requests with.
 """
 
 from __future__ import annotations
@@ -15,34 +19,29 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
-from ._steps import Disconnect, Sleep, Step, Timeout
+from ._exchange import PER_EVENT, UNREADABLE, Answer, OpenStream, Request, run, whole
+from ._steps import Step
 from .errors import UsageError
 
 __all__ = [
     "PER_EVENT",
     "Finished",
-    "Reply",
-    "async_lead",
     "default_module",
     "http_module",
     "make_response",
     "network_transport",
-    "read_timeout",
-    "respond",
-    "sync_lead",
+    "read",
+    "response",
+    "response_async",
     "teed_response",
 ]
 
-PER_EVENT = "wirescript.per_event"
-"""A request extension: when true, an unfaulted stream is sent one event per chunk instead of in
-batches of whole events (the loopback server sets it, so each event is flushed to the network)."""
-
 # What `Response(content=<iterator>)` adds to the headers; a response built from a stream gets it here.
-_CHUNKED = ("Transfer-Encoding", "chunked")
+_CHUNKED = (b"Transfer-Encoding", b"chunked")
 
 
 def http_module(request: Any) -> ModuleType:
@@ -65,25 +64,51 @@ def default_module() -> ModuleType:
     raise UsageError("wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'")
 
 
-def read_timeout(request: Any) -> float | None:
-    """The client's read timeout for this request, from its timeout extension."""
-    timeout = getattr(request, "extensions", {}).get("timeout")
+def read(request: Any) -> Request:
+    """The core's neutral request for an httpx/httpx2 request whose body has been read."""
+    url = request.url
+    extensions = request.extensions
+    read_timeout = None
+    timeout = extensions.get("timeout")
     if isinstance(timeout, dict):
         value = timeout.get("read")
         if isinstance(value, (int, float)):
-            return float(value)
-    return None
+            read_timeout = float(value)
+    unreadable = extensions.get(UNREADABLE)
+    return Request(
+        request.method,
+        url.host,
+        url.path,
+        url.query,
+        request.headers.raw,
+        request.content,
+        bool(extensions.get(PER_EVENT)),
+        read_timeout,
+        None if unreadable is None else str(unreadable),
+        url.port,
+    )
 
 
-def options(request: Any) -> tuple[bool, float | None]:
-    """How to answer `request`: event by event (the loopback server's requests), and the client's read timeout."""
-    return bool(getattr(request, "extensions", {}).get(PER_EVENT)), read_timeout(request)
+def response(request: Any, answer: Answer) -> Any:
+    """The response to a sync client's `request`: the steps before it run (sleeping, or raising), then the response."""
+    if answer.before:
+        for item in _run(http_module(request), request, answer.before):
+            if not isinstance(item, bytes):
+                time.sleep(item)
+    return _built(request, answer, is_async=False)
 
 
-def make_response(
-    request: Any, status: int, headers: dict[str, str], body: bytes | Iterator[Step], *, is_async: bool
-) -> Any:
-    """A response of the request's own library whose body is `body`, or runs its steps, for a sync or an async client.
+async def response_async(request: Any, answer: Answer) -> Any:
+    """The response to an async client's `request`: the steps before it awaited (or raised), then the response."""
+    if answer.before:
+        for item in _run(http_module(request), request, answer.before):
+            if not isinstance(item, bytes):
+                await _async_sleep(item)
+    return _built(request, answer, is_async=True)
+
+
+def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
+    """A response of the request's own library whose body is the answer's, or runs its steps.
 
     Built as `Response(content=<iterator>)` builds it (the same headers, `Transfer-Encoding: chunked`
     last), but from a stream that sends the body or runs the steps itself, once, as a network stream
@@ -91,59 +116,38 @@ def make_response(
     """
     hx = http_module(request)
     sync_stream, async_stream = _streams(hx)
-    stream = (async_stream if is_async else sync_stream)(request, body)
-    # As bytes: httpx encodes `str` values as ASCII, and a scripted header may be any Latin-1 text.
+    stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
+    return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+
+
+def make_response(
+    request: Any, status: int, headers: dict[str, str], body: bytes | Iterator[Step], *, is_async: bool
+) -> Any:
+    """A response of the request's own library from its parts (the network guard's answer)."""
     raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-    return hx.Response(status, headers=[*raw, _CHUNKED], stream=stream, request=request)
+    return _built(request, Answer(status, raw, (), body), is_async=is_async)
 
 
-class Reply(Protocol):
-    """What a response is made of (`_answer.Answer`)."""
-
-    @property
-    def status(self) -> int: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
-    @property
-    def body(self) -> bytes | Iterator[Step]: ...
-
-
-def respond(request: Any, reply: Reply, loud: Callable[[Exception], Reply], *, is_async: bool) -> Any:
-    """The response for `reply`; where it cannot be built, the response for `loud(exc)`, the refusal.
-
-    Raised out of the transport, the failure would be retried by the SDKs as a connection error.
-    """
-    try:
-        return make_response(request, reply.status, reply.headers, reply.body, is_async=is_async)
-    except Exception as exc:
-        refusal = loud(exc)
-        return make_response(request, refusal.status, refusal.headers, refusal.body, is_async=is_async)
-
-
-def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Generator[bytes | float, None, None]:
-    """The one step loop: yields bytes to send and seconds to sleep, raises the stack's failures.
+def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Iterator[bytes | float]:
+    """The step loop with the stack's failures (`RemoteProtocolError`, `ReadTimeout`).
 
     Both the sync and the async stream drive it (as httpx's `Auth.auth_flow` is driven), each
     sleeping its own way.
     """
-    for step in steps:
-        if isinstance(step, bytes):
-            yield step
-        elif isinstance(step, Sleep):
-            yield step.seconds
-        elif isinstance(step, Disconnect):
-            raise hx.RemoteProtocolError(step.message, request=request)
-        else:
-            assert isinstance(step, Timeout)
-            raise hx.ReadTimeout(step.message, request=request)
+    return run(
+        steps,
+        lambda message: hx.RemoteProtocolError(message, request=request),
+        lambda message: hx.ReadTimeout(message, request=request),
+    )
 
 
 class _Steps:
     """What both response streams hold: the request (for its library's exceptions) and the body or its steps."""
 
-    def __init__(self, request: Any, steps: bytes | Iterator[Step]) -> None:
+    def __init__(self, request: Any, steps: bytes | Iterator[Step], watch: OpenStream | None) -> None:
         self._request = request
         self._steps = steps
+        self._watch = watch
         self._consumed = False
 
     def _start(self, hx: ModuleType) -> Iterator[bytes | float]:
@@ -151,6 +155,8 @@ class _Steps:
             raise hx.StreamConsumed()
         self._consumed = True
         if isinstance(self._steps, bytes):  # a whole body: no step loop
+            if self._watch is not None:  # a stream: its tail apart, to know it is read to its end
+                return whole(self._steps, self._watch)
             return iter((self._steps,))
         return _run(hx, self._request, self._steps)
 
@@ -203,20 +209,6 @@ async def _async_sleep(seconds: float) -> None:
     import anyio  # httpx and httpx2 depend on it: present wherever an async client runs
 
     await anyio.sleep(seconds)
-
-
-def sync_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before a sync response exists: a failure here is raised inside the client's `send`."""
-    for item in _run(http_module(request), request, steps):
-        if not isinstance(item, bytes):
-            time.sleep(item)
-
-
-async def async_lead(request: Any, steps: Iterable[Step]) -> None:
-    """Run the steps before an async response exists: a failure here is raised inside the client's `send`."""
-    for item in _run(http_module(request), request, steps):
-        if not isinstance(item, bytes):
-            await _async_sleep(item)
 
 
 Finished = Callable[[int, dict[str, str], bytes], None]

@@ -1,9 +1,11 @@
 """The ledger: a stub's state under one lock, and the order of arrival. Sans-IO: no HTTP library.
 
-It numbers each request, records it, decides its turn with the cursor (or a turnless answer, or a
-refusal), keeps every problem and the hold gate, and renders the answer through `_answer`, turning
-any failure on the way into a problem instead of an exception. It never reads a body nor builds a
-response: `ScriptTransport` does that, and only that, around it.
+It admits each request (reads it into its record through `_record`, checks it against the strict
+rules, numbers it and decides its turn with the cursor, in arrival order), keeps every problem and
+the hold gate, and renders the answer through `_answer`. Each of those modules is entered once per
+request, in that order; a failure on the way is a problem with a loud answer, never an exception.
+It never touches an HTTP library: the adapters (`_http`, `_botocore`) turn their requests into the
+neutral `Request` and the `Answer` into their responses, and `ScriptTransport` drives the line.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import contextlib
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-from ._answer import Answer, answer, refuse, refuse_strictly, respond
-from ._cursor import Ask, Cursor, PendingTurn, Refusal
-from ._record import Attempts, Vocabulary, read_request
+from ._answer import render
+from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
+from ._exchange import Answer, OpenStream, Request
+from ._record import Arrival, Attempts, Vocabulary, read
 from ._report import (
     LISTED,
     abandoned,
@@ -31,9 +34,9 @@ from ._report import (
     refused_strictly,
     retried,
     short_of,
+    unfinished,
 )
-from ._signal import Signal, seconds
-from ._steps import Disconnect, Step
+from ._signal import Gate, Signal, seconds
 from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
 from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike, queue_label
@@ -43,41 +46,7 @@ from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
-__all__ = ["TURNLESS", "Arrival", "Gate", "Ledger", "Turnless", "Watch", "unchecked", "watch"]
-
-
-class Turnless:
-    """The decision for a request a turnless wire answers: no turn is consumed."""
-
-    __slots__ = ()
-
-
-TURNLESS = Turnless()
-
-
-class Gate:
-    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
-
-    __slots__ = ("open",)
-
-    def __init__(self) -> None:
-        self.open = False
-
-
-class Arrival(NamedTuple):
-    """A request as the ledger decided it: its record, who answers it and how, and the gate it waits at."""
-
-    record: RecordedRequest
-    wire: Wire | None
-    """The wire that answers it: the serving wire, or for a refusal the wire whose envelope it is sent in."""
-    decision: Turn | Refusal | Turnless | Ask
-    """An `Ask` only from `arrive(request, ask=False)`: `ask(arrival)` decides it."""
-    gate: Gate | None
-    """The hold period it arrived in, or None: not held."""
-    answerer: Wire | None = None
-    """For an `Ask`: the wire whose envelope a refusal is sent in."""
-    attempt: tuple[str, str] | None = None
-    """For an `Ask`: the key `Attempts.answered` is told the decision under."""
+__all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
 
 class Watch:
@@ -120,6 +89,7 @@ class Ledger:
         "_records",
         "_seen",
         "_side",
+        "_streams",
         "_strict_rules",
         "_troubled",
         "_vocabulary",
@@ -135,44 +105,6 @@ class Ledger:
 
     def __init__(
         self,
-        cursor: Cursor,
-        wires: Sequence[Wire],
-        side: SideScript,
-        *,
-        strict: bool,
-        strict_skip: frozenset[str],
-        max_records: int | None,
-        rules: StrictRules | None = None,
-        addressed: Sequence[Wire] = (),
-        first: int = 0,
-    ) -> None:
-        self._cursor = cursor
-        self._wires = (*wires, *addressed)
-        self._side = side
-        self.strict = strict
-        self.strict_skip = strict_skip
-        self._strict_rules = rules if rules is not None else StrictRules(self._wires)
-        self._vocabulary = Vocabulary(wires, addresses=Addresses(addressed), first=first)
-        self._attempts = Attempts()
-        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
-        self._count = 0
-        self._troubled: dict[int, RecordedRequest] = {}
-        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
-        self._problems: list[Problem] = []
-        self._held: dict[int, RecordedRequest] = {}
-        self.lock = threading.Lock()
-        self.signal = Signal(self.lock)
-        self.gate: Gate | None = None
-        self._owner: weakref.ref[Any] | None = None
-        self._seen: Watch | None = None  # the watch this stub was last told to (`Watch`)
-        self.checked = False
-        """Whether `check()` ran on this stub."""
-        self.claimed = False
-        """Whether a watcher took charge of this stub (the pytest plugin checks it, or warns when nothing did)."""
-
-    @classmethod
-    def built(
-        cls,
         script: ScriptLike,
         fallback: Callable[[RecordedRequest], TurnLike | None] | None,
         wires: Sequence[Wire] | None,
@@ -183,7 +115,7 @@ class Ledger:
         strict_skip: Iterable[str],
         mcp: MCPScript | None = None,
         dialect: object = None,
-    ) -> Ledger:
+    ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
@@ -199,22 +131,32 @@ class Ledger:
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
         every = [*wired, *addressed]
-        rules = StrictRules(every)
-        skipped = skip_ids(strict_skip, rules=rules.rules)
-        cursor = Cursor(script, fallback, every)
-        side_script = cursor.side_script(parse_side(side) if side is not None else None)
+        self._strict_rules = StrictRules(every)
+        self.strict = strict
+        self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
+        self._cursor = Cursor(script, fallback, every)
+        self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
+        self._wires = tuple(every)
         first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
-        return cls(
-            cursor,
-            wired,
-            side_script,
-            strict=strict,
-            strict_skip=skipped,
-            max_records=max_records,
-            rules=rules,
-            addressed=addressed,
-            first=first,
-        )
+        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
+        self._attempts = Attempts()
+        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._count = 0
+        self._troubled: dict[int, RecordedRequest] = {}
+        """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
+        self._problems: list[Problem] = []
+        self._held: dict[int, RecordedRequest] = {}
+        self._streams: dict[int, OpenStream] = {}
+        """The streamed answers not read to their end yet, by request index (`unfinished_stream` at `check()`)."""
+        self.lock = threading.Lock()
+        self.signal = Signal(self.lock)
+        self.gate: Gate | None = None
+        self._owner: weakref.ref[Any] | None = None
+        self._seen: Watch | None = None  # the watch this stub was last told to (`Watch`)
+        self.checked = False
+        """Whether `check()` ran on this stub."""
+        self.claimed = False
+        """Whether a watcher took charge of this stub (the pytest plugin checks it, or warns when nothing did)."""
 
     @property
     def wires(self) -> tuple[Wire, ...]:
@@ -281,6 +223,10 @@ class Ledger:
         allowed = allowed_kinds(allow)
         self.checked = True
         with self.lock:
+            for index in list(self._streams):
+                watch = self._streams.pop(index, None)
+                if watch is not None:  # still open: never read to its end
+                    self._add_problem(watch.record, unfinished(watch.sent))
             records = sorted(self._troubled.values(), key=lambda r: r.index)
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
@@ -310,32 +256,29 @@ class Ledger:
                 gate.open = True
                 self.signal.notify_all()
 
-    def unhold(self, arrival: Arrival) -> None:
-        """`arrival` is no longer waiting at its gate."""
-        if arrival.gate is not None:
-            with self.lock:
-                self._held.pop(arrival.record.index, None)
-
-    def admit(self, arrival: Arrival, hold_timeout: float) -> Arrival:
+    def wait(self, arrival: Arrival, hold_timeout: float) -> None:
         """Wait while `arrival` is held (a thread's wait); past `hold_timeout` its answer is the refusal."""
         gate = arrival.gate
         if gate is not None and not self.signal.wait(lambda: gate.open, hold_timeout):
-            arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
-        self.unhold(arrival)
-        return arrival
+            arrival.decision = self._refused(arrival.record, held_too_long(hold_timeout))
+        self._unhold(arrival)
 
-    async def admit_async(self, arrival: Arrival, hold_timeout: float) -> Arrival:
-        """`admit` without blocking the event loop; a request cancelled while held is an `abandoned` problem."""
+    async def wait_async(self, arrival: Arrival, hold_timeout: float) -> None:
+        """`wait` without blocking the event loop; a request cancelled while held is an `abandoned` problem."""
         gate = arrival.gate
         try:
             if gate is not None and not await self.signal.wait_async(lambda: gate.open, hold_timeout):
-                arrival = arrival._replace(decision=self.problem(arrival.record, held_too_long(hold_timeout)))
+                arrival.decision = self._refused(arrival.record, held_too_long(hold_timeout))
         except BaseException:  # cancelled while held: the turn it took is never delivered
-            self.problem(arrival.record, abandoned())
+            self.report(arrival.record, abandoned())
             raise
         finally:
-            self.unhold(arrival)
-        return arrival
+            self._unhold(arrival)
+
+    def _unhold(self, arrival: Arrival) -> None:
+        if arrival.gate is not None:
+            with self.lock:
+                self._held.pop(arrival.record.index, None)
 
     def wait_for(self, n: int, timeout: float) -> list[RecordedRequest]:
         """The records once at least `n` requests arrived (`WaitTimeoutError` past `timeout` seconds)."""
@@ -351,33 +294,35 @@ class Ledger:
 
     # ------------------------------------------------------------------ serving
 
-    def arrive(self, request: Any, *, ask: bool = True) -> Arrival:
-        """Record the request and decide its turn, atomically, in arrival order.
+    def admit(self, request: Request, *, ask: bool = True) -> Arrival:
+        """Read the request into its record, check it, and decide its answer: atomically, in arrival order.
 
         A script function or fallback is called outside the lock, here; with `ask=False` the
         arrival's decision is then the `Ask`, for the caller to run with `ask(arrival)` where a
         blocking function harms nothing (the loopback server's worker thread), or to give up on
         with `late(arrival, seconds)`.
         """
-        reading = read_request(request, self._vocabulary)
-        record, wire, refusal = reading.record, reading.wire, reading.refusal
-        if refusal is None and wire is not None and self.strict:
-            refusal = self._checked(wire, record)
-        decision: Turn | Ask | Refusal | Turnless
+        arrival = read(request, self._vocabulary)
+        record, wire = arrival.record, arrival.wire
+        if wire is not None and self.strict and arrival.decision is None:
+            arrival.decision = self._checked(wire, record)
+        decision: Decision | Ask | None
         with self.lock:
             record.index = self._count
             self._count += 1
             attempt = self._attempts.arrive(request, record)
+            decision = arrival.decision
             if wire is not None:
-                wire.resolve(record)
-            if refusal is not None:
-                decision = refusal
-            else:  # a turnless wire (side endpoint, route) consumes no turn
+                try:
+                    wire.resolve(record)
+                except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
+                    decision = decision or failed(f"asking the {wire.name} wire to resolve the request", exc)
+            if decision is None:  # a turnless wire (side endpoint, route) consumes no turn
                 decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
-            gate = self.gate
+            arrival.gate = gate = self.gate
             if gate is not None:
                 self._held[record.index] = record
             if self.signal.waiting:
@@ -387,76 +332,70 @@ class Ledger:
                 noticed = self._seen = _watch
         if noticed is not None:
             self._tell(noticed, record.index)
+        arrival.attempt = attempt
+        arrival.decision = decision
         if isinstance(decision, Ask):  # the script function runs outside the lock
             if not ask:
-                return Arrival(record, wire, decision, gate, reading.answerer, attempt)
-            decision = self._asked(record, decision)
-        if attempt is not None:  # the retry can only come once this answer is sent
-            with self.lock:
-                self._attempts.answered(attempt, record, decision, wire)
-        return Arrival(record, reading.answerer if isinstance(decision, Refusal) else wire, decision, gate)
+                return arrival
+            arrival.decision = self._asked(record, decision)
+        self._answered(arrival)
+        return arrival
 
     def ask(self, arrival: Arrival) -> Arrival:
-        """Call the user function an `arrive(request, ask=False)` left to ask; never raises.
+        """Call the user function an `admit(request, ask=False)` left to ask; never raises.
 
         After `late(arrival, ...)` gave up on it, what the function returns is dropped.
         """
-        assert isinstance(arrival.decision, Ask)
-        record = arrival.record
-        decision = self._asked(record, arrival.decision)
-        if arrival.attempt is not None:
-            with self.lock:
-                self._attempts.answered(arrival.attempt, record, decision, arrival.wire)
-        wire = arrival.answerer if isinstance(decision, Refusal) else arrival.wire
-        return arrival._replace(wire=wire, decision=decision)
+        asking = arrival.decision
+        assert isinstance(asking, Ask)
+        decision = self._asked(arrival.record, asking)
+        with self.lock:
+            given_up = arrival.decision is not asking
+            if not given_up:
+                arrival.decision = decision
+        if not given_up:
+            self._answered(arrival)
+        return arrival
 
     def late(self, arrival: Arrival, seconds: float) -> Arrival:
         """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
-        what = arrival.decision.what if isinstance(arrival.decision, Ask) else "route handler"
-        refusal = self.problem(arrival.record, not_returned(what, seconds))
-        return arrival._replace(wire=arrival.answerer or arrival.wire, decision=refusal)
+        asking = arrival.decision
+        refusal = not_returned(asking.what if isinstance(asking, Ask) else "route handler", seconds)
+        with self.lock:
+            arrival.decision = refusal
+            self._add_problem(arrival.record, refusal)
+        return arrival
 
     def _asked(self, record: RecordedRequest, ask: Ask) -> Turn | Refusal:
         decision = self._cursor.ask(ask, record)
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
-            self.problem(record, decision)
+            self.report(record, decision)
         return decision
 
-    def answer(self, arrival: Arrival, *, per_event: bool, read_timeout: float | None) -> Answer:
-        """The response: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
-        record, wire, decision = arrival.record, arrival.wire, arrival.decision
-        if isinstance(decision, Turnless) and wire is not None:
-            side = respond(wire, record, self._side)
-            if isinstance(side, Answer):
-                return self._guarded(record, side)
-            decision = self.problem(record, side)
-        if isinstance(decision, Turn) and wire is not None:
-            try:
-                reply = answer(wire, record, decision, per_event=per_event, read_timeout=read_timeout)
-            except Exception as exc:  # a wirescript bug must be loud, never a retried "Connection error."
-                decision = self.problem(record, failed("rendering the answer", exc))
-            else:
-                if isinstance(reply, Answer):
-                    return self._guarded(record, reply)
-                decision = self.problem(record, reply)
-        assert isinstance(decision, Refusal)
-        return self.refusal(record, wire, decision)
+    def _answered(self, arrival: Arrival) -> None:
+        """Tell the retry inference the decision: the retry can only come once this answer is sent."""
+        if arrival.attempt is None:
+            return
+        try:
+            with self.lock:
+                self._attempts.answered(arrival.attempt, arrival.record, arrival.decision, arrival.wire)
+        except Exception as exc:  # a wire's `retryable` failing
+            arrival.decision = self._refused(
+                arrival.record, failed("asking the wire whether its answer is retried", exc)
+            )
 
-    def refusal(self, record: RecordedRequest, wire: Wire | None, refusal: Refusal) -> Answer:
-        """The loud answer to a request the stub refused: the wire's own error (the strict one for a rule)."""
-        if refusal.violation is not None and wire is not None:
-            return refuse_strictly(wire, record, refusal.violation)
-        return refuse(wire, record, f"wirescript: {record.problem}", not_found=refusal.kind == "unknown_endpoint")
+    def render(self, arrival: Arrival, request: Request) -> Answer:
+        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        return render(arrival, request, self._side, self.report, self._streams)
 
-    def unbuildable(self, arrival: Arrival, exc: Exception) -> Answer:
-        """The loud answer to a request whose response could not be built (a problem of its own)."""
-        refusal = self.problem(arrival.record, failed("building the response", exc))
-        return self.refusal(arrival.record, arrival.wire, refusal)
-
-    def problem(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
-        """Record why `record` was not answered as scripted; return the refusal."""
+    def report(self, record: RecordedRequest, refusal: Refusal) -> None:
+        """Record why `record` was not answered as scripted (its answer says so: nothing streams on)."""
         with self.lock:
             self._add_problem(record, refusal)
+            self._streams.pop(record.index, None)
+
+    def _refused(self, record: RecordedRequest, refusal: Refusal) -> Refusal:
+        self.report(record, refusal)
         return refusal
 
     def _add_problem(self, record: RecordedRequest, refusal: Refusal) -> None:
@@ -476,18 +415,6 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
-
-    def _guarded(self, record: RecordedRequest, reply: Answer) -> Answer:
-        """`reply`, a failure while its steps are rendered recorded and sent as a dropped connection."""
-        body = reply.body
-        return reply if isinstance(body, bytes) else reply._replace(body=self._guarded_steps(record, body))
-
-    def _guarded_steps(self, record: RecordedRequest, body: Iterator[Step]) -> Iterator[Step]:
-        try:
-            yield from body
-        except Exception as exc:
-            self.problem(record, failed("streaming the answer", exc))
-            yield Disconnect(f"wirescript: {record.problem}")
 
 
 def unchecked(ledger: Ledger) -> str | None:

@@ -1,4 +1,4 @@
-"""The record builder: an httpx/httpx2 request becomes a `RecordedRequest`, through the libraries' public API.
+"""The record builder: a neutral request (`_exchange.Request`) becomes a `RecordedRequest`.
 
 It finds the wire that serves the request (by method, path and host), reads the headers, query,
 credential and JSON body, and lets the wire parse the provider-level fields. Credentials are
@@ -11,23 +11,45 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
 
-from ._cursor import Refusal
+from ._cursor import Ask, Decision, Refusal
+from ._exchange import UNREADABLE, Request
+from ._report import failed
+from ._signal import Gate
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .script import Turn
 from .wires import Addresses
 from .wires.base import Parsed, Wire
 
-__all__ = ["UNREADABLE", "Attempts", "Reading", "Vocabulary", "read_request"]
+__all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read"]
 
-UNREADABLE = "wirescript.unreadable"
-"""A request extension: why the request reached the stub only in part (the loopback server could not
-build it as sent). Such a request is recorded as an `unreadable` problem and refused."""
+
+class Arrival:
+    """A request on its way down the core: its record, who answers it, what was decided, the gate it waits at.
+
+    `read` makes it (with the refusal of a request that cannot be served, if so), the ledger decides
+    it and the renderer answers it.
+    """
+
+    __slots__ = ("answerer", "attempt", "decision", "gate", "record", "wire")
+
+    def __init__(self, record: RecordedRequest, wire: Wire | None, answerer: Wire | None, refusal: Refusal | None):
+        self.record = record
+        self.wire = wire
+        """The wire that serves it, or None: no wire can."""
+        self.answerer = answerer
+        """The wire whose error envelope a refusal is sent in: the serving wire, or one whose host it is."""
+        self.decision: Decision | Ask | None = refusal
+        """Its turn, a turnless answer, or why it gets none; None until the ledger decides (or `read` refuses).
+        An `Ask` only after `Ledger.admit(request, ask=False)`, until `Ledger.ask` or `Ledger.late` decides it."""
+        self.gate: Gate | None = None
+        """The hold period it arrived in, or None: not held."""
+        self.attempt: _Key | None = None
+        """The key `Attempts.answered` is told its decision under, when the stub derives its retry count."""
 
 
 class Vocabulary:
@@ -85,20 +107,25 @@ class Vocabulary:
         """The endpoints the wires serve, for the answer to one none of them does."""
         return ", ".join(w.endpoint for w in self.walked)
 
-    def read_headers(self, headers: Any) -> tuple[dict[str, str], list[str]]:
-        """The request's headers as `headers.items()` gives them, and the names whose values are credentials.
+    def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+        """The headers by lower-case name (repeats joined with `, `), and the names whose values are credentials.
 
-        Read through the public `raw` pairs: a pair seen before is looked up, not decoded again.
-        Only ASCII pairs are kept (they decode alike in every encoding httpx falls back to); any
-        other is decoded with the headers' own `encoding`, as `items()` does.
+        Read as httpx's `headers.items()` reads them. A pair seen before is looked up, not decoded
+        again; only ASCII pairs are kept (they decode alike in every encoding). A request with any
+        other is decoded whole as httpx decodes one: UTF-8 when all of it is, else ISO-8859-1.
         """
         pairs = self._pairs
         found: dict[str, str] = {}
         secret: list[str] = []
-        for raw in headers.raw:
+        for raw in raw_headers:
             pair = pairs.get(raw)
             if pair is None:
-                pair = self._decoded(raw, headers)
+                raw_name, raw_value = raw
+                if not (raw_name.isascii() and raw_value.isascii()):
+                    return self._read_encoded(raw_headers)
+                pair = self._classified(raw_name.lower().decode("ascii"), raw_value.decode("ascii"))
+                if len(raw_value) <= _SHARED_LONGEST and len(pairs) < _SHARED_MOST:
+                    pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
             name, value, is_secret = pair
             if name in found:  # a repeated header: joined, as `items()` joins it
                 found[name] += f", {value}"
@@ -108,15 +135,29 @@ class Vocabulary:
                     secret.append(name)
         return found, secret
 
-    def _decoded(self, raw: tuple[bytes, bytes], headers: Any) -> tuple[str, str, bool]:
-        raw_name, raw_value = raw
-        ascii_pair = raw_name.isascii() and raw_value.isascii()
-        encoding = "ascii" if ascii_pair else headers.encoding
-        name = raw_name.lower().decode(encoding)  # as httpx lowers it: ASCII letters only
-        pair = (name, raw_value.decode(encoding), name in self.headers or is_sensitive_header(name))
-        if ascii_pair and len(raw_value) <= _SHARED_LONGEST and len(self._pairs) < _SHARED_MOST:
-            self._pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
-        return pair
+    def _read_encoded(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+        """`read_headers` for a request with a non-ASCII header: one encoding for all of it, as httpx picks it."""
+        try:
+            for raw_name, raw_value in raw_headers:
+                raw_name.decode("utf-8")
+                raw_value.decode("utf-8")
+            encoding = "utf-8"
+        except UnicodeDecodeError:
+            encoding = "iso-8859-1"
+        found: dict[str, str] = {}
+        secret: list[str] = []
+        for raw_name, raw_value in raw_headers:
+            name, value, is_secret = self._classified(raw_name.lower().decode(encoding), raw_value.decode(encoding))
+            if name in found:
+                found[name] += f", {value}"
+            else:
+                found[name] = value
+                if is_secret:
+                    secret.append(name)
+        return found, secret
+
+    def _classified(self, name: str, value: str) -> tuple[str, str, bool]:
+        return name, value, name in self.headers or is_sensitive_header(name)
 
 
 _Shared = TypeVar("_Shared")
@@ -141,47 +182,41 @@ _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
 
 
-@dataclass(slots=True)
-class Reading:
-    """What a request says: its record, the wire that serves it, and why it cannot be served, if so."""
+def read(request: Request, vocabulary: Vocabulary) -> Arrival:
+    """Read `request` into its record (index 0: the ledger numbers it) and find the wire that serves it.
 
-    record: RecordedRequest
-    wire: Wire | None
-    """The wire that serves it, or None."""
-    answerer: Wire | None
-    """The wire whose error envelope a refusal is answered in: the serving wire, or one whose host it is."""
-    refusal: Refusal | None
-
-
-def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
-    """Read `request` into a record (index 0: the stub numbers it under its lock)."""
+    Never raises: a wire failing while it is asked (`matches`, `parse`, `api_key`, `claims`) makes
+    the request a loud problem, as a body no wire can read does.
+    """
     method: str = vocabulary.text(request.method)
-    url = request.url
-    path: str = vocabulary.text(url.path)
-    host: str = url.host
+    path: str = vocabulary.text(request.path)
+    host = request.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
-    raw_query = url.query
-    query = (
-        dict(parse_qsl(raw_query.decode("ascii", "replace") if isinstance(raw_query, bytes) else str(raw_query)))
-        if raw_query
-        else {}
-    )
-    content: bytes = request.content
-    addresses = vocabulary.addresses
-    if addresses is None:
-        wire = next((w for w in vocabulary.walked if w.matches(method, path, host=host)), None)
-    else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-        wire = next((w for w in vocabulary.first if w.matches(method, path, host=host)), None)
-        if wire is None:
-            wire = addresses.find(method, path, host, url)
-        if wire is None:
-            wire = next((w for w in vocabulary.rest if w.matches(method, path, host=host)), None)
+    raw_query = request.query
+    query = dict(parse_qsl(raw_query.decode("ascii", "replace"))) if raw_query else {}
+    content = request.body
+    refusal: Refusal | None = None
+    wire: Wire | None = None
+    try:
+        addresses = vocabulary.addresses
+        if addresses is None:
+            wire = _matching(vocabulary.walked, method, path, host)
+        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
+            wire = _matching(vocabulary.first, method, path, host)
+            if wire is None:
+                wire = addresses.find(method, path, host, request)
+            if wire is None:
+                wire = _matching(vocabulary.rest, method, path, host)
+    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
+        refusal = _broken(exc.wire, "matches", exc.cause)
+    except Exception as exc:  # a host dialect's, found by its address
+        refusal = _broken(None, "matches", exc)
     body, body_error = _parse_body(content, headers.get("content-encoding", ""))
     parsed: Parsed | None = None
-    refusal: Refusal | None = None
-    unreadable = getattr(request, "extensions", {}).get(UNREADABLE)
-    if unreadable is not None:
-        refusal = Refusal("unreadable", str(unreadable))
+    if refusal is not None:
+        pass
+    elif request.unreadable is not None:
+        refusal = Refusal("unreadable", request.unreadable)
     elif wire is None:
         refusal = Refusal(
             "unknown_endpoint",
@@ -201,10 +236,8 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
                 f"the {wire.name} wire could not parse the body ({type(exc).__name__}: {exc}); "
                 "nothing was consumed from the script.",
             )
-    # The serving wire reads its own credential first; a key sent any other wire's way is still the key.
-    api_key = wire.api_key(headers, query) if wire is not None else None
-    if api_key is None:
-        api_key = next((k for w in vocabulary.wires if (k := w.api_key(headers, query)) is not None), None)
+    api_key, broken = _api_key(wire, vocabulary.wires, headers, query)
+    refusal = broken or refusal
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     record = RecordedRequest.model_construct(
@@ -227,13 +260,81 @@ def read_request(request: Any, vocabulary: Vocabulary) -> Reading:
         path_params={},
         **_fields(parsed),
     )
-    answerer = wire if wire is not None else next((w for w in vocabulary.wires if w.claims(host)), None)
-    return Reading(record, wire if parsed is not None else None, answerer, refusal)
+    answerer = wire
+    if wire is None:
+        answerer, broken = _claimed(vocabulary.wires, host)
+        refusal = broken or refusal
+    return Arrival(record, wire if parsed is not None and refusal is None else None, answerer, refusal)
+
+
+def _claimed(wires: Sequence[Wire], host: str) -> tuple[Wire | None, Refusal | None]:
+    """The wire whose host `host` is (its error envelope answers what no wire serves there), or None."""
+    for wire in wires:
+        try:
+            if wire.claims(host):
+                return wire, None
+        except Exception as exc:
+            return None, _broken(wire, "claims", exc)
+    return None, None
+
+
+class _Broken(Exception):
+    """A wire's member raised: which wire, and what it raised."""
+
+    def __init__(self, wire: Wire, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.wire, self.cause = wire, cause
+
+
+def _matching(wires: Sequence[Wire], method: str, path: str, host: str) -> Wire | None:
+    """The first of `wires` that serves the request, or None; a wire that fails to say raises `_Broken`."""
+    for wire in wires:
+        try:
+            if wire.matches(method, path, host=host):
+                return wire
+        except Exception as exc:
+            raise _Broken(wire, exc) from exc
+    return None
+
+
+def _api_key(
+    wire: Wire | None, wires: Sequence[Wire], headers: dict[str, str], query: dict[str, str]
+) -> tuple[str | None, Refusal | None]:
+    """The request's credential: the serving wire's own first; a key sent another wire's way is still the key."""
+    asked = wire
+    api_key: object = None
+    try:
+        api_key = _unchecked(wire.api_key(headers, query)) if wire is not None else None
+        if api_key is None:
+            for asked in wires:
+                api_key = _unchecked(asked.api_key(headers, query))
+                if api_key is not None:
+                    break
+    except Exception as exc:
+        return None, _broken(asked, "api_key", exc)
+    if api_key is None or isinstance(api_key, str):
+        return api_key, None
+    return None, _broken(asked, "api_key", TypeError(f"it returned {type(api_key).__name__}, not a str"))
+
+
+def _unchecked(value: object) -> object:
+    """What a wire returned, as what it may be (an outside wire's method may return anything)."""
+    return value
+
+
+def _broken(wire: Wire | None, member: str, exc: Exception) -> Refusal:
+    """A wire failing while the request is read: loud, never a retried connection error."""
+    name = wire.name if wire is not None else "a"
+    return failed(f"asking the {name} wire's {member}() about the request; nothing was consumed from the script", exc)
 
 
 def _bodiless(wire: Wire, method: str, content: bytes) -> bool:
     """Whether `wire` serves a request whose body is not a JSON object: a route, or a side endpoint's GET."""
     return wire.turnless and (wire.any_body or (method == "GET" and not content))
+
+
+_Key = tuple[str, str, str, bytes]
+"""A request's method and URL (host, path, query)."""
 
 
 class Attempts:
@@ -255,19 +356,19 @@ class Attempts:
     __slots__ = ("_failed",)
 
     def __init__(self) -> None:
-        self._failed: dict[tuple[str, str], tuple[bytes, int]] = {}
+        self._failed: dict[_Key, tuple[bytes, int]] = {}
         """Per method and URL: the body and count of the last request, when it was answered with a retryable failure."""
 
-    def arrive(self, request: Any, record: RecordedRequest) -> tuple[str, str] | None:
+    def arrive(self, request: Request, record: RecordedRequest) -> _Key | None:
         """Set a header-less record's `retry_count` (under the stub's lock); the key to pass to `answered`."""
         if record.retry_count is not None:
             return None
-        key = (record.method, str(request.url))
+        key = (record.method, request.host, request.path, request.query)
         failed = self._failed.pop(key, None)
         record.retry_count = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
         return key
 
-    def answered(self, key: tuple[str, str], record: RecordedRequest, decision: object, wire: Wire | None) -> None:
+    def answered(self, key: _Key, record: RecordedRequest, decision: object, wire: Wire | None) -> None:
         """Remember `record` when `decision` (its turn, or a refusal) answers it with a retryable failure."""
         if wire is None or not isinstance(decision, Turn) or not _retryable(decision, wire):
             return

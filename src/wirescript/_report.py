@@ -12,7 +12,7 @@ from ._text import did_you_mean, ordinal
 from .errors import UsageError
 from .recorded import ProblemKind, RecordedRequest
 from .script import queue_label
-from .strict import DOCS_PAGE
+from .strict import DOCS_PAGE, explain
 from .wires.base import Violation
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "refused_strictly",
     "retried",
     "short_of",
+    "unfinished",
 ]
 
 KINDS: tuple[str, ...] = get_args(ProblemKind)
@@ -107,6 +108,22 @@ def abandoned() -> Refusal:
     )
 
 
+def unfinished(sent: int) -> Refusal:
+    """A streamed answer the app never read to its end (found at `check()`); `sent`: the bytes its client took."""
+    if sent:
+        what = f"the app stopped reading after {sent:,} bytes: the rest of the scripted turn never reached it"
+    else:
+        what = "the app never read: the scripted turn never reached it"
+    return Refusal(
+        "unfinished_stream",
+        f"was answered with a stream that {what} (a loop that breaks early, a stream=True result dropped unread, "
+        "a client gone mid-stream). Read the stream to its end (iterate it to the last event, or use the SDK's "
+        'get_final_message() / until_done()), or allow it: check(allow=["unfinished_stream"]), '
+        '@pytest.mark.wirescript(allow=["unfinished_stream"]).',
+        lead=" ",
+    )
+
+
 def failed(doing: str, exc: Exception) -> Refusal:
     """Wirescript itself failed (a bug): loud, never a retried connection error."""
     return Refusal(
@@ -126,6 +143,7 @@ def refused_strictly(violation: Violation) -> Refusal:
         f"({DOCS_PAGE}).",
         lead=" ",
         violation=violation,
+        explained=explain(violation),
     )
 
 

@@ -21,7 +21,16 @@ from typing import Any
 
 from .errors import ScriptError
 
-__all__ = ["Signal", "seconds"]
+__all__ = ["Gate", "Signal", "seconds"]
+
+
+class Gate:
+    """One hold period: `release()` opens it, freeing exactly the requests that arrived during it."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open = False
 
 
 class Signal:
@@ -64,14 +73,14 @@ class Signal:
     async def wait_async(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Await, without blocking the event loop, until `condition()` holds; False after `timeout` s.
 
-        Works under asyncio and trio; a cancellation of the waiting task propagates as usual.
+        Works under asyncio and trio (through anyio, which httpx and httpx2 depend on; without it, as
+        for an aiobotocore client alone, under asyncio); a cancellation of the waiting task propagates.
         """
-        import anyio  # httpx and httpx2 depend on it: present wherever an async client runs
-
-        schedule = _scheduler()
+        anyio: Any = _anyio()
+        schedule = asyncio.get_running_loop().call_soon_threadsafe if anyio is None else _scheduler()
         deadline = time.monotonic() + timeout
         while True:
-            event = anyio.Event()
+            event: Any = asyncio.Event() if anyio is None else anyio.Event()
             wake = _waker(schedule, event.set)
             with self._lock:
                 if condition():
@@ -81,14 +90,26 @@ class Signal:
                     return False
                 self._waiters.append(wake)
             try:
-                with anyio.move_on_after(remaining):
-                    await event.wait()
+                if anyio is None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), remaining)
+                else:
+                    with anyio.move_on_after(remaining):
+                        await event.wait()
             finally:
                 self._forget(wake)
 
     def _forget(self, wake: Callable[[], None]) -> None:
         with self._lock, contextlib.suppress(ValueError):  # already woken: notify_all took it
             self._waiters.remove(wake)
+
+
+def _anyio() -> Any:
+    """anyio, or None: without httpx (an aiobotocore client alone) only asyncio can be running."""
+    try:
+        return importlib.import_module("anyio")
+    except ImportError:
+        return None
 
 
 def _scheduler() -> Callable[[Callable[[], Any]], Any]:

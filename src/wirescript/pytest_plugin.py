@@ -727,7 +727,7 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
         from .strict import skip_ids
 
         try:
-            skip_ids(kwargs["strict_skip"])
+            skip_ids(kwargs["strict_skip"], outside=True)  # an outside wire's rules: checked by its stub
         except ScriptError as exc:
             return str(exc)
     if kwargs.get("dialect") is not None:

@@ -1,11 +1,12 @@
 """`ScriptTransport`: a scripted LLM provider that lives in an httpx/httpx2 client.
 
-A thin shell over the sans-IO core: it holds the lock, the records, the problems and the hold gate,
-and offers the public API and the two transport entry points. Which turn answers a request is the
-cursor's (`_cursor`), what a request says the record builder's (`_record`), how an answer is sent
-the renderer's (`_answer`), and waiting the signal's (`_signal`). It knows no provider: the wires
-do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client` and
-`httpx2.AsyncClient` alike; the response is built with the library of the incoming request.
+A thin shell over the sans-IO core: it offers the public API and drives each request down one
+straight line: an adapter reads it into the core's neutral request (`_http` for httpx and httpx2,
+`_botocore` for botocore), the ledger admits it (the record builder reads it, the strict rules check
+it, the cursor decides its turn, in arrival order), it waits at the hold gate when held, the
+renderer answers it, and the adapter turns the answer into its library's response. It knows no
+provider: the wires do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client`
+and `httpx2.AsyncClient` alike, and boto3/aiobotocore clients through `attach`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
-from ._cursor import Ask, PendingTurn
-from ._http import PER_EVENT
-from ._ledger import Ledger, Turnless
+from ._cursor import Ask, PendingTurn, Turnless
+from ._exchange import PER_EVENT, Answer, Request
+from ._ledger import Ledger
 from ._signal import seconds
 from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
@@ -115,9 +116,7 @@ class ScriptTransport(_TransportBase):
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
     ) -> None:
-        self._ledger = Ledger.built(
-            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect
-        )
+        self._ledger = Ledger(script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect)
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
@@ -152,10 +151,9 @@ class ScriptTransport(_TransportBase):
 
     @property
     def problems(self) -> list[Problem]:
-        """Every request the stub could not answer as scripted, as a `Problem` (its `kind` says why).
+        """Every request the stub could not answer as scripted, as a `Problem`; its `kind` (a `ProblemKind`) says why.
 
-        A passing test has none. The kinds are `wirescript.ProblemKind`'s: past the script, an unknown
-        endpoint, an unreadable body, a strict rule, a failed script function, held too long, and so on.
+        A passing test has none: past the script, an unknown endpoint, a strict rule, held too long, and so on.
         """
         return self._ledger.problems()
 
@@ -230,8 +228,7 @@ class ScriptTransport(_TransportBase):
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
         """Serve this stub over real HTTP on a loopback port while the block runs; yield the base URL.
 
-        For an app in another process (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` + `/v1`); needs the
-        `wirescript[server]` extra (uvicorn). See `wirescript.server.ScriptServer`.
+        For an app in another process (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL` + `/v1`); needs `wirescript[server]`.
         """
         from .server import ScriptServer  # the convenience above: the server imports nothing of this module
 
@@ -248,10 +245,10 @@ class ScriptTransport(_TransportBase):
         return Interception(self, hosts)
 
     def attach(self, client: _Client) -> _Client:
-        """Serve a boto3/botocore client (`bedrock-runtime`) with this stub, in-process; return the client.
+        """Serve a boto3/botocore or aiobotocore client (`bedrock-runtime`) with this stub, in-process; return it.
 
-        Through botocore's own `before-send` hook; its retry modes decide for real, without sleeping.
-        Give the client explicit credentials and region, so that botocore looks for none on the machine.
+        Through botocore's own `before-send` hook (no httpx needed); its retry modes decide for real, without
+        sleeping. Give the client explicit credentials and region, so that botocore looks for none.
 
         Raises:
             UsageError: `client` is not a botocore client, or is already attached.
@@ -259,7 +256,7 @@ class ScriptTransport(_TransportBase):
         """
         from . import _botocore
 
-        _botocore.attach(client, _botocore.serve_with(self.handle_request, client))
+        _botocore.attach(client, _botocore.Door(self._serve, self._serve_async))
         return client
 
     def detach(self, client: Any) -> None:
@@ -278,22 +275,24 @@ class ScriptTransport(_TransportBase):
     def handle_request(self, request: Any) -> Any:
         """Serve one request of a sync httpx/httpx2 client."""
         request.read()
-        arrival = self._ledger.admit(self._ledger.arrive(request), self.hold_timeout)
-        per_event, read_timeout = _http.options(request)
-        reply = self._ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
-        if reply.lead:
-            _http.sync_lead(request, reply.lead)
-        return _http.respond(request, reply, functools.partial(self._ledger.unbuildable, arrival), is_async=False)
+        return _http.response(request, self._serve(_http.read(request)))
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
         await request.aread()
-        arrival = await self._ledger.admit_async(self._ledger.arrive(request), self.hold_timeout)
-        per_event, read_timeout = _http.options(request)
-        reply = self._ledger.answer(arrival, per_event=per_event, read_timeout=read_timeout)
-        if reply.lead:
-            await _http.async_lead(request, reply.lead)
-        return _http.respond(request, reply, functools.partial(self._ledger.unbuildable, arrival), is_async=True)
+        return await _http.response_async(request, await self._serve_async(_http.read(request)))
+
+    def _serve(self, request: Request) -> Answer:
+        """The one pass down for a request: admitted (read, checked, decided), held if need be, answered."""
+        if (arrival := self._ledger.admit(request)).gate is not None:
+            self._ledger.wait(arrival, self.hold_timeout)
+        return self._ledger.render(arrival, request)
+
+    async def _serve_async(self, request: Request) -> Answer:
+        """`_serve` for a task: a held request waits without blocking its event loop."""
+        if (arrival := self._ledger.admit(request)).gate is not None:
+            await self._ledger.wait_async(arrival, self.hold_timeout)
+        return self._ledger.render(arrival, request)
 
     def close(self) -> None:
         """Called when the client closes; the stub keeps its records."""
@@ -352,24 +351,20 @@ async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]
     request is a `script_error` problem, answered loudly, whatever the function returns later.
     """
     await request.aread()
-    ledger, bound = stub._ledger, stub.hold_timeout
-    arrival = ledger.arrive(request, ask=False)
+    ledger, bound, neutral = stub._ledger, stub.hold_timeout, _http.read(request)
+    arrival = ledger.admit(neutral, ask=False)
     if isinstance(arrival.decision, Ask):
         try:
-            arrival = await run(functools.partial(ledger.ask, arrival), bound)
+            await run(functools.partial(ledger.ask, arrival), bound)
         except TimeoutError:
-            arrival = ledger.late(arrival, bound)
-    arrival = await ledger.admit_async(arrival, bound)
-    per_event, read_timeout = _http.options(request)
-    answer = functools.partial(ledger.answer, arrival, per_event=per_event, read_timeout=read_timeout)
+            ledger.late(arrival, bound)
+    if arrival.gate is not None:
+        await ledger.wait_async(arrival, bound)
     if isinstance(arrival.decision, Turnless) and isinstance(arrival.wire, RouteWire):  # the handler runs here
         try:
-            reply = await run(answer, bound)
+            answer = await run(functools.partial(ledger.render, arrival, neutral), bound)
         except TimeoutError:
-            late = ledger.late(arrival, bound)
-            reply = ledger.answer(late, per_event=per_event, read_timeout=read_timeout)
+            answer = ledger.render(ledger.late(arrival, bound), neutral)
     else:
-        reply = answer()
-    if reply.lead:
-        await _http.async_lead(request, reply.lead)
-    return _http.respond(request, reply, functools.partial(ledger.unbuildable, arrival), is_async=True)
+        answer = ledger.render(arrival, neutral)
+    return await _http.response_async(request, answer)

@@ -29,8 +29,9 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from .. import __version__, _http
+from .._cursor import Refusal
 from .._record import UNREADABLE as _UNREADABLE
-from .._record import Vocabulary, read_request
+from .._record import Vocabulary, read
 from ..errors import ScriptError, UsageError
 from ..files import script_format
 from ..intercept import Interception
@@ -401,7 +402,7 @@ class RecordingTransport(Forwarding):
 
     def _arrive(self, request: Any) -> tuple[_Entry, Wire | None]:
         self._credentials.add(request)
-        reading = read_request(request, self._vocabulary)
+        reading = read(_http.read(request), self._vocabulary)
         record = reading.record
         with self._lock:
             record.index = len(self._entries)
@@ -411,7 +412,8 @@ class RecordingTransport(Forwarding):
             self._libraries.update(_sdks_of(request.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
-                    f"{record.summary()}: not recorded: {reading.refusal.reason if reading.refusal else ''}"
+                    f"{record.summary()}: not recorded: "
+                    f"{reading.decision.reason if isinstance(reading.decision, Refusal) else ''}"
                 )
         return entry, reading.wire
 

@@ -135,6 +135,10 @@ class Wire(ABC):
     """The endpoint it serves, for messages (`POST …/v1/messages`)."""
     events: ClassVar[frozenset[str]] = frozenset()
     """The names of the frames its streamed answers send: what `Fault.drop` may name."""
+    closing: ClassVar[frozenset[str]] = frozenset()
+    """The names of the frames that only close its streams and carry nothing an app reads (`message_stop`,
+    `[DONE]`): a client may stop before them (litellm stops at the stop reason), so a stream counts as
+    read to its end once its last other frame is (`unfinished_stream`)."""
     stop_reasons: ClassVar[Mapping[str, str]] = {}
     """The stop reasons of its API a turn may script, each mapped to the canonical one it stands for
     (`{"length": "max_tokens"}`); a reason with no canonical equivalent maps to itself and is sent

@@ -82,6 +82,7 @@ class AnthropicWire(Wire):
         "tools": ("array",),
         "temperature": ("number",),
     }
+    closing = frozenset({"message_stop"})
     events = frozenset(
         {
             "message_start",

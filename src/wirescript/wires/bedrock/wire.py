@@ -130,6 +130,7 @@ class BedrockWire(Wire):
         "POST /model/{model}/invoke",
         "POST /model/{model}/invoke-with-response-stream",
     )
+    closing = frozenset({"message_stop"})  # InvokeModel's Claude stream
     events = _CONVERSE_EVENTS | _MESSAGES_EVENTS
     stop_reasons = BEDROCK_STOP_REASONS
     hosts = ("bedrock-runtime.*.amazonaws.com", "bedrock-runtime-fips.*.amazonaws.com")  # every region

@@ -117,6 +117,7 @@ class OpenAIChatWire(Wire):
     name = "openai_chat"
     endpoint = "POST …/chat/completions"
     endpoints = ("POST /v1/chat/completions", "POST /openai/deployments/{deployment}/chat/completions")
+    closing = frozenset({"[DONE]"})
     events = frozenset({"chunk", "[DONE]"})
     stop_reasons = STOP_REASONS
     credential_headers = ("api-key",)  # Azure OpenAI
