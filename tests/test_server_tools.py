@@ -541,6 +541,20 @@ def test_an_mcp_tool_of_a_server_the_request_does_not_connect_is_an_impossible_a
     assert "the MCP server 'docs', which the request does not connect: its `mcp_servers` names none" in problem.reason
 
 
+def test_an_mcp_tool_listing_needs_the_beta_that_records_it() -> None:
+    stub = ScriptTransport([MCP_TURN, MCP_TURN])
+    client = anthropic_client(stub, max_retries=0)
+    params: dict[str, Any] = {"model": "claude-test", "max_tokens": 256, "messages": HI}
+    params |= {"mcp_servers": MCP_SERVERS, "tools": MCP_TOOLS}
+    with pytest.raises(anthropic.BadRequestError):
+        client.beta.messages.create(**params, betas=["mcp-client-2025-11-20"])
+    [problem] = stub.problems
+    assert problem.kind == "impossible_answer"
+    assert "which the API sends only with the beta `mcp-client-2026-09-15`" in problem.reason
+    message = client.beta.messages.create(**params, betas=["mcp-client-2026-09-15", "other-beta"])
+    assert isinstance(message.content[0], BetaMCPToolListingBlock)
+
+
 def test_a_file_search_or_a_file_citation_is_not_anthropics() -> None:
     turn = {"text": "See the notes.", "citations": [{"file_id": "file_1", "filename": "notes.md"}]}
     stub = ScriptTransport([turn])
@@ -925,7 +939,8 @@ def _answer(wire: type, turn: dict[str, Any], body: dict[str, Any], stream: bool
     }[wire]
     served = wire()
     payload = {"model": "m", "messages": HI, "input": "x", **body, "stream": stream}
-    record = RecordedRequest(index=0, method="POST", path=path, body=payload)
+    betas = {"anthropic-beta": "mcp-client-2026-09-15"} if wire is AnthropicWire else {}  # for a tool listing
+    record = RecordedRequest(index=0, method="POST", path=path, body=payload, headers=betas)
     parsed = served.parse(payload, path)
     for field, value in dataclasses.asdict(parsed).items():
         if value is not None:

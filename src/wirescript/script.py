@@ -223,11 +223,6 @@ class ServerTool(_Model):
         return self
 
     @property
-    def is_mcp(self) -> bool:
-        """Whether this is an MCP server's tool (or its listing), not a built-in one."""
-        return self.server is not None
-
-    @property
     def pending(self) -> bool:
         """Whether the call is left unanswered: neither a `result` nor an `error`."""
         return self.result is None and self.error is None
@@ -563,10 +558,10 @@ class Turn(_Model):
         parts = []
         if self.thinking:
             parts.append("thinking")
+        if self.server_tools:
+            parts.extend(f"server tool {t.name}" for t in self.server_tools)
         if self.text is not None:
             parts.append(f"text {_short(self.text)}")
-        if self.server_tools:
-            parts[:0] = [f"server tool {t.name}" for t in self.server_tools]
         parts.extend(f"tool {c.name}" for c in self.tool_calls)
         if self.fault is not None:
             parts.append("fault")
@@ -588,7 +583,10 @@ _ANSWER_FIELDS = (
 
 
 def sources(turn: Turn) -> list[tuple[ServerTool, dict[str, Any]]]:
-    """The turn's search results a citation's `source` indexes: each `web_search` and `file_search` result, in order."""
+    """The turn's search results a citation's `source` indexes: each `web_search` and `file_search` result, in order.
+
+    With `citation_spans`, what the validation and the wires (`wires/_server.py`) read of a turn's citations.
+    """
     return [
         (tool, result)
         for tool in turn.server_tools or ()

@@ -19,6 +19,7 @@ from typing import Any
 from ..recorded import RecordedRequest
 from ..script import MCP_LIST_TOOLS, ServerTool, Turn
 from ._decode import as_dict, as_list
+from ._messages_rules import header_betas
 from ._server import citations_from_spans, counts, first_problem, request_tool_types, segments
 
 __all__ = [
@@ -195,6 +196,9 @@ _DYNAMIC = re.compile(r"web_(search|fetch)_(\d{8})")
 """Web search and fetch tools from `_20260209` run code execution themselves (dynamic filtering)."""
 _ON_BEDROCK = ("tool_search_tool_regex", "tool_search_tool_bm25")
 _BEDROCK_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool"
+_MCP_DOCS = "https://platform.claude.com/docs/en/agents-and-tools/mcp-connector#pin-mcp-tool-list"
+_LISTING_BETA = "mcp-client-2026-09-15"
+"""The beta with which the API records an MCP server's tool list in an `mcp_tool_listing` block."""
 
 
 def server_tools_problem(turn: Turn, record: RecordedRequest, *, bedrock: bool = False) -> str | None:
@@ -209,9 +213,17 @@ def server_tools_problem(turn: Turn, record: RecordedRequest, *, bedrock: bool =
     types = request_tool_types(record)
     body = record.body if isinstance(record.body, dict) else {}
     servers = [s.get("name") for s in as_list(body.get("mcp_servers")) if isinstance(s, dict)]
+    betas = header_betas(record.headers.get("anthropic-beta"))
     return first_problem(
         [
             *(_tool_problem(tool, types, servers, bedrock) for tool in turn.server_tools or ()),
+            *(
+                f"it lists the tools of the MCP server {tool.server!r} (an `mcp_tool_listing` block), which the API "
+                f"sends only with the beta `{_LISTING_BETA}` ({_MCP_DOCS}); add it to the request's betas, or take "
+                "the listing out of the turn"
+                for tool in turn.server_tools or ()
+                if tool.server is not None and tool.name == MCP_LIST_TOOLS and _LISTING_BETA not in betas
+            ),
             *(
                 f"citations[{n}] cites the file {c.file_id!r}: Anthropic cites web pages here (file citations are "
                 "OpenAI's); cite a url or a search result instead"
