@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._clock import Clock
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
@@ -42,6 +43,7 @@ __version__ = "0.1.0"
 __all__ = [
     "KNOWN_HOSTS",
     "Citation",
+    "Clock",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
@@ -82,6 +84,7 @@ __all__ = [
 
 _EXPORTS = {
     "Citation": "script",
+    "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._answer import render
+from ._clock import Clock
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from ._exchange import Answer, OpenStream, Request
 from ._record import Arrival, Attempts, Vocabulary, read
@@ -96,6 +97,7 @@ class Ledger:
         "_wires",
         "checked",
         "claimed",
+        "clock",
         "gate",
         "lock",
         "signal",
@@ -115,6 +117,7 @@ class Ledger:
         strict_skip: Iterable[str],
         mcp: MCPScript | None = None,
         dialect: object = None,
+        clock: Clock | None = None,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -123,6 +126,9 @@ class Ledger:
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
             raise ScriptError(f"max_records: expected a positive int or None, got {max_records!r}")
+        if clock is not None and not isinstance(clock, Clock):
+            raise ScriptError(f"clock: expected a wirescript.Clock, got {type(clock).__name__}")
+        self.clock = clock if clock is not None else Clock()
         route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
@@ -309,6 +315,7 @@ class Ledger:
         decision: Decision | Ask | None
         with self.lock:
             record.index = self._count
+            record.received_at = self.clock.now()
             self._count += 1
             attempt = self._attempts.arrive(request, record)
             decision = arrival.decision

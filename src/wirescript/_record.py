@@ -256,6 +256,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         turn_index=None,
         queue=None,
         answered_by=None,
+        received_at=0.0,
         problem=None,
         path_params={},
         **_fields(parsed),

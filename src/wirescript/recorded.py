@@ -249,6 +249,9 @@ class RecordedRequest(BaseModel):
     """What answered it with a turn: `"script"` (a queue's turn), `"function"` (the script function) or
     `"fallback"` (the `fallback=` function, past the end of the script); None when no turn answered it.
     Count the fallback's answers with `sum(r.answered_by == "fallback" for r in stub.requests)`."""
+    received_at: float = Field(default=0.0, repr=False)
+    """When it arrived, on the stub's clock (`stub.clock.now()`: seconds since the epoch, plus every
+    `stub.clock.advance()`); what cache lifetimes, background jobs and batches are measured against."""
     problem: str | None = None
     """Why the stub could not answer with a scripted turn, when it could not: the `Problem` also
     listed in `stub.problems`."""

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
+from ._clock import Clock
 from ._cursor import Ask, PendingTurn, Turnless
 from ._exchange import PER_EVENT, Answer, Request
 from ._ledger import Ledger
@@ -89,6 +90,8 @@ class ScriptTransport(_TransportBase):
             next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
         dialect: Answer as one OpenAI-compatible host, whatever the host (`docs/dialects.md`): an id of
             `wirescript.dialects()` (`"ollama@0.20.4"` for a release) or a dialect `Wire` of your own.
+        clock: The time caches, background jobs and batches run on (`wirescript.Clock`; one may serve
+            several stubs); by default a clock of its own: the wall time plus every `clock.advance()`.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
@@ -115,8 +118,11 @@ class ScriptTransport(_TransportBase):
         strict_skip: Iterable[str] = (),
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        self._ledger = Ledger(script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect)
+        self._ledger = Ledger(
+            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock
+        )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
         self.closed = False
@@ -126,6 +132,11 @@ class ScriptTransport(_TransportBase):
     def wires(self) -> tuple[Wire, ...]:
         """The wires that serve this stub, in matching order: its `wires=`, then the default wires they leave."""
         return self._ledger.wires
+
+    @property
+    def clock(self) -> Clock:
+        """The stub's clock: `stub.clock.advance("6m")` ages every cache entry and job by six minutes."""
+        return self._ledger.clock
 
     @property
     def strict(self) -> bool:
