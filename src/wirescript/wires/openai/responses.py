@@ -27,6 +27,8 @@ from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is
 from .._render import chunks
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
+from . import builtins
+from .builtins import BUILTIN_EVENTS
 from .common import (
     CREATED,
     DEFAULT_MODEL,
@@ -64,7 +66,7 @@ _INCOMPLETE_STOPS = {"max_output_tokens": "max_tokens", "content_filter": "refus
 """An `incomplete` response's `incomplete_details.reason` as the canonical stop reason it stands for."""
 
 # A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
-_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output")
 
 
 _MODEL_ITEMS = ("function_call", "custom_tool_call", "reasoning", "computer_call", "local_shell_call")
@@ -118,6 +120,7 @@ class OpenAIResponsesWire(Wire):
             "response.output_item.done",
             "response.completed",
             "response.incomplete",
+            *BUILTIN_EVENTS,
         }
     )
     credential_headers = ("api-key",)  # Azure OpenAI
@@ -251,7 +254,9 @@ class OpenAIResponsesWire(Wire):
         index = record.index
         body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
         reason = INCOMPLETE_REASONS.get(self.canonical_stop(turn))
-        items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
+        items = _items(turn, index, malformed_tool_json, reason is None, body)
+        if turn.server_tools is not None or turn.citations is not None:
+            _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
         named = conversation_id(body.get("conversation"))
@@ -265,13 +270,18 @@ class OpenAIResponsesWire(Wire):
         headers = request_id(record)
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
-        return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response))
+        return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why the Responses API could not have answered with these built-in tools (not offered), or None."""
+        return builtins.responses_problem(turn, record)
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A Response (JSON, or the one its stream ends with) or an error as a turn.
 
         Reasoning items give their summary text as the thinking (not their encrypted content);
-        `message` items their `output_text`; `function_call` items the tool calls. An `incomplete`
+        `message` items their `output_text` (its annotations the citations); `function_call` and
+        `computer_call` items the tool calls; built-in tool items the server tools. An `incomplete`
         response's reason is the stop reason (`max_output_tokens` is `max_tokens`). An `error`
         event, or a `response.failed` one, becomes the turn's `fault.stream_error`.
         """
@@ -319,6 +329,10 @@ class OpenAIResponsesWire(Wire):
         ]
         calls = []
         for item in items:
+            if item.get("type") == "computer_call" and isinstance(item.get("action"), dict):
+                computer = {"name": "computer", "input": item["action"]}
+                calls.append({"id": item["call_id"], **computer} if isinstance(item.get("call_id"), str) else computer)
+                continue
             if item.get("type") != "function_call":
                 continue
             arguments_ = tool_input(item.get("arguments"))
@@ -331,10 +345,23 @@ class OpenAIResponsesWire(Wire):
             calls.append(call)
         details = response.get("incomplete_details")
         reason = details.get("reason") if response.get("status") == "incomplete" and isinstance(details, dict) else None
+        server_tools = builtins.decoded_items(items)
+        known = [r for t in server_tools if "server" not in t for r in t.get("result") or () if isinstance(r, dict)]
+        noted = [
+            annotation
+            for item in items
+            if item.get("type") == "message"
+            for part in as_list(item.get("content"))
+            if isinstance(part, dict) and part.get("type") == "output_text"
+            for annotation in as_list(part.get("annotations"))
+            if isinstance(annotation, dict)
+        ]
         return decoded_turn(
             self,
             thinking=thinking,
+            server_tools=server_tools,
             text=text,
+            citations=builtins.decoded_annotations("".join(text), noted, known) if noted else (),
             calls=calls,
             stop=_INCOMPLETE_STOPS.get(reason, reason) if isinstance(reason, str) else None,
             usage=decoded_usage(
@@ -366,8 +393,9 @@ def _wants_encrypted(body: dict[str, Any]) -> bool:
     return "reasoning.encrypted_content" in as_list(body.get("include"))
 
 
-def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: bool) -> list[dict[str, Any]]:
+def _items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
     status = "completed" if complete else "incomplete"
+    encrypted = _wants_encrypted(body)
     items: list[dict[str, Any]] = []
     if turn.thinking is not None:
         reasoning: dict[str, Any] = {
@@ -389,6 +417,9 @@ def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: b
             }
         )
     for k, call in enumerate(turn.tool_calls):
+        if call.name == "computer" and builtins.offers_computer(body):  # the computer tool's call
+            items.append(builtins.computer_call(call, call_id(call, index, k), index, k, status))
+            continue
         items.append(
             {
                 "id": f"fc_{index:04d}_{k}",
@@ -400,6 +431,15 @@ def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: b
             }
         )
     return items
+
+
+def _add_builtins(turn: Turn, index: int, body: dict[str, Any], items: list[dict[str, Any]]) -> None:
+    """Put a turn's built-in tool items before its message (or its tool calls), and its citations on its text."""
+    at = next((n for n, item in enumerate(items) if item["type"] != "reasoning"), len(items))
+    items[at:at] = builtins.server_items(turn, index, body)
+    if turn.citations is not None:
+        message = next(item for item in items if item["type"] == "message")
+        message["content"][0]["annotations"] = builtins.text_annotations(turn)
 
 
 def _response(
@@ -448,8 +488,12 @@ def _response(
     }
 
 
-def _stream(response: dict[str, Any]) -> Iterator[Frame]:
-    """`response.created`, `response.in_progress`, each item's events, then `response.completed`."""
+def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
+    """`response.created`, `response.in_progress`, each item's events, then `response.completed`.
+
+    A built-in tool's item sends its own events (`builtins.server_events`); a message part with
+    annotations sends each as `response.output_text.annotation.added` after its text.
+    """
     sequence = itertools.count()
 
     def event(kind: str, **fields: Any) -> Frame:
@@ -488,10 +532,21 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
             yield event("response.output_item.added", output_index=output_index, item=added)
             for content_index, part in enumerate(item["content"]):
                 at = {**where, "content_index": content_index}
-                yield event("response.content_part.added", **at, part={**part, "text": ""})
+                noted = part["annotations"]
+                yield event("response.content_part.added", **at, part={**part, "text": "", "annotations": []})
                 yield from deltas("response.output_text.delta", chunks(part["text"]), **at, delta=PIECE, logprobs=[])
+                if noted:  # a cited text: each annotation after the text, as the API sends them
+                    for number, annotation in enumerate(noted):
+                        yield event(
+                            "response.output_text.annotation.added",
+                            **at,
+                            annotation_index=number,
+                            annotation=annotation,
+                        )
                 yield event("response.output_text.done", **at, text=part["text"], logprobs=[])
                 yield event("response.content_part.done", **at, part=part)
+        elif kind != "function_call":
+            yield from builtins.server_events(item, output_index, body, event, deltas)
         else:
             added = {**item, "status": "in_progress", "arguments": ""}
             yield event("response.output_item.added", output_index=output_index, item=added)
