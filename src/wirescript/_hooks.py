@@ -290,7 +290,7 @@ class TransportPatches(Patches):
         route: Set by an open interception: which transport answers a request, by host.
         rescue: Set by an active network guard: the answer to a request its refusal made fail.
         finders: Set by the layer above: functions that find more spots of these patches, patched
-            with the transports' (aiohttp's `ClientSession.__init__`: `_aiohttp.spot`), or None.
+            with the transports' (aiohttp's `ClientSession.__init__`: `_aiohttp.spot`); empty: none.
 
     """
 
