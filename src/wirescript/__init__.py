@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .pytest_plugin import StubFactory
     from .recorded import Problem, ProblemKind, RecordedRequest, Secret
     from .recording import RecordingTransport
-    from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
+    from .script import Citation, ErrorSpec, Fault, ServerTool, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
@@ -45,6 +45,7 @@ __all__ = [
     "KNOWN_HOSTS",
     "Bill",
     "BillRow",
+    "Citation",
     "Clock",
     "ErrorCase",
     "ErrorSpec",
@@ -62,6 +63,7 @@ __all__ = [
     "ScriptServer",
     "ScriptTransport",
     "Secret",
+    "ServerTool",
     "SideScript",
     "StreamError",
     "StreamValidationError",
@@ -86,6 +88,7 @@ __all__ = [
 _EXPORTS = {
     "Bill": "_bill",
     "BillRow": "_bill",
+    "Citation": "script",
     "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
@@ -104,6 +107,7 @@ _EXPORTS = {
     "ScriptServer": "server",
     "ScriptTransport": "transport",
     "Secret": "recorded",
+    "ServerTool": "script",
     "SideScript": "side",
     "StreamError": "script",
     "StreamValidationError": "errors",
