@@ -253,9 +253,9 @@ class _Derived:
 class Billing:
     """A stub's usage machinery: derivation, the cache store, the derived rows, the prices and batch items."""
 
-    __slots__ = ("_batch", "_derived", "_lock", "counter", "derive", "prices", "store")
+    __slots__ = ("_batch", "_derived", "_keep", "_lock", "counter", "derive", "prices", "store")
 
-    def __init__(self, usage: object = None, prices: object = None) -> None:
+    def __init__(self, usage: object = None, prices: object = None, *, keep: int | None = None) -> None:
         counter = parse_usage(usage)
         self.derive = counter is not None
         """Whether every turn's usage is derived (a turn's `usage.derive` overrides it)."""
@@ -264,6 +264,8 @@ class Billing:
         self.store = CacheStore()
         self._derived: dict[int, _Derived] = {}
         self._batch: set[int] = set()
+        self._keep = keep
+        """How many derived requests to keep (the stub's `max_records`), or None: all."""
         self._lock = threading.Lock()
 
     def mark_batch(self, index: int) -> None:
@@ -292,7 +294,10 @@ class Billing:
         sent = caching.usage(tally, output, scripted)
         blocks = tuple((block.where, block.digest) for block in prompt.blocks)
         with self._lock:
-            self._derived[record.index] = _Derived(sent, tally, blocks, prompt.model or record.model)
+            kept = self._derived
+            kept[record.index] = _Derived(sent, tally, blocks, prompt.model or record.model)
+            if self._keep is not None and len(kept) > self._keep:  # the oldest goes, as its record did
+                del kept[next(iter(kept))]
         return turn.model_copy(update={"usage": sent})
 
     def row(self, wire: Wire, record: RecordedRequest, turn: Turn | None) -> BillRow | None:

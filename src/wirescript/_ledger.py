@@ -135,7 +135,7 @@ class Ledger:
         if clock is not None and not isinstance(clock, Clock):
             raise ScriptError(f"clock: expected a wirescript.Clock, got {type(clock).__name__}")
         self.clock = clock if clock is not None else Clock()
-        self._billing = Billing(usage, prices)
+        self._billing = Billing(usage, prices, keep=max_records)
         self._asked_turns: dict[int, Turn] = {}
         """The turns a script function or the fallback answered with, by request index (for the bill)."""
         route_wire = RouteWire(routes)
@@ -391,7 +391,14 @@ class Ledger:
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
             self.report(record, decision)
         elif isinstance(decision, Turn):  # the bill reads it back (a queue's turns are kept by the cursor)
-            self._asked_turns[record.index] = decision
+            kept, keep = self._asked_turns, self._records.maxlen
+            if keep is None:
+                kept[record.index] = decision
+            else:
+                with self.lock:  # no more than the records kept
+                    kept[record.index] = decision
+                    if len(kept) > keep:
+                        del kept[next(iter(kept))]
         return decision
 
     def _answered(self, arrival: Arrival) -> None:
