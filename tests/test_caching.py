@@ -394,3 +394,28 @@ def test_scripted_cache_usage_without_a_split_sends_no_new_fields() -> None:
     assert message.usage.cache_creation is None
     assert (message.usage.cache_read_input_tokens, message.usage.cache_creation_input_tokens) == (100, 20)
     stub.check()
+
+
+def test_gemini_streams_carry_the_cached_count_in_the_last_chunks_usage_metadata() -> None:
+    genai = pytest.importorskip("google.genai")
+    config = genai.types.GenerateContentConfig(system_instruction=policy(2_500))
+    stub = ScriptTransport(["One.", "Two, streamed."], usage="derive")
+    client = gemini_client(stub)
+    client.models.generate_content(model="gemini-2.5-flash", contents="Q1", config=config)
+    chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="Q2", config=config))
+    last = chunks[-1].usage_metadata
+    assert last.cached_content_token_count == 2_500
+    assert last.prompt_token_count == stub.bill.rows[1].prompt_tokens
+    stub.check()
+
+
+@pytest.mark.parametrize(("tokens", "cached"), [(900, 0), (1_100, 1_100)])
+def test_bedrock_nova_caches_from_1000_tokens_a_checkpoint(bedrock: Any, tokens: int, cached: int) -> None:
+    stub = ScriptTransport(["One.", "Two."], usage="derive")
+    client = bedrock(stub)
+    system = [{"text": policy(tokens)}, {"cachePoint": {"type": "default"}}]
+    messages = [{"role": "user", "content": [{"text": "Hi"}]}]
+    first = client.converse(modelId="amazon.nova-pro-v1:0", system=system, messages=messages)["usage"]
+    second = client.converse(modelId="amazon.nova-pro-v1:0", system=system, messages=messages)["usage"]
+    assert first.get("cacheWriteInputTokens", 0) == second.get("cacheReadInputTokens", 0) == cached
+    stub.check()

@@ -35,6 +35,11 @@ LOOP = [
 ]
 
 
+def tokens(text: str) -> int:
+    """The documented default count: a token per four characters, rounded up."""
+    return -(-len(text) // 4)
+
+
 def system(text: str = SYSTEM_TEXT, ttl: str | None = None) -> list[dict[str, Any]]:
     control: dict[str, Any] = {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
     return [{"type": "text", "text": text, "cache_control": control}]
@@ -101,6 +106,7 @@ def test_a_cached_tool_loop_writes_once_and_reads_what_was_written(stream: bool)
     assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
     assert third["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
     assert second["cache_creation_input_tokens"] == third["cache_creation_input_tokens"] == 0
+    assert first["input_tokens"] == tokens("Triage tickets T-1 and T-2.")  # only what follows the entry
     assert third["input_tokens"] > second["input_tokens"] > first["input_tokens"] > 0  # the conversation grows
     # the bill says what the SDK's own usage objects say
     assert [counts(row) for row in stub.bill] == [usage_of(u) for u in usages]
@@ -120,8 +126,8 @@ def test_the_split_by_lifetime_is_sent_and_billed() -> None:
         model=MODEL, max_tokens=10, system=blocks, messages=[{"role": "user", "content": "x"}]
     )
     split = message.usage.cache_creation
-    assert split.ephemeral_1h_input_tokens > 0
-    assert split.ephemeral_5m_input_tokens > 0
+    assert split.ephemeral_1h_input_tokens == tokens(SYSTEM_TEXT)  # each stretch written once
+    assert split.ephemeral_5m_input_tokens == tokens(SYSTEM_TEXT[::-1])
     assert (
         split.ephemeral_1h_input_tokens + split.ephemeral_5m_input_tokens == message.usage.cache_creation_input_tokens
     )
@@ -522,3 +528,102 @@ def test_the_minimum_table_is_keyed_by_model_prefix() -> None:
     assert cache_minimum("claude-unknown-9") == 1024
     assert cache_minimum("claude-x", {"claude-x": 2048}) == 2048
     assert set(CACHE_MINIMUMS) >= {"claude-opus-4-8", "claude-sonnet-5", "claude-opus-5"}
+
+
+def test_a_changed_tool_definition_misses_the_system_prompt_after_it() -> None:
+    """The prefix is tools, then system: the system prompt's entry is read only while the tools before it hold."""
+    stub = ScriptTransport(["One.", "Two.", "Three."], usage="derive")
+    client = anthropic_client(stub, max_retries=0)
+    ask = {"model": MODEL, "max_tokens": 10, "system": system(), "messages": [{"role": "user", "content": "Hi"}]}
+    client.messages.create(**ask, tools=TOOLS)
+    renamed = [{**TOOLS[0], "description": "Look a ticket up by its id."}]
+    changed = client.messages.create(**ask, tools=renamed).usage
+    assert changed.cache_read_input_tokens == 0
+    assert changed.cache_creation_input_tokens > 0
+    assert stub._ledger.billing.changed(1) == (
+        "tools[0] differs from requests[0]'s (a tool definition changed: every entry after it misses)"
+    )
+    assert client.messages.create(**ask, tools=renamed).usage.cache_read_input_tokens == (
+        changed.cache_creation_input_tokens
+    )
+    stub.check()
+
+
+def test_a_breakpoint_moved_along_the_conversation_reads_what_the_last_one_wrote() -> None:
+    """`cache_control` is no part of the prefix: the block it left is the same block, and its entry is read."""
+    stub = ScriptTransport(["One.", "Two."], usage="derive")
+    client = anthropic_client(stub, max_retries=0)
+
+    def text(value: str, *, marked: bool) -> dict[str, Any]:
+        block: dict[str, Any] = {"type": "text", "text": value}
+        if marked:
+            block["cache_control"] = {"type": "ephemeral"}
+        return block
+
+    opening = {"role": "user", "content": [text(SYSTEM_TEXT, marked=True)]}
+    written = client.messages.create(model=MODEL, max_tokens=10, messages=[opening]).usage.cache_creation_input_tokens
+    messages = [
+        {"role": "user", "content": [text(SYSTEM_TEXT, marked=False)]},
+        {"role": "assistant", "content": "One."},
+        {"role": "user", "content": [text("And then?", marked=True)]},
+    ]
+    later = client.messages.create(model=MODEL, max_tokens=10, messages=messages).usage
+    assert later.cache_read_input_tokens == written == tokens(SYSTEM_TEXT)
+    assert later.cache_creation_input_tokens == tokens("One.") + tokens("And then?")
+    stub.check()
+
+
+@pytest.mark.parametrize(("back", "hits"), [(20, True), (21, False)])
+def test_the_lookback_reaches_twenty_blocks_before_a_breakpoint_and_no_further(back: int, hits: bool) -> None:
+    stub = ScriptTransport(["One.", "Two."], usage="derive")
+    client = anthropic_client(stub, max_retries=0)
+    marked = {"type": "text", "text": SYSTEM_TEXT, "cache_control": {"type": "ephemeral"}}
+    first = client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": [marked]}])
+    notes: list[dict[str, Any]] = [{"type": "text", "text": f"Note {i}."} for i in range(back)]
+    notes[-1]["cache_control"] = {"type": "ephemeral"}  # `back` blocks after the entry's last block
+    content = [{"type": "text", "text": SYSTEM_TEXT}, *notes]
+    later = client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": content}])
+    assert later.usage.cache_read_input_tokens == (first.usage.cache_creation_input_tokens if hits else 0)
+    stub.check()
+
+
+def test_a_refused_request_has_no_row_and_a_stream_left_unread_has_one() -> None:
+    stub = ScriptTransport(["Streamed, half read.", "Answered."], usage="derive")
+    client = anthropic_client(stub, max_retries=0)
+    five = [{"type": "text", "text": f"Part {i}.", "cache_control": {"type": "ephemeral"}} for i in range(5)]
+    with pytest.raises(anthropic.BadRequestError):  # more than 4 breakpoints: the strict rule refuses it
+        client.messages.create(model=MODEL, max_tokens=10, system=five, messages=[{"role": "user", "content": "Hi"}])
+    ask = {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "Hi"}]}
+    with client.messages.stream(**ask) as events:
+        next(iter(events))  # the app stops reading after the first event: the provider bills it all the same
+    client.messages.create(**ask)
+    assert [row.index for row in stub.bill] == [1, 2]
+    stub.check(allow=["strict", "unfinished_stream"])  # which marks the stream left unread
+    assert [problem.kind for problem in stub.problems] == ["strict", "unfinished_stream"]
+    assert [row.index for row in stub.bill] == [1, 2]
+
+
+def test_cache_entries_age_with_the_wall_clock_as_freezegun_moves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """freezegun replaces `time.time` (time-machine moves the C clock): the stub's clock follows either way."""
+    import time
+
+    stub = ScriptTransport(["One.", "Two."], usage="derive")
+    client = anthropic_client(stub, max_retries=0)
+    ask = {"model": MODEL, "max_tokens": 10, "system": system(), "messages": [{"role": "user", "content": "Hi"}]}
+    client.messages.create(**ask)
+    start = time.time()
+    monkeypatch.setattr(time, "time", lambda: start + 360)  # six minutes later, as freezegun's tick() would say
+    assert client.messages.create(**ask).usage.cache_read_input_tokens == 0
+    assert stub.requests[1].received_at == pytest.approx(start + 360)
+    stub.check()
+
+
+def test_a_stub_keeping_few_records_keeps_few_turns_for_its_bill() -> None:
+    """`max_records` bounds what the bill keeps too: a long-running stub does not grow with every request."""
+    stub = ScriptTransport([], fallback=lambda record: "Again.", usage="derive", max_records=3)
+    client = anthropic_client(stub, max_retries=0)
+    for _ in range(10):
+        client.messages.create(model=MODEL, max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
+    assert [row.index for row in stub.bill] == [7, 8, 9]
+    assert len(stub._ledger._asked_turns) <= 3
+    assert len(stub._ledger.billing._derived) <= 3

@@ -50,11 +50,19 @@ def test_budgets_pass_a_cheap_cached_loop_and_fail_a_changed_one(pytester: pytes
             @pytest.mark.wirescript(usage="derive", prices=PRICES, max_cost_usd=0.001)
             def test_expensive(wirescript):
                 loop(wirescript(["a", "b", "c"]))
+
+            @pytest.mark.wirescript(prices={"claude-sonnet-4-6": {"input": 1000, "output": 0}})
+            def test_priced_by_the_marker(wirescript):  # 10 scripted input tokens at $1,000 per million
+                stub = wirescript(["a"])
+                anthropic.Anthropic(api_key="k", http_client=hx.Client(transport=stub)).messages.create(
+                    model="claude-sonnet-4-6", max_tokens=10, messages=[{"role": "user", "content": "Hi"}]
+                )
+                assert stub.bill.total_usd == pytest.approx(0.01)
             """
         )
     )
     result = run(pytester, "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=2)
+    result.assert_outcomes(passed=4, errors=2)
     out = result.stdout.str()
     assert (
         "wirescript: the cache hit ratio from requests[1] on is 0.00, below min_cache_hit=0.9: requests[1] read 0 of "
