@@ -39,6 +39,8 @@ __all__ = [
     "LOOKBACK",
     "SOURCES",
     "MessagesCaching",
+    "breakpoint_tally",
+    "breakpoint_usage",
     "cache_minimum",
     "claude_model_id",
     "messages_prompt",
@@ -251,18 +253,23 @@ class MessagesCaching(Caching):
 
     def usage(self, tally: Tally, output_tokens: int, scripted: Usage | None) -> Usage:
         """Anthropic's usage: the uncached `input_tokens`, the cache counts and their split by lifetime."""
-        derived = Usage(
-            input_tokens=tally.uncached,
-            output_tokens=output_tokens,
-            cache_read_input_tokens=tally.read,
-            cache_creation_input_tokens=tally.written,
-            cache_creation_1h_input_tokens=tally.written_1h,
-        )
-        return merged(derived, scripted)
+        return breakpoint_usage(tally, output_tokens, scripted)
 
     def sent(self, wire: Any, turn: Turn, record: RecordedRequest) -> Usage:
         """What the Messages answer sends without derivation (`_messages.message`)."""
         return super().sent(wire, turn, record)
+
+
+def breakpoint_usage(tally: Tally, output_tokens: int, scripted: Usage | None) -> Usage:
+    """Breakpoint caching's usage (Anthropic's, Bedrock's): uncached input, cache counts, the writes' 1-hour part."""
+    derived = Usage(
+        input_tokens=tally.uncached,
+        output_tokens=output_tokens,
+        cache_read_input_tokens=tally.read,
+        cache_creation_input_tokens=tally.written,
+        cache_creation_1h_input_tokens=tally.written_1h,
+    )
+    return merged(derived, scripted)
 
 
 def breakpoint_tally(

@@ -23,10 +23,10 @@ from ..._cache_store import CacheStore, Counter, Moment
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import Usage
-from .._caching import LIFETIMES, Caching, Prompt, PromptBuilder, Tally, merged
+from .._caching import LIFETIMES, Caching, Prompt, PromptBuilder, Tally
 from .._decode import as_list
 from .._messages_caching import SOURCES as MESSAGES_SOURCES
-from .._messages_caching import breakpoint_tally, cache_minimum, claude_model_id, messages_prompt
+from .._messages_caching import breakpoint_tally, breakpoint_usage, cache_minimum, claude_model_id, messages_prompt
 from ..base import Wire
 
 __all__ = ["BEDROCK_CACHING", "NOVA_MINIMUM", "SOURCES", "BedrockCaching", "converse_prompt"]
@@ -125,14 +125,7 @@ class BedrockCaching(Caching):
 
     def usage(self, tally: Tally, output_tokens: int, scripted: Usage | None) -> Usage:
         """The uncached `inputTokens`, the cache counts and their split by lifetime (`cacheDetails`)."""
-        derived = Usage(
-            input_tokens=tally.uncached,
-            output_tokens=output_tokens,
-            cache_read_input_tokens=tally.read,
-            cache_creation_input_tokens=tally.written,
-            cache_creation_1h_input_tokens=tally.written_1h,
-        )
-        return merged(derived, scripted)
+        return breakpoint_usage(tally, output_tokens, scripted)
 
 
 def _invoke(record: RecordedRequest) -> bool:
