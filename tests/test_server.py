@@ -893,6 +893,49 @@ def test_cli_serve_refuses_bad_options_before_printing_any_url(
     assert capsys.readouterr() == ("", f"wirescript serve: {error}\n")
 
 
+def test_cli_serve_keeps_the_records_of_the_last_10000_requests_by_default(
+    script_file: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import wirescript.server
+
+    served: list[ScriptTransport] = []
+
+    class Unstarted(ScriptServer):
+        def start(self) -> str:
+            assert isinstance(self.stub, ScriptTransport)
+            served.append(self.stub)
+            raise UsageError("not started by this test")
+
+    monkeypatch.setattr(wirescript.server, "ScriptServer", Unstarted)
+    for options in ([], ["--max-records", "3"], ["--max-records", "all"]):
+        assert main(["serve", str(script_file), *options]) == 2
+    assert serve_command(script_file) == 2
+    assert [stub.max_records for stub in served] == [10_000, 3, None, 10_000]
+    assert wirescript.server.MAX_RECORDS == 10_000
+    for stub in served:
+        stub.check(unused_turns=False)
+    assert main(["serve", str(script_file), "--max-records", "many"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "wirescript serve: error: argument --max-records: expected a positive integer or 'all', got 'many'\n"
+    )
+
+
+def test_a_bounded_stub_over_http_lists_its_last_records_and_keeps_every_problem() -> None:
+    stub = ScriptTransport(["One.", "Two.", "Three."], max_records=2)
+    with ScriptServer(stub) as server, hx.Client(**_control(server)) as control:
+        sdk = client(server.base_url)
+        assert hx.get(f"{server.base_url}/favicon.ico").status_code == 404  # requests[0]: a problem
+        assert [sdk.messages.create(**PARAMS).content[0].text for _ in range(3)] == ["One.", "Two.", "Three."]
+        listed = control.get("/requests", params={"wait": 4, "timeout": 5}).json()
+        status = control.get("/status").json()
+    assert [r["index"] for r in listed] == [2, 3]  # the last two
+    assert status["requests"] == 4
+    [problem] = stub.problems
+    assert (problem.index, problem.kind, problem.path) == (0, "unknown_endpoint", "/favicon.ico")
+    assert status["problems"] == [problem]
+    stub.check(allow=["unknown_endpoint"])
+
+
 def test_serve_command_at_its_former_place_still_works_with_a_deprecation_warning() -> None:
     import wirescript.cli
     import wirescript.server

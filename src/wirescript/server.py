@@ -60,6 +60,7 @@ __all__ = [
     "CONTROL_PREFIX",
     "HEADER_TIMEOUT",
     "MAX_BODY",
+    "MAX_RECORDS",
     "STALL_TIMEOUT",
     "TOKEN_HEADER",
     "ScriptApp",
@@ -83,6 +84,12 @@ a larger one is refused unread, as an `unreadable` problem (`ScriptServer(max_bo
 HEADER_TIMEOUT = 10.0
 """How long a connection may take to send a request's head (its request line and headers), from its
 first byte: a connection that trickles it in is closed (`ScriptServer(header_timeout=...)`)."""
+
+MAX_RECORDS = 10_000
+"""How many requests' records `wirescript serve` keeps, the last ones (about 25 MB of them): its stub's
+`max_records` (`--max-records N`, or `all`). The request count, the problems and the requests that
+have one are kept whatever the bound; the control API lists the records kept. A stub you serve
+yourself keeps what its own `ScriptTransport(max_records=...)` says (all, by default)."""
 
 # The CORS headers of the model endpoints (never of the control API), so that a page under test on
 # another loopback port may call them; no private-network grant: a page on a public origin may not.
