@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
+from ._bill import Bill, PriceTable, UsageMode
 from ._clock import Clock
 from ._cursor import Ask, PendingTurn, Turnless
 from ._exchange import PER_EVENT, Answer, Request
@@ -93,10 +94,13 @@ class ScriptTransport(_TransportBase):
             `wirescript.dialects()` (`"ollama@0.20.4"` for a release) or a dialect `Wire` of your own.
         clock: The time caches, background jobs and batches run on (`wirescript.Clock`; one may serve
             several stubs); by default a clock of its own: the wall time plus every `clock.advance()`.
+        usage: `"derive"`, or a token counter (text -> tokens): usage worked out from each request by its
+            provider's rules, caching included, scripted counts winning (`docs/usage.md`); None: as scripted.
+        prices: Dollars per million tokens by model (`{model: {"input", "output", …}}`) for `stub.bill`.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
-            is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
+            is not a bool, `strict_skip` names an unknown rule (naming the closest), or `usage`/`prices` are wrong.
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
@@ -120,9 +124,11 @@ class ScriptTransport(_TransportBase):
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
         clock: Clock | None = None,
+        usage: UsageMode = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self._ledger = Ledger(
-            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock
+            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock, usage, prices
         )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
@@ -138,6 +144,11 @@ class ScriptTransport(_TransportBase):
     def clock(self) -> Clock:
         """The stub's clock: `stub.clock.advance("6m")` ages every cache entry and job by six minutes."""
         return self._ledger.clock
+
+    @property
+    def bill(self) -> Bill:
+        """What the requests cost (`wirescript.Bill`): a row per request answered with a message, from its usage."""
+        return self._ledger.bill()
 
     @property
     def strict(self) -> bool:
