@@ -321,7 +321,7 @@ def test_a_script_file_carries_a_side_entry_and_the_schema_describes_it(tmp_path
     schema = script_json_schema()
     assert schema["anyOf"][1]["properties"]["$side"] == {"$ref": "#/$defs/SideScript"}
     side = schema["$defs"]["SideScript"]
-    assert set(side["properties"]) == {"count_tokens", "embeddings", "models"}
+    assert set(side["properties"]) == {"count_tokens", "embeddings", "models", "jobs"}
     assert side["additionalProperties"] is False
     assert "arrival order" in side["properties"]["count_tokens"]["description"]
     jsonschema = pytest.importorskip("jsonschema")

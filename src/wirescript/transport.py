@@ -364,6 +364,11 @@ async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]
     await request.aread()
     ledger, bound, neutral = stub._ledger, stub.hold_timeout, _http.read(request)
     arrival = ledger.admit(neutral, ask=False)
+    if arrival.draw is not None:  # the turns a batch or a background job drew: a script function may answer them
+        try:
+            await run(functools.partial(ledger.finish, arrival), bound)
+        except TimeoutError:
+            ledger.late(arrival, bound)
     if isinstance(arrival.decision, Ask):
         try:
             await run(functools.partial(ledger.ask, arrival), bound)
