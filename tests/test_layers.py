@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
         "wires._catalog",
         "wires._hosts",
         "wires._side",
+        "wires._jobs",
         "wires.side",
         "wires.routes",
         "wires.mcp",
@@ -41,14 +42,15 @@ LAYERS: list[set[str]] = [
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
-                "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side"),
+                "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".batches"),
                 "openai": (
                     *(".chat", ".responses", ".common", ".rules", ".models", ".errors", ".side", ".dialects"),
+                    ".batches",
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
-                "gemini": (".wire", ".rules", ".errors", ".side"),
+                "gemini": (".wire", ".rules", ".errors", ".side", ".batches"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
             }.items()
             for module in ("", *modules)

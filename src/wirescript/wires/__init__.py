@@ -17,11 +17,14 @@ from ..errors import UsageError
 from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from .anthropic import AnthropicWire
+from .anthropic.batches import AnthropicBatchesWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiWire
+from .gemini.batches import GeminiBatchesWire
 from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
+from .openai.batches import OpenAIBatchesWire
 from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
@@ -29,14 +32,17 @@ from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 __all__ = [
     "DIALECTS",
     "Addresses",
+    "AnthropicBatchesWire",
     "AnthropicWire",
     "BedrockWire",
     "ChatDialect",
     "EmbeddingsWire",
     "Frame",
+    "GeminiBatchesWire",
     "GeminiWire",
     "ModelsWire",
     "OllamaWire",
+    "OpenAIBatchesWire",
     "OpenAIChatWire",
     "OpenAIResponsesWire",
     "Parsed",
@@ -58,7 +64,9 @@ __all__ = [
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side]
+    # The batch APIs last: only a request no other wire serves walks them.
+    jobs: list[Wire] = [AnthropicBatchesWire(), OpenAIBatchesWire(), GeminiBatchesWire()]
+    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side, *jobs]
 
 
 def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
