@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_clock"},
+    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_aiohttp", "_clock"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers
@@ -26,6 +26,8 @@ LAYERS: list[set[str]] = [
         "wires._decode",
         "wires._rules",
         "wires._messages",
+        "wires._messages_tools",
+        "wires._server",
         "wires._messages_rules",
         "wires._claude_models",
         "wires._catalog",
@@ -44,13 +46,13 @@ LAYERS: list[set[str]] = [
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".batches"),
                 "openai": (
-                    *(".chat", ".responses", ".common", ".rules", ".models", ".errors", ".side", ".dialects"),
-                    ".batches",
+                    *(".chat", ".responses", ".common", ".builtins", ".rules", ".models", ".errors", ".side"),
+                    *(".dialects", ".conversations", ".batches"),
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
-                "gemini": (".wire", ".rules", ".errors", ".side", ".batches"),
+                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side", ".batches"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
             }.items()
             for module in ("", *modules)
@@ -85,9 +87,10 @@ COMPOSERS = {"wires", "wires.side", "wires._dialects"}
 """The modules of `wires/` that put several providers together: the facade (`default_wires`) and the side
 endpoints (each provider's token counts, embeddings and listings), and the host dialects' registry (the OpenAI
 package's Chat Completions dialects with Ollama's native wire). Every other module of `wires/` is one
-provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, and `_messages`,
-`_messages_rules`, `_claude_models`: the Anthropic Messages answer, the rules of its body and the Claude models
-they read, used by the Anthropic wire and by Bedrock's InvokeModel for Claude)."""
+provider's package or a provider-neutral helper they share (`_render`, `_decode`, `_rules`, `_server`, and
+`_messages`, `_messages_tools`, `_messages_rules`, `_claude_models`: the Anthropic Messages answer, its server
+tool blocks, the rules of its body and the Claude models they read, used by the Anthropic wire and by Bedrock's
+InvokeModel for Claude)."""
 
 
 def _module_name(path: Path) -> str:

@@ -27,7 +27,8 @@ def test_a_turn_with_tool_and_tools_lists_every_call_in_order() -> None:
         (
             [{"text": "ok"}, {"txt": "typo"}],
             (
-                "invalid script[1]: unknown field 'txt' (expected one of: text, tool, tools, thinking, "
+                "invalid script[1]: unknown field 'txt' (expected one of: text, citations, server_tools, "
+                "tool, tools, thinking, "
                 "thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?"
             ),
         ),
@@ -102,7 +103,8 @@ def test_several_errors_in_one_turn_are_all_listed() -> None:
         "invalid script[0]:\n"
         "  - field 'text': Input should be a valid string, got int 1\n"
         "  - field 'stop_reason': String should have at least 1 character, got str ''\n"
-        "  - unknown field 'extra' (expected one of: text, tool, tools, thinking, thinking_signature, usage, "
+        "  - unknown field 'extra' (expected one of: text, citations, server_tools, tool, tools, thinking, "
+        "thinking_signature, usage, "
         "stop_reason, error, fault)"
     )
 

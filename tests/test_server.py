@@ -749,7 +749,8 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
     assert capsys.readouterr() == (
         "",
         (
-            f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, tool, tools, "
+            f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, citations, "
+            "server_tools, tool, tools, "
             "thinking, thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?\n"
         ),
     )

@@ -1242,6 +1242,102 @@ CASES += [
 ]
 
 
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+MCP_SERVER = {"type": "url", "url": "https://mcp.example/mcp", "name": "docs"}
+CASES += [
+    Case(
+        "anthropic.server-tool-version",
+        "anthropic",
+        anth(tools=[{"type": "web_search", "name": "web_search"}]),  # OpenAI's form
+        anth(tools=[WEB_SEARCH]),
+        "tools.0: Input tag 'web_search' found using 'type' does not match any of the expected tags: "
+        "'web_search_20250305'",
+        "tools.0.type",
+    ),
+    Case(
+        "anthropic.server-tool-version",
+        "anthropic",
+        anth(tools=[{"type": "web_fetch_20250101", "name": "web_fetch"}]),  # no version of that date
+        # a version newer than wirescript knows is let through: the API may have released it
+        anth(tools=[{"type": "web_fetch_20991231", "name": "web_fetch"}, {"type": "tool_search_tool_bm25"}]),
+        "tools.0: Input tag 'web_fetch_20250101' found using 'type' does not match any of the expected tags:",
+        "tools.0.type",
+    ),
+    Case(
+        "anthropic.server-tool-empty-domains",
+        "anthropic",
+        anth(tools=[{**WEB_SEARCH, "blocked_domains": []}]),
+        anth(tools=[{**WEB_SEARCH, "blocked_domains": ["spam.example"], "allowed_domains": None}]),
+        "tools.0.web_search_20250305.blocked_domains: Empty list of domains is ambiguous. Provide at least one "
+        "domain or null.",
+        "tools.0.blocked_domains",
+    ),
+    Case(
+        "anthropic.server-tool-domains-both",
+        "anthropic",
+        anth(tools=[{**WEB_SEARCH, "allowed_domains": ["a.example"], "blocked_domains": ["b.example"]}]),
+        anth(tools=[{**WEB_SEARCH, "allowed_domains": ["a.example"]}]),
+        "tools.0.web_search_20250305: Cannot specify both allowed_domains and blocked_domains in the same request",
+        "tools.0.blocked_domains",
+    ),
+    Case(
+        "anthropic.mcp-server-toolset",
+        "anthropic",
+        anth(mcp_servers=[MCP_SERVER], tools=[{"type": "mcp_toolset", "mcp_server_name": "wiki"}]),
+        anth(mcp_servers=[MCP_SERVER], tools=[{"type": "mcp_toolset", "mcp_server_name": "docs"}]),
+        "tools.0.mcp_server_name: 'wiki' is not the name of a server in `mcp_servers`",
+        "tools.0.mcp_server_name",
+    ),
+    Case(
+        "anthropic.mcp-server-toolset",
+        "anthropic",
+        anth(mcp_servers=[MCP_SERVER], tools=[{"type": "mcp_toolset", "mcp_server_name": "docs"}] * 2),
+        # the deprecated connector (mcp-client-2025-04-04) has no toolsets: its servers are not checked
+        anth(mcp_servers=[{**MCP_SERVER, "tool_configuration": {"enabled": True}}]),
+        "tools.1.mcp_server_name: the MCP server 'docs' has a toolset already",
+        "tools.1.mcp_server_name",
+    ),
+    Case(
+        "anthropic.mcp-server-toolset",
+        "anthropic",
+        anth(
+            mcp_servers=[MCP_SERVER, {**MCP_SERVER, "name": "wiki"}],
+            tools=[{"type": "mcp_toolset", "mcp_server_name": "docs"}],
+        ),
+        anth(
+            mcp_servers=[MCP_SERVER, {**MCP_SERVER, "name": "wiki"}],
+            tools=[{"type": "mcp_toolset", "mcp_server_name": n} for n in ("docs", "wiki")],
+        ),
+        "mcp_servers.1: the MCP server 'wiki' is not referenced by an MCP toolset",
+        "mcp_servers.1",
+    ),
+    Case(
+        "openai_responses.builtin-tool-field-missing",
+        "openai_responses",
+        {**R, "tools": [{"type": "web_search"}, {"type": "code_interpreter"}]},
+        {**R, "tools": [{"type": "web_search"}, {"type": "code_interpreter", "container": {"type": "auto"}}]},
+        "Missing required parameter: 'tools[1].container'.",
+        "tools[1].container",
+    ),
+    Case(
+        "openai_responses.builtin-tool-field-missing",
+        "openai_responses",
+        {**R, "tools": [{"type": "mcp", "server_url": "https://mcp.example/mcp"}]},
+        {**R, "tools": [{"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example/mcp"}]},
+        "Missing required parameter: 'tools[0].server_label'.",
+        "tools[0].server_label",
+    ),
+    Case(
+        "openai_responses.builtin-tool-field-missing",
+        "openai_responses",
+        {**R, "tools": [{"type": "file_search"}]},
+        {**R, "tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}]},
+        "Missing required parameter: 'tools[0].vector_store_ids'.",
+        "tools[0].vector_store_ids",
+    ),
+]
+
+
 def run(
     wire: str, body: dict[str, Any], context: dict[str, Any], skip: frozenset[str] = frozenset()
 ) -> Violation | None:

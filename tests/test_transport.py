@@ -237,7 +237,8 @@ def test_a_function_that_raises_or_returns_garbage_is_loud_not_a_crash() -> None
         "requests[0] POST /v1/messages: the script function raised ZeroDivisionError: boom",
         (
             "requests[1] POST /v1/messages: invalid script function's answer to requests[1]: unknown field 'txt' "
-            "(expected one of: text, tool, tools, thinking, thinking_signature, usage, stop_reason, error, fault); "
+            "(expected one of: text, citations, server_tools, tool, tools, thinking, thinking_signature, usage, "
+            "stop_reason, error, fault); "
             "did you mean 'text'?"
         ),
     ]

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .pytest_plugin import StubFactory
     from .recorded import Problem, ProblemKind, RecordedRequest, Secret
     from .recording import RecordingTransport
-    from .script import ErrorSpec, Fault, StreamError, ToolCall, Turn, Usage
+    from .script import Citation, ErrorSpec, Fault, ServerTool, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
     from .side import SideScript
     from .transport import PendingTurn, ScriptTransport
@@ -42,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Citation",
     "Clock",
     "ErrorCase",
     "ErrorSpec",
@@ -59,6 +60,7 @@ __all__ = [
     "ScriptServer",
     "ScriptTransport",
     "Secret",
+    "ServerTool",
     "SideScript",
     "StreamError",
     "StreamValidationError",
@@ -81,6 +83,7 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Citation": "script",
     "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
@@ -99,6 +102,7 @@ _EXPORTS = {
     "ScriptServer": "server",
     "ScriptTransport": "transport",
     "Secret": "recorded",
+    "ServerTool": "script",
     "SideScript": "side",
     "StreamError": "script",
     "StreamValidationError": "errors",

@@ -26,11 +26,11 @@ from ._report import failed
 from ._steps import Disconnect, Step
 from .errors import ScriptError
 from .recorded import RecordedRequest
-from .script import Turn
+from .script import Turn, queue_label
 from .side import SideScript
 from .wires.base import Frame, Rendered, Wire, loud_error, unknown_endpoint
 
-__all__ = ["CHUNK_BYTES", "Report", "refusal", "render"]
+__all__ = ["CHUNK_BYTES", "Report", "impossible", "refusal", "render"]
 
 Report = Callable[[RecordedRequest, Refusal], None]
 """Where a problem found while rendering or streaming goes: the ledger's `report`."""
@@ -106,7 +106,15 @@ def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
 def _turn(
     wire: Wire, record: RecordedRequest, turn: Turn, request: Request, report: Report, streams: dict[int, OpenStream]
 ) -> Answer | Refusal:
-    """A scripted turn as its wire renders it, its fault planned; or why the fault cannot take effect."""
+    """A scripted turn as its wire renders it, its fault planned; or why it cannot be sent as scripted.
+
+    A turn with server tools or citations is first held against the request (`Wire.server_tools_problem`):
+    an answer the real API could not give to it is an `impossible_answer`, not rendered.
+    """
+    if turn.server_tools is not None or turn.citations is not None:
+        why = wire.server_tools_problem(turn, record)
+        if why is not None:
+            return impossible(record, why)
     fault = turn.fault
     per_event = request.per_event
     # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
@@ -147,6 +155,19 @@ def _turn(
         streams.pop(record.index, None)
         return Refusal("fault", planned)
     return Answer(rendered.status, headers, planned.before, _guarded(planned.body, record, report))
+
+
+def impossible(record: RecordedRequest, why: str) -> Refusal:
+    """An `impossible_answer`: the turn that answers `record` is one its API could not give to it (`why`)."""
+    if record.answered_by == "script" and record.turn_index is not None and record.queue is not None:
+        turn = f"{queue_label(record.queue)}[{record.turn_index}]"
+    else:
+        turn = "the fallback's turn" if record.answered_by == "fallback" else "the script function's turn"
+    return Refusal(
+        "impossible_answer",
+        f"was answered with {turn}, which the real API could not give to this request: {why}.",
+        lead=" ",
+    )
 
 
 def _joined(

@@ -77,6 +77,7 @@ ProblemKind: TypeAlias = Literal[
     "render_error",
     "strict",
     "unfinished_stream",
+    "impossible_answer",
 ]
 """What went wrong with a request:
 
@@ -94,7 +95,9 @@ ProblemKind: TypeAlias = Literal[
   got the provider's own error and consumed no turn (see `docs/strict-requests.md`);
 - `unfinished_stream`: it was answered with a stream that the app never read to its end (a loop that
   breaks early, a `stream=True` result dropped unread, a client gone mid-stream); found by `check()`,
-  so at the fixture's teardown. A stream the stub's own fault cuts is not one.
+  so at the fixture's teardown. A stream the stub's own fault cuts is not one;
+- `impossible_answer`: its turn is an answer the real API could not give to it (a server tool the
+  request did not enable, say); it got a loud error instead (see `docs/server-tools.md`).
 """
 
 OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})

@@ -8,16 +8,20 @@ shape, or a bare string (a text-only turn), is accepted wherever a turn is.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    NonNegativeInt,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
@@ -37,9 +41,12 @@ __all__ = [
     "DEFAULT_QUEUE",
     "MAX_DEPTH",
     "MAX_FAULT_DELAY",
+    "SERVER_TOOL_NAMES",
+    "Citation",
     "ErrorSpec",
     "Fault",
     "ScriptLike",
+    "ServerTool",
     "StreamError",
     "ToolCall",
     "Turn",
@@ -76,23 +83,260 @@ class _Model(BaseModel):
     )
 
 
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    problem = _not_json(value, "", set(), 1)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+"""A JSON object a model sends (a tool's input): refused when JSON cannot carry it."""
+
+
 class ToolCall(_Model):
     """One tool call the model makes."""
 
     name: str = Field(min_length=1)
     """The tool's name, as the app registered it."""
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: JsonObject = Field(default_factory=dict)
     """The arguments, a JSON object; it is streamed in several fragments."""
     id: str | None = Field(default=None, min_length=1)
     """The call id (`toolu_…`, `call_…`); generated deterministically when absent."""
 
-    @field_validator("input", mode="after")
-    @classmethod
-    def _json_object(cls, value: dict[str, Any]) -> dict[str, Any]:
-        problem = _not_json(value, "", set(), 1)
+
+_S, _I, _B, _N, _O, _L = "a string", "an integer", "a boolean", "a number", "an object", "a list"
+_SEARCH_RESULT_KEYS = {"url": _S, "title": _S, "page_age": _S}
+_FILE_RESULT_KEYS = {"file_id": _S, "filename": _S, "text": _S, "score": _N, "attributes": _O}
+_FETCH_RESULT_KEYS = {"url": _S, "content": _S, "title": _S, "retrieved_at": _S}
+_RUN_RESULT_KEYS = {"stdout": _S, "stderr": _S, "return_code": _I}
+_LISTED_TOOL_KEYS = {"name": _S, "input_schema": _O, "description": _S, "annotations": _O}
+_EDIT_RESULT_KEYS = {
+    "view": {"content": _S, "file_type": _S, "num_lines": _I, "start_line": _I, "total_lines": _I},
+    "create": {"is_file_update": _B},
+    "str_replace": {"lines": _L, "new_lines": _I, "new_start": _I, "old_lines": _I, "old_start": _I},
+}
+_KINDS: dict[str, Callable[[Any], bool]] = {
+    _S: lambda v: isinstance(v, str),
+    _I: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    _B: lambda v: isinstance(v, bool),
+    _N: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    _O: lambda v: isinstance(v, dict),
+    _L: lambda v: isinstance(v, list),
+}
+_COMMON_CODES = ("invalid_tool_input", "unavailable", "too_many_requests")
+_RUN_CODES = (*_COMMON_CODES, "execution_time_exceeded", "container_expired")
+
+SERVER_TOOL_NAMES: dict[str, tuple[str, ...]] = {
+    "web_search": (*_COMMON_CODES, "max_uses_exceeded", "query_too_long", "request_too_large"),
+    "web_fetch": (
+        *_COMMON_CODES,
+        "url_too_long",
+        "url_not_allowed",
+        "url_not_in_prior_context",
+        "url_not_accessible",
+        "unsupported_content_type",
+        "max_uses_exceeded",
+        "content_too_large",
+    ),
+    "code_execution": _RUN_CODES,
+    "bash_code_execution": (*_RUN_CODES, "output_file_too_large"),
+    "text_editor_code_execution": (*_RUN_CODES, "file_not_found", "string_not_found"),
+    "tool_search_tool_regex": (*_COMMON_CODES, "execution_time_exceeded"),
+    "tool_search_tool_bm25": (*_COMMON_CODES, "execution_time_exceeded"),
+    "file_search": (),
+    "image_generation": (),
+}
+"""The built-in server tools a turn may name, each with the error codes its `error` may give.
+
+The codes are the Anthropic API's (the anthropic SDK's `*_tool_result_error_code.py` types and the
+tools' docs); an empty tuple means any code (the tool's answer has none of its own: a failed
+`file_search_call` or `image_generation_call` just says `failed`). An MCP call (`server` given) has
+its own tool names and any error message."""
+
+MCP_LIST_TOOLS = "mcp_list_tools"
+"""The `name` of a server tool entry that is an MCP server's tool listing (with `server`)."""
+
+
+class ServerTool(_Model):
+    """One tool the provider runs itself during the turn: a web search, code execution, an MCP server's tool.
+
+    Each is rendered in the wire's own vocabulary, before the turn's text: an Anthropic
+    `server_tool_use` block and its result block, an OpenAI Responses output item
+    (`web_search_call`, ...), Gemini grounding metadata or code execution parts.
+    """
+
+    name: str = Field(min_length=1)
+    """The built-in tool: `web_search`, `web_fetch`, `code_execution`, `bash_code_execution`,
+    `text_editor_code_execution`, `tool_search_tool_regex`, `tool_search_tool_bm25`, `file_search`,
+    `image_generation`. With `server`: the MCP tool's name, or `mcp_list_tools` for the server's
+    tool listing."""
+    input: JsonObject = Field(default_factory=dict)
+    """What the model gave the tool: `{"query": ...}` for a search, `{"url": ...}` for a fetch,
+    `{"code": ...}` or `{"command": ...}` for code execution, the MCP tool's arguments."""
+    result: Any = None
+    """What the tool gave back; its shape is the tool's (see the docs' server tools page): a list of
+    `{url, title?, page_age?}` for `web_search`, of `{file_id, filename, text?, score?}` for
+    `file_search`, of tool names for tool search, of `{name, input_schema?, description?}` for
+    `mcp_list_tools`; `{url?, content, title?, retrieved_at?}` for `web_fetch`; `{stdout?, stderr?,
+    return_code?}` for code execution; a base64 image for `image_generation`; text for an MCP tool.
+    None (with no `error`): the call is left unanswered, which only a turn that also calls a client
+    tool, or that pauses (`stop_reason: pause_turn`), may do."""
+    error: str | None = Field(default=None, min_length=1)
+    """The tool failed instead: its error code (`max_uses_exceeded`, `unavailable`, ...), or for an
+    MCP tool the error message. Not with `result`."""
+    server: str | None = Field(default=None, min_length=1)
+    """The MCP server whose tool this is (Anthropic `mcp_servers[].name`, OpenAI `server_label`)."""
+    id: str | None = Field(default=None, min_length=1)
+    """The call id (`srvtoolu_…`, `ws_…`, ...); generated deterministically when absent."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ServerTool:
+        if self.server is None and self.name not in SERVER_TOOL_NAMES:
+            names = list(SERVER_TOOL_NAMES)
+            hint = did_you_mean(self.name, names)
+            raise ValueError(
+                f"unknown server tool {self.name!r}{hint} (expected one of: {', '.join(names)}; "
+                "an MCP server's tool also gives 'server')"
+            )
+        if self.result is not None and self.error is not None:
+            raise ValueError("give either 'result' (the tool's answer) or 'error' (its failure), not both")
+        if self.result is not None:
+            problem = _not_json(self.result, "result", set(), 1)
+            if problem is not None:
+                raise ValueError(problem)
+            problem = _result_problem(self)
+            if problem is not None:
+                raise ValueError(problem)
+        if self.error is not None and self.server is None:
+            codes = SERVER_TOOL_NAMES[self.name]
+            if codes and self.error not in codes:
+                raise ValueError(
+                    f"field 'error': {self.name}'s error codes are {', '.join(codes)}; got {self.error!r}"
+                    f"{did_you_mean(self.error, codes)}"
+                )
+        if self.name == "text_editor_code_execution" and self.input.get("command") not in _EDIT_RESULT_KEYS:
+            raise ValueError(
+                "field 'input.command': a text_editor_code_execution call is one of "
+                f"{', '.join(_EDIT_RESULT_KEYS)}; got {self.input.get('command')!r}"
+            )
+        return self
+
+    @property
+    def pending(self) -> bool:
+        """Whether the call is left unanswered: neither a `result` nor an `error`."""
+        return self.result is None and self.error is None
+
+
+def _result_problem(tool: ServerTool) -> str | None:
+    """Why a server tool's `result` does not have its tool's shape, or None."""
+    name, result = tool.name, tool.result
+    if tool.server is not None:
+        if name == MCP_LIST_TOOLS:
+            return _objects(result, "mcp_list_tools results", _LISTED_TOOL_KEYS, ("name",))
+        if not isinstance(result, str):
+            return f"field 'result': an MCP tool's result is its text, got {type(result).__name__}"
+        return None
+    if name == "web_search":
+        return _objects(result, "web_search results", _SEARCH_RESULT_KEYS, ("url",))
+    if name == "file_search":
+        return _objects(result, "file_search results", _FILE_RESULT_KEYS, ("file_id", "filename"))
+    if name.startswith("tool_search_tool_"):
+        if not isinstance(result, list) or not all(isinstance(n, str) and n for n in result):
+            return "field 'result': tool search results are a list of tool names"
+        return None
+    if name == "image_generation":
+        if not isinstance(result, str) or not result:
+            return "field 'result': an image_generation result is the image, base64-encoded"
+        return None
+    if name == "web_fetch":
+        return _keys(result, "result", "a web_fetch result", _FETCH_RESULT_KEYS, ("content",))
+    if name == "text_editor_code_execution":
+        command = str(tool.input.get("command"))
+        return _keys(result, "result", f"a text editor {command} result", _EDIT_RESULT_KEYS.get(command, {}), ())
+    return _keys(result, "result", f"a {name} result", _RUN_RESULT_KEYS, ())
+
+
+def _shape(keys: Mapping[str, str], required: tuple[str, ...]) -> str:
+    return "{" + ", ".join(key if key in required else f"{key}?" for key in keys) + "}"
+
+
+def _objects(value: Any, what: str, keys: Mapping[str, str], required: tuple[str, ...]) -> str | None:
+    if not isinstance(value, list):
+        return f"field 'result': {what} are a list of {_shape(keys, required)}, got {type(value).__name__}"
+    for index, item in enumerate(value):
+        problem = _keys(item, f"result[{index}]", f"a {what.removesuffix('s')}", keys, required)
         if problem is not None:
-            raise ValueError(problem)
-        return value
+            return problem
+    return None
+
+
+def _keys(value: Any, where: str, what: str, keys: Mapping[str, str], required: tuple[str, ...]) -> str | None:
+    """Why `value` is not an object of these keys (each of its JSON kind), naming the field; or None."""
+    if not isinstance(value, dict):
+        return f"field {where!r}: {what} is an object {_shape(keys, required)}, got {type(value).__name__}"
+    for key, item in value.items():
+        kind = keys.get(key)
+        if kind is None:
+            return (
+                f"field {where!r}: {what} has no field {key!r} (expected: {', '.join(keys)})"
+                f"{did_you_mean(key, list(keys))}"
+            )
+        if not _KINDS[kind](item):
+            return f"field '{where}.{key}': expected {kind}, got {type(item).__name__}"
+    missing = [key for key in required if key not in value]
+    if missing:
+        return f"field {where!r}: {what} needs {missing[0]!r} ({keys[missing[0]]})"
+    return None
+
+
+def _citation_shorthand(value: Any) -> Any:
+    """A bare number is a citation of that source: `0` is `{"source": 0}`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {"source": value}
+    return value
+
+
+class Citation(_Model):
+    """A source the turn's text cites: one of the turn's search results (`source`), or a page or file named here.
+
+    A citation backs the whole text, or the words of it given as `span`. Rendered as Anthropic text
+    blocks with `citations`, OpenAI `url_citation` and `file_citation` annotations, Gemini
+    `groundingSupports`.
+    """
+
+    source: int | None = Field(default=None, ge=0)
+    """The cited result's index among the turn's search results: the results of its `web_search` and
+    `file_search` server tools, in order. A bare number in `citations` is this."""
+    url: str | None = Field(default=None, min_length=1)
+    """A web page cited by its address (a result of an earlier turn's search, say)."""
+    title: str | None = None
+    """The page's title (default: the result's, else the url)."""
+    file_id: str | None = Field(default=None, min_length=1)
+    """A file cited by its id (an OpenAI `file_citation`)."""
+    filename: str | None = None
+    """The cited file's name (default: the result's, else the file id)."""
+    cited_text: str | None = None
+    """The words quoted from the source (Anthropic `cited_text`); default: the cited span."""
+    span: str | None = Field(default=None, min_length=1)
+    """The words of the turn's `text` this citation backs (where they first occur); default: the whole
+    text. Two citations' spans are the same words or do not overlap."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Citation:
+        named = [name for name in ("source", "url", "file_id") if getattr(self, name) is not None]
+        if len(named) != 1:
+            raise ValueError(
+                "a citation names its source once: 'source' (an index into the turn's search results), 'url' or "
+                f"'file_id'; got {' and '.join(map(repr, named)) or 'none of them'}"
+            )
+        return self
+
+
+CitationLike = Annotated[
+    Citation, BeforeValidator(_citation_shorthand, json_schema_input_type=Citation | NonNegativeInt)
+]
+"""A citation, or a bare number: the index of the cited source among the turn's search results."""
 
 
 class Usage(_Model):
@@ -106,6 +350,12 @@ class Usage(_Model):
     """Prompt tokens read from the cache (Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`)."""
     cache_creation_input_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens written to the cache (Anthropic `cache_creation_input_tokens`, OpenAI `cache_write_tokens`)."""
+    web_search_requests: int | None = Field(default=None, ge=0)
+    """Web searches billed (Anthropic `usage.server_tool_use.web_search_requests`); default: the turn's
+    `web_search` server tools that did not fail."""
+    web_fetch_requests: int | None = Field(default=None, ge=0)
+    """Web fetches billed (Anthropic `usage.server_tool_use.web_fetch_requests`); default: the turn's
+    `web_fetch` server tools that did not fail."""
 
     @field_validator("*", mode="after")
     @classmethod
@@ -233,12 +483,19 @@ class Fault(_Model):
 class Turn(_Model):
     """One scripted model answer.
 
-    Text, thinking and tool calls may be combined; they are rendered thinking first, then text,
-    then the tool calls in order. A turn with none of them is a valid, empty answer.
+    Text, thinking, server tools and tool calls may be combined; they are rendered thinking first,
+    then the server tools, the text, then the tool calls in order. A turn with none of them is a
+    valid, empty answer.
     """
 
     text: str | None = None
     """The answer's text; streamed in several deltas."""
+    citations: tuple[CitationLike, ...] | None = None
+    """The sources the text cites: a number (the index of one of the turn's search results) or a
+    `Citation`. Each backs the whole text, or the words of it given as its `span`. Needs `text`."""
+    server_tools: tuple[ServerTool, ...] | None = None
+    """Tools the provider runs itself before the text (web search, web fetch, code execution, file
+    search, an MCP server's tools): each with its `input` and its `result` (or `error`)."""
     tool: ToolCall | None = None
     """One tool call (shorthand for `tools=[...]` with one entry)."""
     tools: tuple[ToolCall, ...] | None = None
@@ -265,11 +522,7 @@ class Turn(_Model):
         if self.tool is not None and self.tools is not None:
             raise ValueError("give either 'tool' (one call) or 'tools' (several), not both")
         if self.error is not None:
-            clash = [
-                f
-                for f in ("text", "tool", "tools", "thinking", "thinking_signature", "usage", "stop_reason")
-                if getattr(self, f)
-            ]
+            clash = [f for f in _ANSWER_FIELDS if getattr(self, f)]
             if clash:
                 raise ValueError(
                     f"an 'error' turn answers with an HTTP error, so it cannot also have {', '.join(map(repr, clash))}"
@@ -280,6 +533,8 @@ class Turn(_Model):
             )
         if self.fault is not None and self.fault.malformed_tool_json and not self.tool_calls:
             raise ValueError("'fault.malformed_tool_json' breaks tool arguments, so the turn needs a 'tool' or 'tools'")
+        if self.server_tools is not None or self.citations is not None:
+            _check_server_tools(self)
         bad = None if info.context is _ENCODABLE else _unencodable(self, "")
         if bad is not None:
             where, char = bad
@@ -303,12 +558,88 @@ class Turn(_Model):
         parts = []
         if self.thinking:
             parts.append("thinking")
+        if self.server_tools:
+            parts.extend(f"server tool {t.name}" for t in self.server_tools)
         if self.text is not None:
             parts.append(f"text {_short(self.text)}")
         parts.extend(f"tool {c.name}" for c in self.tool_calls)
         if self.fault is not None:
             parts.append("fault")
         return ", ".join(parts) or "empty"
+
+
+_ANSWER_FIELDS = (
+    "text",
+    "citations",
+    "server_tools",
+    "tool",
+    "tools",
+    "thinking",
+    "thinking_signature",
+    "usage",
+    "stop_reason",
+)
+"""The fields of a message answer, which an `error` turn cannot have."""
+
+
+def sources(turn: Turn) -> list[tuple[ServerTool, dict[str, Any]]]:
+    """The turn's search results a citation's `source` indexes: each `web_search` and `file_search` result, in order.
+
+    With `citation_spans`, what the validation and the wires (`wires/_server.py`) read of a turn's citations.
+    """
+    return [
+        (tool, result)
+        for tool in turn.server_tools or ()
+        if tool.name in ("web_search", "file_search") and tool.server is None and isinstance(tool.result, list)
+        for result in tool.result
+    ]
+
+
+def citation_spans(turn: Turn) -> list[tuple[int, int]]:
+    """Where in the turn's text each citation's span is, as `(start, end)` character offsets, in citation order."""
+    text = turn.text or ""
+    spans = []
+    for citation in turn.citations or ():
+        if citation.span is None:
+            spans.append((0, len(text)))
+            continue
+        start = text.find(citation.span)
+        spans.append((start, start + len(citation.span)))
+    return spans
+
+
+def _check_server_tools(turn: Turn) -> None:
+    """The turn's server tools and citations hold together: answered calls, known sources, spans in the text."""
+    for index, tool in enumerate(turn.server_tools or ()):
+        if tool.pending and not turn.tool_calls and turn.stop_reason != "pause_turn":
+            raise ValueError(
+                f"field 'server_tools.{index}': {tool.name} has neither a 'result' nor an 'error'. A server tool "
+                "is left unanswered only in a turn that also calls a client tool ('tool' or 'tools': the API runs "
+                "it once the tool results come back) or that pauses (stop_reason 'pause_turn'); give its result"
+            )
+    if turn.citations is None:
+        return
+    text = turn.text
+    if not text:
+        raise ValueError("'citations' are the sources of the turn's text, so the turn needs a non-empty 'text'")
+    found = sources(turn)
+    for index, citation in enumerate(turn.citations):
+        if citation.source is not None and citation.source >= len(found):
+            raise ValueError(
+                f"field 'citations.{index}.source': {citation.source} names no search result: the turn's "
+                f"web_search and file_search server tools give {len(found)} result(s), numbered from 0"
+            )
+        if citation.span is not None and citation.span not in text:
+            raise ValueError(
+                f"field 'citations.{index}.span': {_short(citation.span)} is not in the turn's text {_short(text)}"
+            )
+    ordered = sorted(set(citation_spans(turn)))
+    for (start, end), (next_start, next_end) in itertools.pairwise(ordered):
+        if next_start < end:
+            raise ValueError(
+                f"field 'citations': the spans {_short(text[start:end])} and {_short(text[next_start:next_end])} "
+                "overlap; a text block is cited whole, so two spans are the same words or do not overlap"
+            )
 
 
 _JSON_KINDS = "expected an object, array, string, number, true, false or null"
@@ -521,10 +852,16 @@ def _explain(exc: ValidationError, where: str) -> str:
             "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {clip(repr(got), 50)}"
         )
         msg = err["msg"].removeprefix("Value error, ")
+        inner = _INNER_FIELD.match(msg)
+        if inner is not None and loc:  # a nested model names its own field: one path for both
+            loc, msg = f"{loc}.{inner.group(1)}", inner.group(2)
         lines.append(f"field {loc!r}: {msg}{got_text}" if loc else f"{msg}")
     if len(lines) == 1:
         return f"invalid {where}: {lines[0]}"
     return f"invalid {where}:" + "".join(f"\n  - {line}" for line in lines)
+
+
+_INNER_FIELD = re.compile(r"field '([^']+)': (.*)", re.DOTALL)
 
 
 def _suggest(loc: tuple[int | str, ...]) -> str:

@@ -25,6 +25,7 @@ from .gemini.batches import GeminiBatchesWire
 from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
 from .openai.batches import OpenAIBatchesWire
+from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
 from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
@@ -44,7 +45,9 @@ __all__ = [
     "OllamaWire",
     "OpenAIBatchesWire",
     "OpenAIChatWire",
+    "OpenAIConversationsWire",
     "OpenAIResponsesWire",
+    "OpenAITracesWire",
     "Parsed",
     "Quirk",
     "Rendered",
@@ -63,10 +66,12 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
+    responses = OpenAIResponsesWire()
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
+    side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
     # The batch APIs last: only a request no other wire serves walks them.
     jobs: list[Wire] = [AnthropicBatchesWire(), OpenAIBatchesWire(), GeminiBatchesWire()]
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side, *jobs]
+    return [AnthropicWire(), OpenAIChatWire(), responses, GeminiWire(), BedrockWire(), *side, *jobs]
 
 
 def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
@@ -95,9 +100,18 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
         except UsageError as exc:
             raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
+    _share_conversations(wires)
     if bind:
         bind_stops(wires)
     return wires
+
+
+def _share_conversations(wires: list[Wire]) -> None:
+    """Give the Conversations wire the conversations of the Responses wire that serves `conversation=`."""
+    responses = next((wire for wire in wires if isinstance(wire, OpenAIResponsesWire)), None)
+    for wire in wires:
+        if responses is not None and isinstance(wire, OpenAIConversationsWire):
+            wire.store = responses.conversations
 
 
 def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[list[Wire], list[Wire]]:

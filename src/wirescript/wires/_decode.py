@@ -71,8 +71,10 @@ def decoded_turn(
     calls: Iterable[Mapping[str, Any]] = (),
     stop: Any = None,
     usage: Mapping[str, int] | None = None,
+    server_tools: Iterable[Mapping[str, Any]] = (),
+    citations: Iterable[Any] = (),
 ) -> dict[str, Any]:
-    """A decoded answer as a turn dict: its thinking and text joined, its tool calls, stop reason and usage.
+    """A decoded answer as a turn dict: thinking, server tools, text (joined), citations, tool calls, stop and usage.
 
     Only what the answer had is set: no `thinking` key for an answer without reasoning, no
     `text` for one without text, `tool` for one call and `tools` for several. The signature is
@@ -84,9 +86,15 @@ def decoded_turn(
         turn["thinking"] = "".join(thought)
         if thinking_signature and len(thought) == 1:
             turn["thinking_signature"] = thinking_signature
+    ran = [dict(tool) for tool in server_tools]
+    if ran:
+        turn["server_tools"] = ran
     said = list(text)
     if said:
         turn["text"] = "".join(said)
+    cited = list(citations)
+    if cited and said:
+        turn["citations"] = cited
     tool_calls = [dict(call) for call in calls]
     if len(tool_calls) == 1:
         turn["tool"] = tool_calls[0]

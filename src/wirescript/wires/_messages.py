@@ -14,7 +14,9 @@ from typing import Any
 from .._text import text_of
 from ..script import Turn
 from ..sse import json_dumps
+from . import _messages_tools as _tools
 from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
+from ._messages_tools import INPUT_BLOCKS
 from ._render import break_json, chunks, default_usage
 from .base import Parsed, Wire
 
@@ -114,18 +116,24 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
         stop: Its stop reason, canonical (`Wire.canonical_stop`).
 
     """
-    content = blocks(turn, index)
-    calls = turn.tool_calls
-    arguments = [json_dumps(call.input) for call in calls] if calls else []
-    chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if calls else 0)
+    if turn.server_tools is not None or turn.citations is not None:
+        content = _tools.rich_blocks(turn, index)
+        arguments = [json_dumps(b["input"]) for b in content if b["type"] in INPUT_BLOCKS]
+    else:
+        content = blocks(turn, index)
+        calls = turn.tool_calls
+        arguments = [json_dumps(call.input) for call in calls] if calls else []
+    chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if arguments else 0)
     input_tokens, output_tokens = default_usage(turn, chars)
     scripted = turn.usage
-    usage = {
+    usage: dict[str, Any] = {
         "input_tokens": input_tokens,
         "cache_creation_input_tokens": (scripted.cache_creation_input_tokens or 0) if scripted else 0,
         "cache_read_input_tokens": (scripted.cache_read_input_tokens or 0) if scripted else 0,
         "output_tokens": output_tokens,
     }
+    if turn.server_tools is not None:
+        usage["server_tool_use"] = _tools.server_usage(turn)
     return _message(msg_id, model, content, stop, usage), arguments
 
 
@@ -149,9 +157,17 @@ def stream_items(
 
     `message_start` (no content, no stop reason, an output count of 1), `ping`, each block's start,
     deltas and stop, `message_delta` (the stop reason and output count), `message_stop`.
+
+    A `tool_use`, `server_tool_use` or `mcp_tool_use` block streams its input as `input_json_delta`
+    fragments (`arguments`: each one's input encoded, in order); a server tool's result block (and an
+    MCP tool listing) comes whole in its `content_block_start`; a cited text block starts with
+    `citations: []` and sends each citation as a `citations_delta` before its text. The billed
+    server tool calls (`usage.server_tool_use`) come in `message_delta`.
     """
     usage = msg["usage"]
     start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    if "server_tool_use" in usage:  # counted at the end, in message_delta
+        del start["usage"]["server_tool_use"]
     yield "message_start", {"type": "message_start", "message": start}
     yield "ping", {"type": "ping"}
     calls = iter(arguments)
@@ -162,19 +178,29 @@ def stream_items(
             yield Pieces(index, "thinking_delta", "thinking", chunks(block["thinking"]))
             yield "content_block_delta", _delta(index, {"type": "signature_delta", "signature": block["signature"]})
         elif kind == "text":
-            yield "content_block_start", _start(index, {"type": "text", "text": ""})
+            if "citations" in block:
+                yield "content_block_start", _start(index, {"type": "text", "text": "", "citations": []})
+                for citation in block["citations"]:
+                    yield "content_block_delta", _delta(index, {"type": "citations_delta", "citation": citation})
+            else:
+                yield "content_block_start", _start(index, {"type": "text", "text": ""})
             yield Pieces(index, "text_delta", "text", chunks(block["text"]))
-        else:
+        elif kind in INPUT_BLOCKS:
             yield "content_block_start", _start(index, {**block, "input": {}})
             args = next(calls)
-            if malformed_tool_json:
+            if malformed_tool_json and kind == "tool_use":
                 args = break_json(args)
             yield Pieces(index, "input_json_delta", "partial_json", chunks(args, 32))
+        else:
+            yield "content_block_start", _start(index, block)
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    ending = {"output_tokens": usage["output_tokens"]}
+    if "server_tool_use" in usage:
+        ending["server_tool_use"] = usage["server_tool_use"]
     delta = {
         "type": "message_delta",
         "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": usage["output_tokens"]},
+        "usage": ending,
     }
     yield "message_delta", delta
     yield "message_stop", {"type": "message_stop"}
@@ -201,12 +227,19 @@ def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
 
 
 def decoded_message(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dict[str, Any]:
-    """A Message's content blocks, stop reason and usage as a turn."""
+    """A Message's content blocks, stop reason and usage as a turn.
+
+    Server tool blocks become the turn's `server_tools` (each use with its result), the citations
+    of its text blocks its `citations`; the billed searches and fetches are kept only when they
+    differ from what the server tools count.
+    """
     blocks = [b for b in blocks if isinstance(b, dict)]
     counts = usage if isinstance(usage, dict) else {}
     thinking = [b for b in blocks if b.get("type") == "thinking" and isinstance(b.get("thinking"), str)]
     signature = thinking[0].get("signature") if len(thinking) == 1 else None
-    return decoded_turn(
+    tools = _tools.decoded_server_tools(blocks)
+    text, citations = _tools.decoded_text(blocks, tools)
+    turn = decoded_turn(
         wire,
         thinking=[b["thinking"] for b in thinking],
         thinking_signature=signature if isinstance(signature, str) else None,
@@ -223,7 +256,15 @@ def decoded_message(wire: Wire, blocks: list[Any], stop: Any, usage: Any) -> dic
             cache_read_input_tokens=counts.get("cache_read_input_tokens") or None,
             cache_creation_input_tokens=counts.get("cache_creation_input_tokens") or None,
         ),
+        server_tools=tools,
+        citations=citations if text else [],
     )
+    billed = counts.get("server_tool_use")
+    if isinstance(billed, dict) and tools:
+        extra = _tools.decoded_billing(billed, tools)
+        if extra:
+            turn["usage"] = {**turn.get("usage", {}), **extra}
+    return turn
 
 
 def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
@@ -246,7 +287,7 @@ def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
             usage.update(data["message"].get("usage") or {})
         elif kind == "content_block_start" and isinstance(data.get("content_block"), dict):
             block = dict(data["content_block"])
-            if block.get("type") == "tool_use":
+            if block.get("type") in INPUT_BLOCKS:
                 block["partial"] = ""
             blocks[as_int(data.get("index")) or 0] = block
         elif kind == "content_block_delta" and isinstance(data.get("delta"), dict):
@@ -265,7 +306,7 @@ def decoded_events(wire: Wire, events: Iterable[Any]) -> dict[str, Any] | None:
         return None
     ordered = [blocks[i] for i in sorted(blocks)]
     for block in ordered:
-        if block.get("type") == "tool_use":
+        if block.get("type") in INPUT_BLOCKS:
             partial = block.pop("partial")
             try:
                 block["input"] = json.loads(partial) if partial else block.get("input") or {}
@@ -288,3 +329,5 @@ def _apply_delta(block: dict[str, Any], delta: dict[str, Any]) -> None:
         block["signature"] = delta["signature"]  # as anthropic's accumulator: the delta replaces it
     elif kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
         block["partial"] = str(block.get("partial", "")) + delta["partial_json"]
+    elif kind == "citations_delta" and isinstance(delta.get("citation"), dict):
+        block["citations"] = [*(block.get("citations") or []), delta["citation"]]

@@ -254,6 +254,46 @@ TEMPERATURE_WITH_TOP_P = Rule(
     "github.com/maximhq/bifrost/issues/3741)",
 )
 
+SERVER_TOOL_VERSION = Rule(
+    "anthropic.server-tool-version",
+    "anthropic",
+    "A server tool `type` that is no version of its tool: a bare `web_search` (OpenAI's form) or a date no version "
+    "has (`web_search_20250101`). A date later than the last known version is let through (a new version).",
+    "Observed: \"tools.1: Input tag 'web_fetch_20250910' found using 'type' does not match any of the expected tags: "
+    "'bash_20250124', 'code_execution_20250522', 'custom', ...\" (invalid_request_error; "
+    "github.com/anthropics/anthropic-sdk-go/issues/235, github.com/anthropics/claude-code/issues/61624); the "
+    "versions are the anthropic SDK's tool types (`types/web_search_tool_20250305_param.py`, ...) and "
+    f"{_DOCS}/agents-and-tools/tool-use/tool-reference",
+)
+SERVER_TOOL_EMPTY_DOMAINS = Rule(
+    "anthropic.server-tool-empty-domains",
+    "anthropic",
+    "A web search tool with `blocked_domains: []`.",
+    "Observed: 'tools.0.web_search_20250305.blocked_domains: Empty list of domains is ambiguous. Provide at least "
+    "one domain or null.' (invalid_request_error; github.com/CherryHQ/cherry-studio/pull/10374, "
+    "github.com/router-for-me/CLIProxyAPI/issues/2681)",
+)
+SERVER_TOOL_DOMAINS_BOTH = Rule(
+    "anthropic.server-tool-domains-both",
+    "anthropic",
+    "A web search or web fetch tool with both `allowed_domains` and `blocked_domains`.",
+    "Docs, server tools, domain filtering: 'You can use either `allowed_domains` or `blocked_domains`, but not both "
+    f"in the same request' ({_DOCS}/agents-and-tools/tool-use/server-tools#domain-filtering); anthropic SDK "
+    "`types/web_search_tool_20250305_param.py`: 'Cannot be used alongside `blocked_domains`'; the wording as Claude "
+    "Code's web search reports the refusal: 'Cannot specify both allowed_domains and blocked_domains in the same "
+    "request' (github.com/anthropics/claude-code/issues/19131; github.com/microsoft/vscode/pull/314275)",
+)
+MCP_SERVER_TOOLSET = Rule(
+    "anthropic.mcp-server-toolset",
+    "anthropic",
+    "An `mcp_toolset` naming no server of `mcp_servers`, a server two toolsets name, or (when toolsets are used) a "
+    "server none names.",
+    "Docs, MCP connector, 'Validation rules': 'The API enforces these validation rules: Server must exist ... Server "
+    "must be used: Every MCP server defined in `mcp_servers` must be referenced by exactly one MCPToolset ... Unique "
+    f"toolset per server' ({_DOCS}/agents-and-tools/mcp-connector). The wording of the refusal is not documented: "
+    "the message is wirescript's.",
+)
+
 RULES: tuple[Rule, ...] = (
     MODEL_MISSING,
     MAX_TOKENS_INVALID,
@@ -281,6 +321,10 @@ RULES: tuple[Rule, ...] = (
     MAX_TOKENS_ABOVE_MODEL,
     PREFILL_UNSUPPORTED,
     TEMPERATURE_WITH_TOP_P,
+    SERVER_TOOL_VERSION,
+    SERVER_TOOL_EMPTY_DOMAINS,
+    SERVER_TOOL_DOMAINS_BOTH,
+    MCP_SERVER_TOOLSET,
     THINKING_BLOCK_FIRST,
     THINKING_IN_FINAL_WHEN_DISABLED,
 )
@@ -915,6 +959,100 @@ def _temperature_with_top_p(req: _Request) -> Violation | None:
     )
 
 
+_SERVER_TOOL_VERSIONS = {
+    "web_search": ("20250305", "20260209", "20260318"),
+    "web_fetch": ("20250910", "20260209", "20260309", "20260318"),
+    "code_execution": ("20250522", "20250825", "20260120", "20260521"),
+    "tool_search_tool_regex": ("20251119",),
+    "tool_search_tool_bm25": ("20251119",),
+}
+"""Each server tool's versions (the anthropic SDK's tool types); the tool search tools also take their bare name."""
+_SERVER_TYPE = re.compile(
+    r"(web_search|web_fetch|code_execution|tool_search_tool_regex|tool_search_tool_bm25)(?:_(\d{8}))?"
+)
+_BARE_OK = ("tool_search_tool_regex", "tool_search_tool_bm25")
+_DOMAIN_TOOLS = ("web_search_", "web_fetch_")
+
+
+def _server_tool_version(req: _Request) -> Violation | None:
+    for i, tool in dicts(req.body.get("tools")):
+        kind = tool.get("type")
+        match = _SERVER_TYPE.fullmatch(kind) if isinstance(kind, str) else None
+        if match is None:
+            continue
+        family, date = match.group(1), match.group(2)
+        versions = _SERVER_TOOL_VERSIONS[family]
+        if (date is None and family in _BARE_OK) or (date is not None and (date in versions or date > versions[-1])):
+            continue  # a known version, or one newer than wirescript knows (the API may have released it)
+        expected = ", ".join(repr(f"{family}_{v}") for v in versions) + (f", {family!r}" if family in _BARE_OK else "")
+        message = f"tools.{i}: Input tag {kind!r} found using 'type' does not match any of the expected tags: "
+        return Violation(SERVER_TOOL_VERSION, f"{message}{expected}, ...", f"tools.{i}.type")
+    return None
+
+
+def _server_tool_empty_domains(req: _Request) -> Violation | None:
+    for i, tool in dicts(req.body.get("tools")):
+        kind = tool.get("type")
+        if isinstance(kind, str) and kind.startswith("web_search_") and tool.get("blocked_domains") == []:
+            return Violation(
+                SERVER_TOOL_EMPTY_DOMAINS,
+                f"tools.{i}.{kind}.blocked_domains: Empty list of domains is ambiguous. Provide at least one domain or "
+                "null.",
+                f"tools.{i}.blocked_domains",
+            )
+    return None
+
+
+def _server_tool_domains_both(req: _Request) -> Violation | None:
+    for i, tool in dicts(req.body.get("tools")):
+        kind = tool.get("type")
+        if not (isinstance(kind, str) and kind.startswith(_DOMAIN_TOOLS)):
+            continue
+        if tool.get("allowed_domains") is not None and tool.get("blocked_domains") is not None:
+            return Violation(
+                SERVER_TOOL_DOMAINS_BOTH,
+                f"tools.{i}.{kind}: Cannot specify both allowed_domains and blocked_domains in the same request",
+                f"tools.{i}.blocked_domains",
+            )
+    return None
+
+
+def _mcp_server_toolset(req: _Request) -> Violation | None:
+    servers = [(i, s.get("name")) for i, s in dicts(req.body.get("mcp_servers"))]
+    toolsets = [
+        (i, t.get("mcp_server_name")) for i, t in dicts(req.body.get("tools")) if t.get("type") == "mcp_toolset"
+    ]
+    if not toolsets:
+        return None  # the deprecated connector (`mcp-client-2025-04-04`) configures tools on the server itself
+    names = [name for _, name in servers]
+    seen: list[Any] = []  # a list: a name may be any JSON, which a set cannot always hold
+    for i, name in toolsets:
+        if name not in names:
+            return Violation(
+                MCP_SERVER_TOOLSET,
+                f"tools.{i}.mcp_server_name: {name!r} is not the name of a server in `mcp_servers`; an MCP toolset "
+                "names one of the request's MCP servers",
+                f"tools.{i}.mcp_server_name",
+            )
+        if name in seen:
+            return Violation(
+                MCP_SERVER_TOOLSET,
+                f"tools.{i}.mcp_server_name: the MCP server {name!r} has a toolset already; each server is "
+                "referenced by exactly one MCP toolset",
+                f"tools.{i}.mcp_server_name",
+            )
+        seen.append(name)
+    for i, name in servers:
+        if name not in seen:
+            return Violation(
+                MCP_SERVER_TOOLSET,
+                f"mcp_servers.{i}: the MCP server {name!r} is not referenced by an MCP toolset; every server in "
+                "`mcp_servers` is referenced by exactly one",
+                f"mcp_servers.{i}",
+            )
+    return None
+
+
 _CHECKS: tuple[tuple[Rule, Callable[[_Request], Violation | None], str | None], ...] = (
     (MODEL_MISSING, _model_missing, None),
     (MAX_TOKENS_INVALID, _max_tokens, None),
@@ -942,6 +1080,10 @@ _CHECKS: tuple[tuple[Rule, Callable[[_Request], Violation | None], str | None], 
     (MAX_TOKENS_ABOVE_MODEL, _max_tokens_above_model, None),
     (PREFILL_UNSUPPORTED, _prefill_unsupported, None),
     (TEMPERATURE_WITH_TOP_P, _temperature_with_top_p, "top_p"),
+    (SERVER_TOOL_VERSION, _server_tool_version, "tools"),
+    (SERVER_TOOL_EMPTY_DOMAINS, _server_tool_empty_domains, "tools"),
+    (SERVER_TOOL_DOMAINS_BOTH, _server_tool_domains_both, "tools"),
+    (MCP_SERVER_TOOLSET, _mcp_server_toolset, "tools"),
 )
 """Every Anthropic check, in the order of `RULES` (the retired rules have none), with the top-level field
 it reads when it refuses nothing without it (skipped at once for a body without it)."""

@@ -310,6 +310,16 @@ class Wire(ABC):
         wire may join runs of deltas into frames of several events; the bytes are the same.
         """
 
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why the real API could not have answered `record` with the turn's server tools and citations, or None.
+
+        Called before `render`, only for a turn that has `server_tools` or `citations`: a message
+        (what is impossible, and the fix) makes the request an `impossible_answer` problem,
+        answered loudly instead of rendered. The default says this wire renders neither, so a
+        wire of one's own never drops them silently.
+        """
+        return f"the {self.name} wire renders no server tools or citations; take them out of the turn for it"
+
     @abstractmethod
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """Render an error turn in the provider's error shape."""

@@ -170,6 +170,11 @@ def _apply_delta(block: dict[str, Any], delta: Any, partial_json: dict[int, list
         block["signature"] = _str(delta, "signature", where)
     elif kind == "input_json_delta":
         partial_json.setdefault(index, []).append(_str(delta, "partial_json", where))
+    elif kind == "citations_delta":
+        citation = delta.get("citation")
+        if not isinstance(citation, dict) or not isinstance(citation.get("type"), str):
+            raise StreamValidationError(f"{where}: delta.citation must be an object with a type")
+        block["citations"] = [*(block.get("citations") or []), citation]
 
 
 def _str(delta: dict[str, Any], name: str, where: str) -> str:

@@ -13,6 +13,7 @@ from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pi
 from .. import _messages
 from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_json
 from .._messages_rules import header_betas
+from .._messages_tools import server_tools_problem
 from .._render import error_message, retry_headers
 from .._rules import ModelTable, Violation
 from ..base import Frame, Parsed, Rendered, Wire
@@ -212,11 +213,16 @@ class AnthropicWire(Wire):
         request_id = f"req_{record.index:04d}"
         if not record.stream:
             return Rendered(200, {**_JSON_HEADERS, "request-id": request_id}, json_dumps(message).encode())
-        return Rendered(
-            200,
-            {**_SSE_HEADERS, "request-id": request_id},
-            frames=_stream(message, arguments, malformed_tool_json, joined),
+        frames = (
+            _rich_stream(message, arguments, malformed_tool_json, joined)
+            if turn.server_tools is not None or turn.citations is not None
+            else _stream(message, arguments, malformed_tool_json, joined)
         )
+        return Rendered(200, {**_SSE_HEADERS, "request-id": request_id}, frames=frames)
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why the Messages API could not have answered with these server tools or citations (not enabled), or None."""
+        return server_tools_problem(turn, record)
 
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
         """`{"type": "error", "error": {"type", "message"}, "request_id"}` with the status and a `request-id` header.
@@ -239,8 +245,8 @@ class AnthropicWire(Wire):
         """A Message (JSON or its SSE events) or an error envelope as a turn.
 
         A thinking block gives its text and its signature (`thinking_signature`; of several blocks,
-        the texts joined and no signature, which signs one block); `redacted_thinking` and server
-        tool blocks are left out. An `error` event
+        the texts joined and no signature, which signs one block); server tool blocks give the
+        turn's `server_tools`, cited text its `citations`; `redacted_thinking` is left out. An `error` event
         inside a stream becomes the turn's `fault.stream_error`, after what was streamed before it.
         """
         if status >= 400:
@@ -318,6 +324,23 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
         elif frame is None:
             frame = encode_event(name, json_dumps(data))
         yield Frame(name, frame)
+
+
+def _rich_stream(
+    message: dict[str, Any], arguments: list[str], malformed_tool_json: bool, joined: bool
+) -> Iterator[Frame]:
+    """The event sequence of a Message with server tool blocks or cited text, each event encoded as it comes.
+
+    None of `_stream`'s kept frames: their keys do not tell a cited text block or a `message_delta`
+    with `server_tool_use` from the plain ones.
+    """
+    for item in _messages.stream_items(message, arguments, malformed_tool_json):
+        if isinstance(item, _messages.Pieces):
+            for chunk in encode_deltas("content_block_delta", item.event(PIECE), item.pieces, joined=joined):
+                yield Frame("content_block_delta", chunk)
+            continue
+        name, data = item
+        yield Frame(name, encode_event(name, json_dumps(data)))
 
 
 def _message_start(data: dict[str, Any]) -> bytes:

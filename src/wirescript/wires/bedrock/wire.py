@@ -28,6 +28,7 @@ from ...sse import json_dumps
 from .. import _messages
 from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, decoded_usage, json_body
 from .._messages_rules import header_betas
+from .._messages_tools import server_tools_problem
 from .._render import retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
@@ -213,8 +214,22 @@ class BedrockWire(Wire):
         msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
             return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
-        return Rendered(
-            200, {"content-type": _EVENTSTREAM, **headers}, frames=_chunks(msg, arguments, malformed_tool_json)
+        events = _chunks(msg, arguments, malformed_tool_json)
+        return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=events)
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why Bedrock could not have answered with these server tools or citations, or None.
+
+        InvokeModel sends Claude's Messages answer: of the server tools, Bedrock runs only tool search
+        there. Converse renders no server tools or citations.
+        """
+        found = operation(record.path)
+        if found is not None and found[1].startswith("invoke"):
+            return server_tools_problem(turn, record, bedrock=True)
+        return (
+            "Converse renders no server tools or citations: the one server tool Claude runs on Bedrock, tool search, "
+            "is InvokeModel's (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool). Send "
+            "the request with InvokeModel, or take them out of the turn for Converse"
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:

@@ -1,8 +1,10 @@
-"""Gemini Developer API (google-genai): `POST …/models/{model}:generateContent` and `:streamGenerateContent`.
+r"""Gemini Developer API (google-genai): `POST …/models/{model}:generateContent` and `:streamGenerateContent`.
 
 The answer is a `GenerateContentResponse`: JSON, or for `:streamGenerateContent?alt=sse` a series of
 `data:` frames, each a whole `GenerateContentResponse` holding the next piece of the answer. The
-last frame carries the `finishReason` and the full `usageMetadata`.
+last frame carries the `finishReason` and the full `usageMetadata`. `:streamGenerateContent`
+without `alt=sse` streams the same chunks as the elements of one JSON array, the API's default
+streaming format (`[{...}\n,\r\n{...}\n]`, sent as each element is ready).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .._decode import (
 from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
+from . import grounding
 from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -287,38 +290,54 @@ class GeminiWire(Wire):
             {"functionCall": {"id": call.id or f"fc_{index:04d}_{k}", "name": call.name, "args": call.input}}
             for k, call in enumerate(calls)
         ]
+        grounded = turn.server_tools is not None or turn.citations is not None
+        code = grounding.code_parts(turn) if grounded else []
+        metadata = grounding.grounding_metadata(turn) if grounded else None
         if not record.stream:
             parts: list[dict[str, Any]] = []
             if turn.thinking is not None:
                 parts.append({"text": turn.thinking, "thought": True})
+            if code:
+                parts.extend(code)
             if turn.text is not None:
                 parts.append({"text": turn.text})
             parts.extend(function_parts)
             _sign(parts, signature)
-            body = {"candidates": [_candidate(parts, finish)], **envelope}
+            body = {"candidates": [_candidate(parts, finish, metadata)], **envelope}
             return Rendered(200, dict(_JSON_HEADERS), json_dumps(body).encode())
         pieces: list[dict[str, Any]] = []
         if turn.thinking is not None:
             pieces.extend({"text": piece, "thought": True} for piece in chunks(turn.thinking) or [""])
+        if code:
+            pieces.extend(code)
         if turn.text is not None:
             pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
         pieces.extend(function_parts)
         _sign(pieces, signature)
-        return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope))
+        if _json_array(record):
+            frames = _stream(pieces, finish, envelope, metadata, array=True)
+            return Rendered(200, dict(_JSON_HEADERS), frames=frames)
+        return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why Gemini could not have answered with this grounding or code execution (not enabled), or None."""
+        return grounding.server_tools_problem(turn, record)
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A `GenerateContentResponse` (JSON, or the parts of its chunks together) or an error as a turn.
 
         The first candidate is the answer: thought parts are its thinking (a turn has no field for
         the `thoughtSignature`, which a replay sends afresh), text parts its text, `functionCall`
-        parts its tool calls. `STOP` is the default stop reason, with tool calls or without.
+        parts its tool calls, code execution parts and `groundingMetadata` its server tools and
+        citations. `STOP` is the default stop reason, with tool calls or without.
         """
         if status >= 400:
             data = json_body(body)
             error = data.get("error") if isinstance(data, dict) else None
             error = error if isinstance(error, dict) else {}
             return decoded_error(status, error.get("status"), error.get("message"))
-        chunks_ = sse_json(body) if is_event_stream(headers) else [json_body(body)]
+        data = None if is_event_stream(headers) else json_body(body)
+        chunks_ = sse_json(body) if is_event_stream(headers) else data if isinstance(data, list) else [data]
         responses = [c for c in chunks_ if isinstance(c, dict)]
         if not responses:
             return None
@@ -326,6 +345,7 @@ class GeminiWire(Wire):
         parts: list[dict[str, Any]] = []
         finish: Any = None
         usage: Any = None
+        metadata: Any = None
         for response in responses:
             if isinstance(response.get("error"), dict):
                 error = response["error"]
@@ -335,6 +355,7 @@ class GeminiWire(Wire):
             candidates = as_list(response.get("candidates"))
             candidate = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
             finish = candidate.get("finishReason") or finish
+            metadata = candidate.get("groundingMetadata") or metadata
             content = as_dict(candidate.get("content"))
             parts.extend(p for p in as_list(content.get("parts")) if isinstance(p, dict))
         calls = []
@@ -349,10 +370,14 @@ class GeminiWire(Wire):
                 entry = {"id": call["id"], **entry}
             calls.append(entry)
         counts = usage if isinstance(usage, dict) else {}
+        text = [p["text"] for p in parts if not p.get("thought") and isinstance(p.get("text"), str)]
+        searches, citations = grounding.decoded_grounding(metadata, "".join(text))
         turn = decoded_turn(
             self,
             thinking=[p["text"] for p in parts if p.get("thought") is True and isinstance(p.get("text"), str)],
-            text=[p["text"] for p in parts if not p.get("thought") and isinstance(p.get("text"), str)],
+            server_tools=[*searches, *grounding.decoded_code(parts)],
+            text=text,
+            citations=citations,
             calls=calls,
             stop=None if finish == "STOP" else finish,
             usage=decoded_usage(
@@ -390,6 +415,7 @@ class GeminiWire(Wire):
 
         `spec.type` is a Gemini status (`UNAVAILABLE`) or a provider-neutral error type
         (`overloaded_error` is 503 `UNAVAILABLE`, `rate_limit_error` 429 `RESOURCE_EXHAUSTED`, …).
+        In a JSON-array stream (no `alt=sse`) the error object is the array's last element.
         """
         if spec.type in _STATUS_CODES:
             code, status = _STATUS_CODES[spec.type], spec.type
@@ -399,6 +425,8 @@ class GeminiWire(Wire):
         else:
             code, status = 500, spec.type
         data = {"error": {"code": code, "message": spec.message, "status": status}}
+        if _json_array(record):
+            return Frame("error", _element(json_dumps(data), first=spec.after == 0, last=True))
         return Frame("error", encode_event(None, json_dumps(data)))
 
 
@@ -410,21 +438,51 @@ def _sign(parts: list[dict[str, Any]], signature: str | None) -> None:
     target["thoughtSignature"] = signature
 
 
-def _candidate(parts: list[dict[str, Any]], finish: str | None) -> dict[str, Any]:
+def _candidate(
+    parts: list[dict[str, Any]], finish: str | None, metadata: dict[str, Any] | None = None
+) -> dict[str, Any]:
     # An answer with no parts has a content with no `parts` key, as proto3 JSON leaves out empty fields.
     content: dict[str, Any] = {"parts": parts, "role": "model"} if parts else {"role": "model"}
     candidate: dict[str, Any] = {"content": content}
     if finish is not None:
         candidate["finishReason"] = finish
+    if metadata is not None:
+        candidate["groundingMetadata"] = metadata
     candidate["index"] = 0
     return candidate
 
 
-def _stream(pieces: list[dict[str, Any]], finish: str, envelope: dict[str, Any]) -> Iterator[Frame]:
-    """One chunk per piece; the last also carries `finishReason` and the full usage.
+def _json_array(record: RecordedRequest) -> bool:
+    """Whether a streamed answer is a JSON array: `:streamGenerateContent` without `alt=sse`.
+
+    The API's default streaming format is JSON (`alt=json`); google-genai asks for `alt=sse`,
+    REST clients (llm-gemini) read the array as it arrives.
+    """
+    return record.query.get("alt", "json").lower() != "sse"
+
+
+def _element(chunk: str, *, first: bool, last: bool) -> bytes:
+    r"""One chunk as an element of the streamed JSON array, framed as the API frames it.
+
+    `[` opens the array before the first element, `,\r\n` separates the next ones, each element
+    ends with `\n`, and `]` closes the array after the last (observed: llm-gemini's recorded
+    answers of `:streamGenerateContent`, tests/cassettes/test_gemini/test_tools.yaml).
+    """
+    return b"".join((b"[" if first else b",\r\n", chunk.encode(), b"\n]" if last else b"\n"))
+
+
+def _stream(
+    pieces: list[dict[str, Any]],
+    finish: str,
+    envelope: dict[str, Any],
+    metadata: dict[str, Any] | None = None,
+    *,
+    array: bool = False,
+) -> Iterator[Frame]:
+    """One chunk per piece; the last also carries `finishReason`, the full usage and the grounding metadata.
 
     Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
-    usage across chunks is caught.
+    usage across chunks is caught. `array`: the chunks are the elements of one JSON array.
     """
     usage = envelope["usageMetadata"]
     partial = {**envelope, "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]}}
@@ -432,6 +490,11 @@ def _stream(pieces: list[dict[str, Any]], finish: str, envelope: dict[str, Any])
     groups = [[piece] for piece in pieces] or [[]]
     for number, parts in enumerate(groups):
         last = number == len(groups) - 1
-        candidate = _candidate(parts, finish if last else None)
+        candidate = _candidate(parts, finish if last else None, metadata if last else None)
         chunk = {"candidates": [candidate], **(envelope if last else partial)}
-        yield Frame("final_chunk" if last else "chunk", encode_event(None, json_dumps(chunk)))
+        data = (
+            _element(json_dumps(chunk), first=number == 0, last=last)
+            if array
+            else encode_event(None, json_dumps(chunk))
+        )
+        yield Frame("final_chunk" if last else "chunk", data)

@@ -32,6 +32,7 @@ from .._decode import (
 from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
+from . import builtins
 from .common import (
     COMPATIBLE_HOSTS,
     CREATED,
@@ -238,6 +239,8 @@ class OpenAIChatWire(Wire):
         headers = request_id(record)
         if not record.stream:
             message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}
+            if turn.citations is not None:
+                message["annotations"] = builtins.chat_annotations(turn)
             if turn.thinking is not None:
                 message["reasoning_content" if shape is None else shape.reasoning_key] = turn.thinking
             if calls:
@@ -263,6 +266,10 @@ class OpenAIChatWire(Wire):
                 shape, record, chunk_head, turn, calls, finish, counts if include_usage else None, joined
             )
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=frames)
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why Chat Completions could not have answered with these server tools or citations, or None."""
+        return builtins.chat_problem(turn, record)
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A chat completion (JSON, or its chunks put back together) or an error as a turn.
@@ -291,6 +298,7 @@ class OpenAIChatWire(Wire):
                 choices[0].get("finish_reason"),
                 completion.get("usage"),
                 None,
+                as_list(message.get("annotations")),
             )
         return self._decode_stream(body)
 
@@ -298,6 +306,7 @@ class OpenAIChatWire(Wire):
         reasoning: list[str] = []
         content: list[str] = []
         calls: dict[int, list[Any]] = {}
+        noted: list[Any] = []
         finish: Any = None
         usage: Any = None
         failure: dict[str, Any] | None = None
@@ -320,6 +329,7 @@ class OpenAIChatWire(Wire):
                     reasoning.append(delta["reasoning_content"])
                 if isinstance(delta.get("content"), str):
                     content.append(delta["content"])
+                noted += as_list(delta.get("annotations"))
                 for call in as_list(delta.get("tool_calls")):
                     if not isinstance(call, dict):
                         continue
@@ -333,7 +343,7 @@ class OpenAIChatWire(Wire):
             return None
         ordered = [tuple(calls[i]) for i in sorted(calls)]
         return self._turn(
-            "".join(reasoning) or None, "".join(content) if content else None, ordered, finish, usage, failure
+            "".join(reasoning) or None, "".join(content) if content else None, ordered, finish, usage, failure, noted
         )
 
     def _turn(
@@ -344,6 +354,7 @@ class OpenAIChatWire(Wire):
         finish: Any,
         usage: Any,
         failure: dict[str, Any] | None,
+        annotations: Sequence[Any] = (),
     ) -> dict[str, Any] | None:
         tool_calls = []
         for call_id_, name, args in calls:
@@ -360,6 +371,9 @@ class OpenAIChatWire(Wire):
             calls=tool_calls,
             stop=finish,
             usage=decoded_usage(**openai_usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")),
+            citations=builtins.decoded_annotations(content, [a for a in annotations if isinstance(a, dict)], [])
+            if annotations and isinstance(content, str)
+            else (),
         )
         if failure is not None:
             turn.pop("stop_reason", None)
@@ -445,6 +459,8 @@ def _stream(
     if turn.thinking is not None:
         yield from deltas(_DELTAS["reasoning_content"](PIECE), chunks(turn.thinking) or [""])
     yield from deltas(_DELTAS["content"](PIECE), chunks(turn.text or ""))
+    if turn.citations is not None:  # all in one delta: the SDK's accumulator appends a list only once
+        yield chunk({"annotations": builtins.chat_annotations(turn)})
     for k, (cid, name, args) in enumerate(calls):
         first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
         yield chunk({"tool_calls": [first]})

@@ -40,6 +40,8 @@ from .._jobs import Job, Jobs, page
 from .._render import chunks, json_answer
 from .._rules import Violation
 from ..base import Draw, Frame, Parsed, Rendered, Wire
+from . import builtins
+from .builtins import BUILTIN_EVENTS
 from .common import (
     CREATED,
     DEFAULT_MODEL,
@@ -61,6 +63,7 @@ from .common import (
     tool_input,
     type_message,
 )
+from .conversations import ConversationStore, conversation_id
 from .rules import PREVIOUS_RESPONSE_NOT_FOUND, RESPONSES_RULES, check_openai_responses, previous_response_not_found
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
@@ -76,7 +79,7 @@ _INCOMPLETE_STOPS = {"max_output_tokens": "max_tokens", "content_filter": "refus
 """An `incomplete` response's `incomplete_details.reason` as the canonical stop reason it stands for."""
 
 # A tuple, not a set: a request may carry any JSON there, and membership in a tuple never hashes it.
-_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output")
 
 
 _MODEL_ITEMS = ("function_call", "custom_tool_call", "reasoning", "computer_call", "local_shell_call")
@@ -187,6 +190,7 @@ class OpenAIResponsesWire(Wire):
             "response.output_item.done",
             "response.completed",
             "response.incomplete",
+            *BUILTIN_EVENTS,
         }
     )
     credential_headers = ("api-key",)  # Azure OpenAI
@@ -214,6 +218,8 @@ class OpenAIResponsesWire(Wire):
         self._stored: dict[str, StoredResponse] = {}
         self._stored_lock = threading.Lock()
         self._jobs: Jobs[Job] = Jobs()
+        self.conversations = ConversationStore()
+        """The stub's conversations (`conversation=`), shared with its Conversations API wire."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/responses`, and a stored response's `GET`, `DELETE`, `POST …/cancel` and `GET …/input_items`."""
@@ -267,14 +273,22 @@ class OpenAIResponsesWire(Wire):
     def resolve(self, record: RecordedRequest) -> None:
         """Prepend the stored conversation of the response a request continues (`previous_response_id`).
 
-        A stored response's request gets its id as `path_params["response_id"]`.
+        Or the items of the conversation it names (`conversation=`, the Conversations API). A stored
+        response's request gets its id as `path_params["response_id"]`.
         """
         if record.method != "POST" or not record.path.endswith("/responses"):
             action = _action(record.method, record.path)
             if action is not None:
                 record.path_params = {"response_id": action[1]}
             return
-        previous = record.body.get("previous_response_id") if isinstance(record.body, dict) else None
+        body = record.body if isinstance(record.body, dict) else {}
+        named = conversation_id(body.get("conversation"))
+        if named is not None:
+            items = self.conversations.items(named)
+            if items is not None:
+                record.conversation = [*items, *record.messages]
+            return
+        previous = body.get("previous_response_id")
         if not isinstance(previous, str):
             return
         with self._stored_lock:
@@ -328,21 +342,33 @@ class OpenAIResponsesWire(Wire):
         index = record.index
         body: dict[str, Any] = record.body if isinstance(record.body, dict) else {}
         reason = INCOMPLETE_REASONS.get(self.canonical_stop(turn))
-        items = _items(turn, index, malformed_tool_json, reason is None, _wants_encrypted(body))
+        items = _items(turn, index, malformed_tool_json, reason is None, body)
+        if turn.server_tools is not None or turn.citations is not None:
+            _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
+        named = conversation_id(body.get("conversation"))
+        if named is not None:
+            response["conversation"] = {"id": named}
         if body.get("store") is not False:
             self._store(record, response, items, turn)
+        if named is not None:  # the API adds the request's input and the response's output to it
+            self.conversations.extend(named, [*record.messages, *items])
         headers = request_id(record)
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
-        return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response))
+        return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
+
+    def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
+        """Why the Responses API could not have answered with these built-in tools (not offered), or None."""
+        return builtins.responses_problem(turn, record)
 
     def decode(self, status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | None:
         """A Response (JSON, or the one its stream ends with) or an error as a turn.
 
         Reasoning items give their summary text as the thinking (not their encrypted content);
-        `message` items their `output_text`; `function_call` items the tool calls. An `incomplete`
+        `message` items their `output_text` (its annotations the citations); `function_call` and
+        `computer_call` items the tool calls; built-in tool items the server tools. An `incomplete`
         response's reason is the stop reason (`max_output_tokens` is `max_tokens`). An `error`
         event, or a `response.failed` one, becomes the turn's `fault.stream_error`.
         """
@@ -390,6 +416,10 @@ class OpenAIResponsesWire(Wire):
         ]
         calls = []
         for item in items:
+            if item.get("type") == "computer_call" and isinstance(item.get("action"), dict):
+                computer = {"name": "computer", "input": item["action"]}
+                calls.append({"id": item["call_id"], **computer} if isinstance(item.get("call_id"), str) else computer)
+                continue
             if item.get("type") != "function_call":
                 continue
             arguments_ = tool_input(item.get("arguments"))
@@ -402,10 +432,23 @@ class OpenAIResponsesWire(Wire):
             calls.append(call)
         details = response.get("incomplete_details")
         reason = details.get("reason") if response.get("status") == "incomplete" and isinstance(details, dict) else None
+        server_tools = builtins.decoded_items(items)
+        known = [r for t in server_tools if "server" not in t for r in t.get("result") or () if isinstance(r, dict)]
+        noted = [
+            annotation
+            for item in items
+            if item.get("type") == "message"
+            for part in as_list(item.get("content"))
+            if isinstance(part, dict) and part.get("type") == "output_text"
+            for annotation in as_list(part.get("annotations"))
+            if isinstance(annotation, dict)
+        ]
         return decoded_turn(
             self,
             thinking=thinking,
+            server_tools=server_tools,
             text=text,
+            citations=builtins.decoded_annotations("".join(text), noted, known) if noted else (),
             calls=calls,
             stop=_INCOMPLETE_STOPS.get(reason, reason) if isinstance(reason, str) else None,
             usage=decoded_usage(
@@ -524,7 +567,8 @@ class OpenAIResponsesWire(Wire):
         if not streams:
             return _json(record, response)
         after = _query_int(record.query.get("starting_after"))
-        frames = list(_stream(response))
+        created = stored.record.body
+        frames = list(_stream(response, created if isinstance(created, dict) else {}))
         return Rendered(
             200,
             {**SSE_HEADERS, **request_id(record)},
@@ -631,8 +675,9 @@ def _wants_encrypted(body: dict[str, Any]) -> bool:
     return "reasoning.encrypted_content" in as_list(body.get("include"))
 
 
-def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: bool) -> list[dict[str, Any]]:
+def _items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
     status = "completed" if complete else "incomplete"
+    encrypted = _wants_encrypted(body)
     items: list[dict[str, Any]] = []
     if turn.thinking is not None:
         reasoning: dict[str, Any] = {
@@ -654,6 +699,9 @@ def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: b
             }
         )
     for k, call in enumerate(turn.tool_calls):
+        if call.name == "computer" and builtins.offers_computer(body):  # the computer tool's call
+            items.append(builtins.computer_call(call, call_id(call, index, k), index, k, status))
+            continue
         items.append(
             {
                 "id": f"fc_{index:04d}_{k}",
@@ -665,6 +713,15 @@ def _items(turn: Turn, index: int, malformed: bool, complete: bool, encrypted: b
             }
         )
     return items
+
+
+def _add_builtins(turn: Turn, index: int, body: dict[str, Any], items: list[dict[str, Any]]) -> None:
+    """Put a turn's built-in tool items before its message (or its tool calls), and its citations on its text."""
+    at = next((n for n, item in enumerate(items) if item["type"] != "reasoning"), len(items))
+    items[at:at] = builtins.server_items(turn, index, body)
+    if turn.citations is not None:
+        message = next(item for item in items if item["type"] == "message")
+        message["content"][0]["annotations"] = builtins.text_annotations(turn)
 
 
 def _response(
@@ -714,8 +771,12 @@ def _response(
     }
 
 
-def _stream(response: dict[str, Any]) -> Iterator[Frame]:
-    """`response.created`, `response.in_progress`, each item's events, then `response.completed`."""
+def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
+    """`response.created`, `response.in_progress`, each item's events, then `response.completed`.
+
+    A built-in tool's item sends its own events (`builtins.server_events`); a message part with
+    annotations sends each as `response.output_text.annotation.added` after its text.
+    """
     sequence = itertools.count()
 
     def event(kind: str, **fields: Any) -> Frame:
@@ -754,10 +815,21 @@ def _stream(response: dict[str, Any]) -> Iterator[Frame]:
             yield event("response.output_item.added", output_index=output_index, item=added)
             for content_index, part in enumerate(item["content"]):
                 at = {**where, "content_index": content_index}
-                yield event("response.content_part.added", **at, part={**part, "text": ""})
+                noted = part["annotations"]
+                yield event("response.content_part.added", **at, part={**part, "text": "", "annotations": []})
                 yield from deltas("response.output_text.delta", chunks(part["text"]), **at, delta=PIECE, logprobs=[])
+                if noted:  # a cited text: each annotation after the text, as the API sends them
+                    for number, annotation in enumerate(noted):
+                        yield event(
+                            "response.output_text.annotation.added",
+                            **at,
+                            annotation_index=number,
+                            annotation=annotation,
+                        )
                 yield event("response.output_text.done", **at, text=part["text"], logprobs=[])
                 yield event("response.content_part.done", **at, part=part)
+        elif kind != "function_call":
+            yield from builtins.server_events(item, output_index, body, event, deltas)
         else:
             added = {**item, "status": "in_progress", "arguments": ""}
             yield event("response.output_item.added", output_index=output_index, item=added)

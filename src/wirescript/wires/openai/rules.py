@@ -244,6 +244,18 @@ PREVIOUS_RESPONSE_NOT_FOUND = Rule(
     code="previous_response_not_found",
 )
 
+RESPONSES_BUILTIN_FIELD_MISSING = Rule(
+    "openai_responses.builtin-tool-field-missing",
+    "openai_responses",
+    "A built-in tool without its required field: `code_interpreter` without `container`, `file_search` without "
+    "`vector_store_ids`, `mcp` without `server_label`.",
+    "openai SDK `types/responses/tool_param.py` and `file_search_tool_param.py`: `container`, `vector_store_ids` and "
+    "`server_label` are `Required`; observed \"Missing required parameter: 'tools[0].container'.\" "
+    "(github.com/QuantumNous/new-api/issues/1305, github.com/microsoft/agent-framework/pull/5414), code "
+    "missing_required_parameter (github.com/icebear0828/codex-proxy/issues/399)",
+    code="missing_required_parameter",
+)
+
 
 RESPONSES_WITH_CONVERSATION = Rule(
     "openai_responses.previous-response-with-conversation",
@@ -333,6 +345,7 @@ RESPONSES_RULES: tuple[Rule, ...] = (
     RESPONSES_JSON_SCHEMA_NAME,
     RESPONSES_STRICT_JSON_SCHEMA,
     RESPONSES_STRICT_FUNCTION_SCHEMA,
+    RESPONSES_BUILTIN_FIELD_MISSING,
     RESPONSES_OUTPUT_WITHOUT_CALL,
     RESPONSES_CALL_WITHOUT_OUTPUT,
     PREVIOUS_RESPONSE_NOT_FOUND,
@@ -883,6 +896,20 @@ def _responses_strict_functions(body: dict[str, Any]) -> Violation | None:
     return None
 
 
+_BUILTIN_REQUIRED = {"code_interpreter": "container", "file_search": "vector_store_ids", "mcp": "server_label"}
+"""The field each built-in tool cannot go without (the openai SDK's `Required` fields of its tool params)."""
+
+
+def _builtin_field_missing(body: dict[str, Any]) -> Violation | None:
+    for i, tool in dicts(body.get("tools")):
+        kind = tool.get("type")
+        field = _BUILTIN_REQUIRED.get(kind) if isinstance(kind, str) else None  # a list `type` is no key
+        if field is not None and tool.get(field) is None:
+            where = f"tools[{i}].{field}"
+            return Violation(RESPONSES_BUILTIN_FIELD_MISSING, f"Missing required parameter: '{where}'.", where)
+    return None
+
+
 def previous_response_not_found(response_id: str) -> Violation:
     """The 404 violation of a `previous_response_id` the stub never stored."""
     return Violation(
@@ -954,6 +981,7 @@ _RESPONSES_CHECKS: tuple[tuple[Rule, Callable[[dict[str, Any], list[Any] | None]
     (RESPONSES_JSON_SCHEMA_NAME, _input_only(_responses_schema_name)),
     (RESPONSES_STRICT_JSON_SCHEMA, _input_only(_responses_strict_json_schema)),
     (RESPONSES_STRICT_FUNCTION_SCHEMA, _input_only(_responses_strict_functions)),
+    (RESPONSES_BUILTIN_FIELD_MISSING, _input_only(_builtin_field_missing)),
     (RESPONSES_OUTPUT_WITHOUT_CALL, _output_without_call),
     (RESPONSES_CALL_WITHOUT_OUTPUT, _call_without_output),
 )
