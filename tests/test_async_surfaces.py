@@ -21,7 +21,8 @@ import pytest
 from _drivers import _g_client
 from _support import anthropic_client, openai_client
 from wirescript import ScriptTransport
-from wirescript.wires import AnthropicBatchesWire, GeminiBatchesWire, OpenAIBatchesWire
+from wirescript.wires import AnthropicBatchesWire, GeminiBatchesWire, OpenAIBatchesWire, OpenAIResponsesWire
+from wirescript.wires.openai import responses as responses_module
 
 MODES = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 
@@ -48,6 +49,19 @@ async def collect(stream: Any, into: list[Any]) -> None:
             into.append(item)
 
 
+class Polls:
+    """A polling loop's bound: a job its pace never ends fails the test at its sixth poll instead of hanging it."""
+
+    def __init__(self, limit: int = 5) -> None:
+        self.left = limit
+
+    def __call__(self, running: bool) -> bool:
+        if running:
+            assert self.left > 0, "the job is still running after 5 polls"
+            self.left -= 1
+        return running
+
+
 def drive(is_async: bool, flow: Callable[[bool], Coroutine[Any, Any, Any]]) -> Any:
     return asyncio.run(flow(is_async))
 
@@ -72,7 +86,8 @@ def test_a_background_response_is_queued_then_completes_as_it_is_polled(is_async
         assert (response.status, response.background, response.output) == ("queued", True, [])
         assert stub.pending  # no turn taken yet: the job has not run
         statuses = []
-        while response.status in ("queued", "in_progress"):
+        bounded = Polls()
+        while bounded(response.status in ("queued", "in_progress")):
             response = await _(client.responses.retrieve(response.id))
             statuses.append(response.status)
         assert statuses == ["in_progress", "completed"]  # two polls by default
@@ -86,17 +101,24 @@ def test_a_background_response_is_queued_then_completes_as_it_is_polled(is_async
     stub.check()
 
 
-def test_a_background_response_completes_by_the_stubs_clock() -> None:
+@MODES
+def test_a_background_response_completes_by_the_stubs_clock(is_async: bool) -> None:
     stub = ScriptTransport(["On the clock."], side={"jobs": {"polls": None, "after": "10m"}})
-    client = openai_client(stub, max_retries=0)
-    created = client.responses.create(model="gpt-5", input="Slowly", background=True)
-    for _poll in range(5):  # polls alone never end it
-        assert client.responses.retrieve(created.id).status == "queued"
-    stub.clock.advance("6m")
-    assert client.responses.retrieve(created.id).status == "in_progress"
-    stub.clock.advance("5m")
-    done = client.responses.retrieve(created.id)
-    assert (done.status, done.output_text) == ("completed", "On the clock.")
+
+    async def flow(is_async: bool) -> None:
+        client = openai_client(stub, is_async=is_async, max_retries=0)
+        created = await _(client.responses.create(model="gpt-5", input="Slowly", background=True))
+        for _poll in range(5):  # polls alone never end it
+            assert (await _(client.responses.retrieve(created.id))).status == "queued"
+        stub.clock.advance("6m")
+        assert (await _(client.responses.retrieve(created.id))).status == "in_progress"
+        stub.clock.advance("5m")
+        done = await _(client.responses.retrieve(created.id))
+        assert (done.status, done.output_text) == ("completed", "On the clock.")
+
+    drive(is_async, flow)
+    assert stub.requests[0].turn_index == 0
+    assert stub.requests[-1].received_at - stub.requests[0].received_at >= 600  # eleven minutes, none slept
     stub.check()
 
 
@@ -108,7 +130,8 @@ def test_an_error_turn_fails_a_background_response_and_a_max_tokens_turn_leaves_
     finals = []
     for _job in range(2):
         response = client.responses.create(model="gpt-5", input="Go", background=True)
-        while response.status in ("queued", "in_progress"):
+        bounded = Polls()
+        while bounded(response.status in ("queued", "in_progress")):
             response = client.responses.retrieve(response.id)
         finals.append(response)
     failed, incomplete = finals
@@ -267,7 +290,8 @@ def test_azure_openai_serves_background_responses_on_its_own_paths() -> None:
         max_retries=0,
     )
     response = client.responses.create(model="my-deployment", input="Hi", background=True)
-    while response.status in ("queued", "in_progress"):
+    bounded = Polls()
+    while bounded(response.status in ("queued", "in_progress")):
         response = client.responses.retrieve(response.id)
     assert response.output_text == "From Azure, later."
     assert stub.requests[1].path == f"/openai/responses/{response.id}"
@@ -358,7 +382,8 @@ def test_an_uncollected_anthropic_batch_fails_check() -> None:
     stub = ScriptTransport(["one", "two"])
     client = anthropic_client(stub, max_retries=0)
     batch = client.messages.batches.create(requests=[messages_request("a", "x"), messages_request("b", "y")])
-    while client.messages.batches.retrieve(batch.id).processing_status != "ended":
+    bounded = Polls()
+    while bounded(client.messages.batches.retrieve(batch.id).processing_status != "ended"):
         pass
     with pytest.raises(AssertionError) as caught:
         stub.check()  # it ended, but its results were never fetched
@@ -380,7 +405,8 @@ def test_anthropic_batches_list_and_delete_as_the_api_does() -> None:
     with pytest.raises(anthropic.NotFoundError):
         client.messages.batches.retrieve("msgbatch_unknown")
     for batch_id in (first.id, second.id):
-        while client.messages.batches.retrieve(batch_id).processing_status != "ended":
+        bounded = Polls()
+        while bounded(client.messages.batches.retrieve(batch_id).processing_status != "ended"):
             pass
         list(client.messages.batches.results(batch_id))
     stub.check()
@@ -394,7 +420,8 @@ def test_an_item_the_real_api_would_refuse_is_errored_with_the_providers_words()
         "params": {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "x"}]},
     }
     batch = client.messages.batches.create(requests=[messages_request("good", "x"), broken])
-    while client.messages.batches.retrieve(batch.id).processing_status != "ended":
+    bounded = Polls()
+    while bounded(client.messages.batches.retrieve(batch.id).processing_status != "ended"):
         pass
     results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
     assert results["good"].type == "succeeded"
@@ -431,7 +458,8 @@ def test_an_openai_batch_from_a_jsonl_file_completes_with_both_custom_ids_in_its
             client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
         )
         statuses = [batch.status]
-        while batch.status not in ("completed", "failed", "expired", "cancelled"):
+        bounded = Polls()
+        while bounded(batch.status not in ("completed", "failed", "expired", "cancelled")):
             batch = await _(client.batches.retrieve(batch.id))
             statuses.append(batch.status)
         assert statuses == ["validating", "in_progress", "completed"]
@@ -471,7 +499,8 @@ def test_an_openai_batch_runs_responses_lines_on_turns_and_embeddings_lines_with
     responses = client.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
     outputs = {}
     for batch in (embeddings, responses):
-        while batch.status != "completed":
+        bounded = Polls()
+        while bounded(batch.status != "completed"):
             batch = client.batches.retrieve(batch.id)
         outputs[batch.endpoint] = json.loads(client.files.content(batch.output_file_id).text)
     vector = outputs["/v1/embeddings"]["response"]["body"]["data"][0]["embedding"]
@@ -491,7 +520,8 @@ def test_a_failed_line_goes_to_the_error_file_and_an_empty_output_is_none() -> N
     client = openai_client(stub, max_retries=0)
     file = client.files.create(file=("one.jsonl", jsonl(chat_line("only", "x"))), purpose="batch")
     batch = client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
-    while batch.status != "completed":
+    bounded = Polls()
+    while bounded(batch.status != "completed"):
         batch = client.batches.retrieve(batch.id)
     assert (batch.output_file_id, batch.request_counts.failed) == (None, 1)
     [line] = [json.loads(x) for x in client.files.content(batch.error_file_id).text.splitlines()]
@@ -554,7 +584,8 @@ def test_an_uncollected_openai_batch_fails_check() -> None:
     client = openai_client(stub, max_retries=0)
     file = client.files.create(file=("one.jsonl", jsonl(chat_line("a", "x"))), purpose="batch")
     batch = client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
-    while client.batches.retrieve(batch.id).status != "completed":
+    bounded = Polls()
+    while bounded(client.batches.retrieve(batch.id).status != "completed"):
         pass
     with pytest.raises(AssertionError, match=r"1 batch\(es\) were never collected to their end:\n  - batch_0001"):
         stub.check()
@@ -576,7 +607,8 @@ def test_a_gemini_inline_batch_moves_through_the_states_the_sdk_maps(is_async: b
         ]
         job = await _(batches.create(model="gemini-2.5-flash", src=requests, config={"display_name": "two"}))
         states = [job.state.name]
-        while states[-1] not in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"):
+        bounded = Polls()
+        while bounded(states[-1] not in ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED")):
             job = await _(batches.get(name=job.name))
             states.append(job.state.name)
         assert states == ["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
@@ -607,7 +639,8 @@ def test_a_gemini_batch_from_an_uploaded_file_writes_a_responses_file() -> None:
     uploaded = client.files.upload(file=jsonl(*lines), config=types.UploadFileConfig(mime_type="jsonl"))
     assert uploaded.size_bytes == len(jsonl(*lines).getvalue())
     job = client.batches.create(model="gemini-2.5-flash", src=uploaded.name)
-    while job.state.name != "JOB_STATE_SUCCEEDED":
+    bounded = Polls()
+    while bounded(job.state.name != "JOB_STATE_SUCCEEDED"):
         job = client.batches.get(name=job.name)
     results = [json.loads(line) for line in client.files.download(file=job.dest.file_name).decode().splitlines()]
     assert [(r["key"], "response" in r) for r in results] == [("first", True), ("second", False)]
@@ -638,9 +671,11 @@ def test_openai_and_google_genai_share_the_batch_paths_and_are_told_apart_by_the
     client = openai_client(stub, max_retries=0)
     file = client.files.create(file=("a.jsonl", jsonl(chat_line("a", "x"))), purpose="batch")
     batch = openai_batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
-    while job.state.name != "JOB_STATE_SUCCEEDED":
+    bounded = Polls()
+    while bounded(job.state.name != "JOB_STATE_SUCCEEDED"):
         job = gemini.batches.get(name=job.name)  # GET /v1/batches/… from google-genai
-    while batch.status != "completed":
+    bounded = Polls()
+    while bounded(batch.status != "completed"):
         batch = openai_batches.retrieve(batch.id)  # GET /v1/batches/… from openai
     client.files.content(batch.output_file_id)
     providers = {(r.path.rsplit("/", 1)[0], r.provider) for r in stub.requests if r.method == "GET"}
@@ -658,7 +693,8 @@ def test_the_same_surfaces_over_the_loopback_server() -> None:
     with stub.serve() as url:
         claude = anthropic.Anthropic(api_key="test-key", base_url=url, max_retries=0)
         batch = claude.messages.batches.create(requests=[messages_request("only", "x")])
-        while batch.processing_status != "ended":
+        bounded = Polls()
+        while bounded(batch.processing_status != "ended"):
             batch = claude.messages.batches.retrieve(batch.id)
         assert batch.results_url.startswith(url)  # the loopback server's own address, not api.anthropic.com
         assert [r.result.message.content[0].text for r in claude.messages.batches.results(batch.id)] == ["batched"]
@@ -680,7 +716,8 @@ def test_record_mode_passes_background_responses_and_batches_through(tmp_path: A
     rec = RecordingTransport(tmp_path / "rec.yaml", upstream=upstream)
     client = openai_client(rec, max_retries=0)
     response = client.responses.create(model="gpt-5", input="x", background=True)
-    while response.status in ("queued", "in_progress"):
+    bounded = Polls()
+    while bounded(response.status in ("queued", "in_progress")):
         response = client.responses.retrieve(response.id)
     assert response.output_text == "in the background"
     assert client.responses.create(model="gpt-5", input="y").output_text == "plain"
@@ -701,10 +738,13 @@ def test_a_stub_whose_app_uses_none_of_these_never_walks_their_wires(monkeypatch
 
         monkeypatch.setattr(kind, "matches", counting)
         monkeypatch.setattr(kind, "settle", lambda *a, **k: asked.append("settle"))
-    stub = ScriptTransport(["one", "two", "three"])
+    monkeypatch.setattr(OpenAIResponsesWire, "settle", lambda *a, **k: asked.append("responses settle"))
+    monkeypatch.setattr(responses_module, "_input_items", lambda *a, **k: asked.append("input items") or [])
+    stub = ScriptTransport(["one", "two", "three", "four"])
     messages = [{"role": "user", "content": "x"}]
     anthropic_client(stub).messages.create(model="claude-haiku-4-5", max_tokens=8, messages=messages)
     openai_client(stub).chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}])
-    openai_client(stub).responses.create(model="gpt-5", input="x")
-    assert asked == []
+    first = openai_client(stub).responses.create(model="gpt-5", input="x")
+    list(openai_client(stub).responses.create(model="gpt-5", input="y", previous_response_id=first.id, stream=True))
+    assert asked == []  # no batch wire matched, no job settled, no stored input listed
     stub.check()

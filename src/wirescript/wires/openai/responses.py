@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..._text import text_of
@@ -134,7 +134,7 @@ def _deferred(body: Any) -> bool:
     return isinstance(body, dict) and body.get("background") is True and body.get("stream") is not True
 
 
-@dataclass(eq=False)
+@dataclass(slots=True, eq=False)
 class StoredResponse:
     """A response the wire keeps (`store`): what a retrieve answers and `previous_response_id` continues."""
 
@@ -144,8 +144,6 @@ class StoredResponse:
     """Its conversation: the input it was given (a continued thread's included) and its output items."""
     record: RecordedRequest
     """The request that created it."""
-    inputs: list[dict[str, Any]] = field(default_factory=list)
-    """Its own input items, as `input_items` lists them (with ids)."""
     job: Job | None = None
     """A background response's job; None for one answered at once."""
 
@@ -498,7 +496,7 @@ class OpenAIResponsesWire(Wire):
                     and (fault.stream_error is None and not fault.drop)
                 )
                 self._jobs.add(job)
-            self._stored[response["id"]] = StoredResponse(response, conversation, record, _input_items(record), job)
+            self._stored[response["id"]] = StoredResponse(response, conversation, record, job)
 
     def settle(self, record: RecordedRequest, draw: Draw) -> None:
         """Start a background response, or move one on: a poll, a cancel, a stream that runs it now."""
@@ -510,9 +508,7 @@ class OpenAIResponsesWire(Wire):
             queued = _response(body, record, [], TokenCounts(0, 0, 0, 0, 0), None)
             queued.update(status="queued", completed_at=None, usage=None)
             with self._stored_lock:
-                self._stored[response_id] = StoredResponse(
-                    queued, list(record.conversation), record, _input_items(record), job
-                )
+                self._stored[response_id] = StoredResponse(queued, list(record.conversation), record, job)
             return
         kind, response_id = action
         with self._stored_lock:
@@ -552,7 +548,7 @@ class OpenAIResponsesWire(Wire):
                 self._jobs.pop(response_id)
             return _json(record, {"id": response_id, "object": "response", "deleted": True})
         if kind == "input_items":
-            return _json(record, _listing(stored.inputs, record.query))
+            return _json(record, _listing(_input_items(stored.record), record.query))  # built only when listed
         if kind == "cancel" and stored.job is None:
             return _refused(record, "Only responses created with background=true can be cancelled.", None)
         streams = kind == "retrieve" and record.query.get("stream") == "true"
