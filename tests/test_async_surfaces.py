@@ -255,6 +255,20 @@ def test_a_stored_response_is_retrievable_lists_its_input_and_chains(is_async: b
     stub.check()
 
 
+def test_input_items_list_newest_first_by_default_and_pages_as_the_api_does() -> None:
+    stub = ScriptTransport(["Noted."])
+    client = openai_client(stub, max_retries=0)
+    said = ["First.", "Second.", "Third."]
+    response = client.responses.create(model="gpt-5", input=[{"role": "user", "content": text} for text in said])
+    newest_first = [item.content[0].text for item in client.responses.input_items.list(response.id)]
+    assert newest_first == ["Third.", "Second.", "First."]  # "Default is `desc`" (the SDK's input_items.list)
+    oldest_first = client.responses.input_items.list(response.id, order="asc", limit=2)
+    assert ([i.content[0].text for i in oldest_first.data], oldest_first.has_more) == (["First.", "Second."], True)
+    rest = client.responses.input_items.list(response.id, order="asc", after=oldest_first.data[-1].id)
+    assert ([i.content[0].text for i in rest.data], rest.has_more) == (["Third."], False)
+    stub.check()
+
+
 def test_a_response_stored_with_store_false_is_not_retrievable_and_one_answered_at_once_cannot_be_cancelled() -> None:
     stub = ScriptTransport(["Forgotten.", "Kept."])
     client = openai_client(stub, max_retries=0)

@@ -37,7 +37,7 @@ class JobPace(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    polls: int | None = Field(default=2, ge=1)
+    polls: int | None = Field(default=2, ge=1, strict=True)
     """The retrieve at which a job ends (2: the first shows it running, the second ended); None: never by polls."""
     after: float | None = Field(default=60.0)
     """The seconds on the stub's clock after which a job ends (a duration string too: `"90s"`, `"6m"`);
@@ -120,6 +120,7 @@ def parse_side(value: Any, where: str = "side") -> SideScript:
             known = tuple(JobPace.model_fields if loc[0] == "jobs" else SideScript.model_fields)
             raise ScriptError(
                 f"invalid {where}: unknown field {field!r} (expected one of: {', '.join(known)})"
-                f"{did_you_mean(field, known)}"
+                f"{did_you_mean(str(loc[-1]), known)}"
             ) from None
-        raise ScriptError(f"invalid {where}: field {field!r}: {error['msg']}") from None
+        message = error["msg"].removeprefix("Value error, ")  # a validator's own words, as it wrote them
+        raise ScriptError(f"invalid {where}: field {field!r}: {message}") from None
