@@ -426,6 +426,22 @@ def test_anthropic_batches_list_and_delete_as_the_api_does() -> None:
     stub.check()
 
 
+def test_a_listing_shows_each_batch_as_the_clock_and_a_cancel_left_it() -> None:
+    stub = ScriptTransport(["Listed."])
+    claude = anthropic_client(stub, max_retries=0)
+    ended = claude.messages.batches.create(requests=[messages_request("a", "x")])
+    cancelled = claude.messages.batches.create(requests=[messages_request("b", "y")])
+    claude.messages.batches.cancel(cancelled.id)
+    stub.clock.advance("1m")  # the pace's minute: the first ends with no retrieve of its own
+    listed = {
+        b.id: (b.processing_status, b.request_counts.succeeded, b.request_counts.canceled)
+        for b in claude.messages.batches.list()
+    }
+    assert listed == {cancelled.id: ("ended", 0, 1), ended.id: ("ended", 1, 0)}
+    assert [r.result.message.content[0].text for r in claude.messages.batches.results(ended.id)] == ["Listed."]
+    stub.check()
+
+
 def test_an_item_the_real_api_would_refuse_is_errored_with_the_providers_words() -> None:
     stub = ScriptTransport(["fine"])
     client = anthropic_client(stub, max_retries=0)

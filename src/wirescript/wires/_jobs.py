@@ -120,6 +120,11 @@ class Job:
             return self.reached[stage]
         return self.ended_at if self.end is not None else None
 
+    def cancel(self, now: float) -> None:
+        """The app asked to cancel it: it ends `cancelled` at its next look (asked again, or after its end: moot)."""
+        if self.end is None and self.cancel_at is None:
+            self.cancel_at = now
+
     def finish(self, end: str, at: float) -> None:
         """It ended, `end` (`ENDED`), at `at`."""
         self.end = end
@@ -177,6 +182,14 @@ class Jobs(Generic[_Job]):
     def pop(self, id: str) -> _Job | None:
         with self.lock:
             return self._by_id.pop(id, None)
+
+    def named(self, id: str | None) -> list[_Job]:
+        """The job a request names (none if unknown), or every job when it names none (a listing)."""
+        with self.lock:
+            if id is None:
+                return list(self._by_id.values())
+            found = self._by_id.get(id)
+        return [found] if found is not None else []
 
     def __iter__(self) -> Iterator[_Job]:
         with self.lock:

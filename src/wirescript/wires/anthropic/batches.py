@@ -106,12 +106,10 @@ class AnthropicBatchesWire(TurnlessWire):
                 job.data = requests
                 self._jobs.add(job)
             return
-        jobs = list(self._jobs) if batch_id is None else [j for j in [self._jobs.get(batch_id)] if j is not None]
-        for job in jobs:
+        for job in self._jobs.named(batch_id):
             if action == "cancel":
-                if job.end is None and job.cancel_at is None:
-                    job.cancel_at = draw.now
-                continue  # canceling: it ends at its next look
+                job.cancel(draw.now)  # it ends at its next look
+                continue
             if action == "retrieve":
                 job.poll()
             if job.settle(draw.now) == "run":

@@ -160,11 +160,9 @@ class GeminiBatchesWire(TurnlessWire):
             return
         if not action.startswith("batches."):
             return
-        jobs = list(self._jobs) if name is None else [j for j in [self._jobs.get(name)] if j is not None]
-        for job in jobs:
+        for job in self._jobs.named(name):
             if action == "batches.cancel":
-                if job.end is None and job.cancel_at is None:
-                    job.cancel_at = draw.now
+                job.cancel(draw.now)  # it ends at its next look
                 continue
             if action == "batches.get":
                 job.poll()

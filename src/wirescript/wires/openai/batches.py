@@ -200,13 +200,11 @@ class OpenAIBatchesWire(TurnlessWire):
                 job.data = _Batch(body, lines, errors)
                 self._jobs.add(job)
             return
-        jobs = list(self._jobs) if item_id is None else [j for j in [self._jobs.get(item_id)] if j is not None]
-        for job in jobs:
+        for job in self._jobs.named(item_id):
             batch: _Batch = job.data
             if action == "cancel":
-                if job.end is None and job.cancel_at is None:
-                    job.cancel_at = draw.now
-                continue  # cancelling: it ends at its next look
+                job.cancel(draw.now)  # it ends at its next look
+                continue
             if action == "retrieve":
                 job.poll()
             if job.end is None and batch.errors:  # its file was validated: it fails at its first look
@@ -235,17 +233,7 @@ class OpenAIBatchesWire(TurnlessWire):
             jobs = list(self._jobs)[::-1]
             limit = _int(record.query.get("limit")) or 20
             chosen, more = page(jobs, [j.id for j in jobs], after=record.query.get("after"), before=None, limit=limit)
-            data = [self._batch(job, record.received_at) for job in chosen]
-            return _json(
-                record,
-                {
-                    "object": "list",
-                    "data": data,
-                    "first_id": data[0]["id"] if data else None,
-                    "last_id": data[-1]["id"] if data else None,
-                    "has_more": more,
-                },
-            )
+            return _json(record, _listing([self._batch(job, record.received_at) for job in chosen], more))
         job = self._jobs.get(item_id or "")
         if job is None:
             return _error(record, 404, f"No batch found with id '{item_id}'.", None)
@@ -264,17 +252,7 @@ class OpenAIBatchesWire(TurnlessWire):
                 files = [f for f in self._files.values() if purpose is None or f.purpose == purpose][::-1]
             limit = _int(record.query.get("limit")) or 10000
             chosen, more = page(files, [f.id for f in files], after=record.query.get("after"), before=None, limit=limit)
-            data = [f.object() for f in chosen]
-            return _json(
-                record,
-                {
-                    "object": "list",
-                    "data": data,
-                    "first_id": data[0]["id"] if data else None,
-                    "last_id": data[-1]["id"] if data else None,
-                    "has_more": more,
-                },
-            )
+            return _json(record, _listing([f.object() for f in chosen], more))
         with self._jobs.lock:
             found = self._files.get(file_id or "")
             if found is not None and action == "delete":
@@ -385,6 +363,17 @@ class OpenAIBatchesWire(TurnlessWire):
             )
 
         return self._jobs.unseen(line)
+
+
+def _listing(data: list[dict[str, Any]], more: bool) -> dict[str, Any]:
+    """A cursor page of the API's objects (batches, files)."""
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": data[0]["id"] if data else None,
+        "last_id": data[-1]["id"] if data else None,
+        "has_more": more,
+    }
 
 
 def _at(job: Job, stage: int, ends: tuple[str, ...]) -> int | None:

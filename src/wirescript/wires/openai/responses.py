@@ -519,7 +519,7 @@ class OpenAIResponsesWire(Wire):
         job = running
         streams = kind == "retrieve" and record.query.get("stream") == "true"
         if kind == "cancel":
-            job.cancel_at = draw.now
+            job.cancel(draw.now)
         elif not streams:
             job.poll()
         outcome = job.settle(draw.now)
