@@ -355,6 +355,25 @@ def test_an_anthropic_batch_of_three_ends_with_two_succeeded_and_one_errored(is_
     stub.check()
 
 
+def test_a_batchs_items_are_billed_at_the_batch_rate_with_their_usage_derived() -> None:
+    prices = {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "batch_multiplier": 0.5}}
+    stub = ScriptTransport(["Alpha.", {"error": {"status": 500}}, "Gamma."], usage="derive", prices=prices)
+    client = anthropic_client(stub, max_retries=0)
+    batch = client.messages.batches.create(requests=[messages_request(c, f"Question {c}") for c in "abc"])
+    client.messages.batches.retrieve(batch.id)
+    client.messages.batches.retrieve(batch.id)
+    results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
+    rows = stub.bill.rows
+    assert [(stub.requests[row.index].custom_id, row.batch, row.derived) for row in rows] == [
+        ("a", True, True),
+        ("c", True, True),
+    ]  # the errored item got no message, and the batch's own requests none
+    assert rows[0].output_tokens == results["a"].message.usage.output_tokens > 0
+    full = (rows[0].input_tokens * 3.0 + rows[0].output_tokens * 15.0) / 1e6
+    assert rows[0].usd == pytest.approx(full * 0.5)
+    stub.check()
+
+
 def test_batch_items_take_turns_from_their_models_queues_where_the_batch_ends() -> None:
     stub = ScriptTransport({"claude-haiku-4-5": ["Haiku 1", "Haiku 2"], "claude-opus-4-1": ["Opus 1"]})
     client = anthropic_client(stub, max_retries=0)

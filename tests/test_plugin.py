@@ -305,7 +305,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, "
+                "min_cache_hit, cache_from_request)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -316,13 +317,15 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "dialect=..., match_recorded=..., allow=..., check_hand_built=...), got positional False"
+                "dialect=..., match_recorded=..., allow=..., check_hand_built=..., usage=..., prices=..., "
+                "max_cost_usd=..., min_cache_hit=..., cache_from_request=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, "
+                "min_cache_hit, cache_from_request)"
             ),
             "*= short test summary info =*",
         ],
@@ -453,7 +456,11 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
                 "replayed from wirescript.recorded() asks something else than the one recorded for its turn. "
                 "allow=[problem kinds]: let problems of those kinds pass (check_overflow=False is "
                 "allow=['unscripted', 'unknown_endpoint', 'unreadable', 'script_error']); check_hand_built=False: "
-                "do not check the ScriptTransports the test builds itself."
+                "do not check the ScriptTransports the test builds itself. usage='derive': the stubs derive their "
+                "usage from the requests (prompt caching included); prices={model: {...}}: their price table; "
+                "max_cost_usd=N: fail when a stub's bill is over N dollars; min_cache_hit=R (cache_from_request=I): "
+                "fail when less than R of its input tokens, from requests[I] on, were read from the cache "
+                "(docs/usage.md)."
             )
         ]
     )

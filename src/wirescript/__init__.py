@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._bill import Bill, BillRow
     from ._clock import Clock
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
@@ -42,6 +43,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Bill",
+    "BillRow",
     "Citation",
     "Clock",
     "ErrorCase",
@@ -84,6 +87,8 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Bill": "_bill",
+    "BillRow": "_bill",
     "Citation": "script",
     "Clock": "_clock",
     "ErrorCase": "catalog",

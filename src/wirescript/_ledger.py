@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._answer import render
+from ._bill import Bill, Billing
 from ._clock import Clock
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from ._exchange import Answer, OpenStream, Request
@@ -44,6 +45,7 @@ from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
 from .wires import Addresses, RouteWire, Wire, stub_wires
+from .wires._caching import Counting
 from .wires.base import Answered, Draw, Item
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
@@ -82,7 +84,9 @@ class Ledger:
     """The records, the problems and the hold gate of one stub, behind one lock."""
 
     __slots__ = (
+        "_asked_turns",
         "_attempts",
+        "_billing",
         "_count",
         "_cursor",
         "_held",
@@ -120,6 +124,8 @@ class Ledger:
         mcp: MCPScript | None = None,
         dialect: object = None,
         clock: Clock | None = None,
+        usage: object = None,
+        prices: object = None,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
@@ -131,6 +137,9 @@ class Ledger:
         if clock is not None and not isinstance(clock, Clock):
             raise ScriptError(f"clock: expected a wirescript.Clock, got {type(clock).__name__}")
         self.clock = clock if clock is not None else Clock()
+        self._billing = Billing(usage, prices, keep=max_records)
+        self._asked_turns: dict[int, Turn] = {}
+        """The turns a script function or the fallback answered with, by request index (for the bill)."""
         route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
@@ -147,6 +156,10 @@ class Ledger:
         self._wires = tuple(every)
         self._settling = frozenset(w for w in every if type(w).settle is not Wire.settle)
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
+        if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
+            for wire in every:
+                if isinstance(wire, Counting):
+                    wire.counter = self._billing.counter
         first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
         self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
@@ -396,9 +409,10 @@ class Ledger:
 
     def _fill(self, answered: Answered, wire: Wire | None, decision: Decision, host: str) -> None:
         record = answered.record
-        answered.turn = decision if isinstance(decision, Turn) else None
         item = Arrival(record, wire, wire, None)
         item.decision = decision
+        self._derived(item)  # a batch item's usage is derived as any request's is
+        answered.turn = item.decision if isinstance(item.decision, Turn) else None
         request = Request("POST", host, record.path, b"", (), b"")
         answer = render(item, request, self._side, self.report, {})  # no stream of an item is watched
         answered.status = answer.status
@@ -460,6 +474,15 @@ class Ledger:
         decision = self._cursor.ask(ask, record)
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
             self.report(record, decision)
+        elif isinstance(decision, Turn):  # the bill reads it back (a queue's turns are kept by the cursor)
+            kept, keep = self._asked_turns, self._records.maxlen
+            if keep is None:
+                kept[record.index] = decision
+            else:
+                with self.lock:  # no more than the records kept
+                    kept[record.index] = decision
+                    if len(kept) > keep:
+                        del kept[next(iter(kept))]
         return decision
 
     def _answered(self, arrival: Arrival) -> None:
@@ -475,8 +498,59 @@ class Ledger:
             )
 
     def render(self, arrival: Arrival, request: Request) -> Answer:
-        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises.
+
+        A turn whose usage is derived (`usage="derive"`, or its own `usage.derive`) gets it here, from
+        its wire's rules, as its answer begins.
+        """
+        self._derived(arrival)
         return render(arrival, request, self._side, self.report, self._streams)
+
+    def _derived(self, arrival: Arrival) -> None:
+        """Give the arrival's turn its derived usage, when its usage is derived (`usage="derive"`)."""
+        decision = arrival.decision
+        if decision.__class__ is Turn and arrival.wire is not None:
+            usage = decision.usage
+            if (self._billing.derive if usage is None or usage.derive is None else usage.derive) and (
+                decision.error is None
+            ):
+                self._derive(arrival)
+
+    def _derive(self, arrival: Arrival) -> None:
+        """Derive the arrival's usage (a failure of a wire's rules is a loud problem, never an exception)."""
+        assert isinstance(arrival.decision, Turn)
+        assert arrival.wire is not None
+        try:
+            arrival.decision = self._billing.derived_turn(arrival.wire, arrival.record, arrival.decision, self._count)
+        except Exception as exc:  # a wire's caching rules failing: loud, never a retried "Connection error."
+            arrival.decision = self._refused(arrival.record, failed(f"deriving the {arrival.wire.name} usage", exc))
+
+    @property
+    def billing(self) -> Billing:
+        """The stub's usage machinery (derivation, the cache store, prices, batch items)."""
+        return self._billing
+
+    def bill(self) -> Bill:
+        """The bill of the requests kept: a row per request answered with a message."""
+        with self.lock:
+            records = list(self._records)
+        wires = {wire.name: wire for wire in self._wires}
+        rows = []
+        for record in records:
+            if record.answered_by is None or (record.problem is not None and _unbilled(record.problem)):
+                continue
+            wire = wires.get(record.provider or "")
+            if wire is None:
+                continue
+            turn = (
+                self._asked_turns.get(record.index)
+                if record.answered_by != "script"
+                else self.turn(record.queue, record.turn_index)
+            )
+            row = self._billing.row(wire, record, turn)
+            if row is not None:
+                rows.append(row)
+        return Bill(tuple(rows))
 
     def report(self, record: RecordedRequest, refusal: Refusal) -> None:
         """Record why `record` was not answered as scripted (its answer says so: nothing streams on)."""
@@ -528,6 +602,7 @@ class Drawing(Draw):
         answers = []
         for item in items:
             record, wire, refusal = ledger.item(self._parent, item, batch, self.host)
+            ledger._billing.mark_batch(record.index)  # billed at the batch rate
             decision: Decision | Ask
             if refusal is not None:
                 decision = refusal
@@ -554,6 +629,11 @@ class Drawing(Draw):
     def close(self) -> None:
         """Every answer drawn is filled (or never will be): the wires reading them stop waiting."""
         self._done.set()
+
+
+def _unbilled(problem: str) -> bool:
+    """Whether a request with this problem got no message: all but a stream the app did not read to its end."""
+    return getattr(problem, "kind", None) != "unfinished_stream"
 
 
 def unchecked(ledger: Ledger) -> str | None:

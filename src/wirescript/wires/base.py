@@ -49,6 +49,7 @@ from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
 from ..sse import json_dumps
+from ._caching import Caching
 from ._hosts import host_matcher
 from ._render import RETRYABLE, error_message, json_answer, retry_headers
 from ._rules import Rule, Violation, json_type
@@ -57,6 +58,7 @@ __all__ = [
     "CANONICAL_STOP_REASONS",
     "RETRYABLE",
     "Answered",
+    "Caching",
     "Draw",
     "Frame",
     "Item",
@@ -282,6 +284,10 @@ class Wire(ABC):
     any_body: ClassVar[bool] = False
     """Whether a turnless wire serves any body, JSON or not (`record.body` is then None, the bytes
     are in `record.content`): routes do, for uploads and bodiless POSTs."""
+    caching: ClassVar[Caching] = Caching()
+    """Its provider's usage rules (`wirescript.wires.Caching`): how a stub made with `usage="derive"` counts a
+    request's prompt, caches it by the provider's rules and bills it (`docs/usage.md`). The default counts
+    the record's tools, system prompt and messages and caches nothing."""
     malformed_tool_json_applies_to_json: ClassVar[bool] = False
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""

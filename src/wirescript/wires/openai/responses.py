@@ -35,6 +35,7 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...side import SideScript
 from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._jobs import Job, Jobs, page
 from .._render import chunks, json_answer
@@ -42,6 +43,7 @@ from .._rules import Violation
 from ..base import Draw, Frame, Parsed, Rendered, Wire
 from . import builtins
 from .builtins import BUILTIN_EVENTS
+from .caching import OPENAI_CACHING
 from .common import (
     CREATED,
     DEFAULT_MODEL,
@@ -196,6 +198,7 @@ class OpenAIResponsesWire(Wire):
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
     rules = RESPONSES_RULES
+    caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Responses (POST /responses)"
     own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
     # Chat's `response_format` and `stop`, and `max_tokens`: Responses' own rules answer `max_tokens`
