@@ -35,6 +35,7 @@ LAYERS: list[set[str]] = [
         "wires._catalog",
         "wires._hosts",
         "wires._side",
+        "wires._jobs",
         "wires.side",
         "wires.routes",
         "wires.mcp",
@@ -45,17 +46,17 @@ LAYERS: list[set[str]] = [
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
-                "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".caching"),
+                "anthropic": (
+                    *(".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".caching", ".batches"),
+                ),
                 "openai": (
                     *(".chat", ".responses", ".common", ".builtins", ".rules", ".models", ".errors", ".side"),
-                    ".caching",
-                    ".dialects",
-                    ".conversations",
+                    *(".caching", ".dialects", ".conversations", ".batches"),
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
-                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side", ".caching", ".caches"),
+                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side", ".caching", ".caches", ".batches"),
                 "bedrock": (".wire", ".converse", ".rules", ".eventstream", ".caching"),
             }.items()
             for module in ("", *modules)

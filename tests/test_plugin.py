@@ -180,6 +180,45 @@ def test_every_stub_of_the_test_is_checked_and_named(pytester: pytest.Pytester) 
     )
 
 
+def test_a_batch_the_app_never_collected_fails_at_teardown_unless_unused_checks_are_off(
+    pytester: pytest.Pytester,
+) -> None:
+    make_tests(
+        pytester,
+        """
+        def start_a_batch(wirescript):
+            stub = wirescript(["Batched."])
+            client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
+            item = {"custom_id": "a", "params": {"model": "claude-test", "max_tokens": 8, "messages": []}}
+            item["params"]["messages"].append({"role": "user", "content": "Hi"})
+            batch = client.messages.batches.create(requests=[item])
+            client.messages.batches.retrieve(batch.id)
+            assert client.messages.batches.retrieve(batch.id).processing_status == "ended"
+
+
+        def test_never_collected(wirescript):
+            start_a_batch(wirescript)
+
+
+        @pytest.mark.wirescript(check_unused=False)
+        def test_on_purpose(wirescript):
+            start_a_batch(wirescript)
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_never_collected _*",
+            "wirescript: 1 message batch(es) were never collected to their end:",
+            "  - msgbatch_0000 (1 request(s), created by requests[[]0]): ended (done); the app never collected it: *",
+            "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
 def test_the_marker_turns_each_check_off_and_the_closest_marker_wins(pytester: pytest.Pytester) -> None:
     make_tests(
         pytester,

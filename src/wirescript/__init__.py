@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .recording import RecordingTransport
     from .script import Citation, ErrorSpec, Fault, ServerTool, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
-    from .side import SideScript
+    from .side import JobPace, SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
     from .wires import Wire, dialects
@@ -51,6 +51,7 @@ __all__ = [
     "ErrorSpec",
     "Fault",
     "Interception",
+    "JobPace",
     "MCPScript",
     "NetworkBlockedError",
     "PendingTurn",
@@ -94,6 +95,7 @@ _EXPORTS = {
     "ErrorSpec": "script",
     "Fault": "script",
     "Interception": "intercept",
+    "JobPace": "side",
     "KNOWN_HOSTS": "intercept",
     "MCPScript": "wires.mcp",
     "NetworkBlockedError": "errors",

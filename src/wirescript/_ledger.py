@@ -24,7 +24,7 @@ from ._bill import Bill, Billing
 from ._clock import Clock
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from ._exchange import Answer, OpenStream, Request
-from ._record import Arrival, Attempts, Vocabulary, read
+from ._record import Arrival, Attempts, Vocabulary, read, read_item
 from ._report import (
     LISTED,
     abandoned,
@@ -44,8 +44,9 @@ from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
-from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
+from .wires import Addresses, RouteWire, Wire, stub_wires
 from .wires._caching import Counting
+from .wires.base import Answered, Draw, Item
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
@@ -93,6 +94,7 @@ class Ledger:
         "_problems",
         "_records",
         "_seen",
+        "_settling",
         "_side",
         "_streams",
         "_strict_rules",
@@ -152,6 +154,8 @@ class Ledger:
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = tuple(every)
+        self._settling = frozenset(w for w in every if type(w).settle is not Wire.settle)
+        """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
                 if isinstance(wire, Counting):
@@ -250,11 +254,7 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [
-            (w.unused_label, lines)
-            for w in self._wires
-            if isinstance(w, TurnlessWire) and (lines := w.unused(self._side))
-        ]
+        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in self._wires if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )
@@ -337,11 +337,21 @@ class Ledger:
                     wire.resolve(record)
                 except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
                     decision = decision or failed(f"asking the {wire.name} wire to resolve the request", exc)
-            if decision is None:  # a turnless wire (side endpoint, route) consumes no turn
-                decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
+            settles = False
+            if decision is None and wire is not None:  # a turnless wire (side endpoint, route) consumes no turn
+                try:
+                    turnless = wire.turnless or (wire.partly_turnless and wire.turnless_request(record))
+                except Exception as exc:
+                    decision = failed(f"asking the {wire.name} wire whether the request takes a turn", exc)
+                else:
+                    decision = TURNLESS if turnless else self._cursor.take(record)
+                    settles = turnless and wire in self._settling
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
+            if settles:  # its jobs move on, and may take turns for the requests inside it: numbered after it
+                assert wire is not None
+                decision = self._settle(arrival, wire, request.host)
             arrival.gate = gate = self.gate
             if gate is not None:
                 self._held[record.index] = record
@@ -354,12 +364,85 @@ class Ledger:
             self._tell(noticed, record.index)
         arrival.attempt = attempt
         arrival.decision = decision
+        if arrival.draw is not None and ask:  # the turns it drew: asked and rendered outside the lock
+            self.finish(arrival)
         if isinstance(decision, Ask):  # the script function runs outside the lock
             if not ask:
                 return arrival
             arrival.decision = self._asked(record, decision)
         self._answered(arrival)
         return arrival
+
+    def _settle(self, arrival: Arrival, wire: Wire, host: str) -> Decision:
+        """`wire.settle` for a turnless request, under the lock: the turns it draws are taken now, in order."""
+        draw = Drawing(self, arrival.record, host)
+        try:
+            wire.settle(arrival.record, draw)
+        except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
+            refusal = failed(f"asking the {wire.name} wire to settle its jobs", exc)
+            self._add_problem(arrival.record, refusal)
+            draw.close()
+            return refusal
+        if draw.taken:
+            arrival.draw = draw
+        else:
+            draw.close()
+        return TURNLESS
+
+    def finish(self, arrival: Arrival) -> Arrival:
+        """Answer the turns a turnless request drew (`Wire.settle`): a script function asked, each answer rendered.
+
+        Outside the lock; never raises. Each answer is its wire's rendering of its turn, of its
+        turnless answer, or of its refusal, as a request that does not stream would get it.
+        """
+        draw = arrival.draw
+        if draw is None:
+            return arrival
+        try:
+            for answered, wire, decision in draw.taken:
+                if isinstance(decision, Ask):
+                    decision = self._asked(answered.record, decision)
+                self._fill(answered, wire, decision, draw.host)
+        finally:
+            draw.close()
+        return arrival
+
+    def _fill(self, answered: Answered, wire: Wire | None, decision: Decision, host: str) -> None:
+        record = answered.record
+        item = Arrival(record, wire, wire, None)
+        item.decision = decision
+        self._derived(item)  # a batch item's usage is derived as any request's is
+        answered.turn = item.decision if isinstance(item.decision, Turn) else None
+        request = Request("POST", host, record.path, b"", (), b"")
+        answer = render(item, request, self._side, self.report, {})  # no stream of an item is watched
+        answered.status = answer.status
+        answered.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in answer.headers}
+        body = answer.body
+        answered.body = body if isinstance(body, bytes) else b"".join(s for s in body if isinstance(s, bytes))
+
+    def item(
+        self, parent: RecordedRequest, item: Item, batch: str, host: str
+    ) -> tuple[RecordedRequest, Wire | None, Refusal | None]:
+        """A batch's item as a request of its own: read by the stub's wire for its path, checked, numbered (locked).
+
+        The wire that serves it (None: none does), and why it gets no answer of that wire, if so.
+        """
+        record, wire, refusal = read_item(parent, item, batch, host, self._vocabulary)
+        if refusal is None and wire is not None and self.strict:
+            refusal = self._checked(wire, record)
+        record.index = self._count
+        self._count += 1
+        if wire is not None and refusal is None:
+            try:
+                wire.resolve(record)
+            except Exception as exc:
+                refusal = failed(f"asking the {wire.name} wire to resolve a batch's item", exc)
+        if refusal is not None:
+            self._add_problem(record, refusal)
+        self._records.append(record)
+        if self.signal.waiting:
+            self.signal.notify_all()
+        return record, wire, refusal
 
     def ask(self, arrival: Arrival) -> Arrival:
         """Call the user function an `admit(request, ask=False)` left to ask; never raises.
@@ -380,7 +463,8 @@ class Ledger:
     def late(self, arrival: Arrival, seconds: float) -> Arrival:
         """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
         asking = arrival.decision
-        refusal = not_returned(asking.what if isinstance(asking, Ask) else "route handler", seconds)
+        what = "script function" if arrival.draw is not None else "route handler"
+        refusal = not_returned(asking.what if isinstance(asking, Ask) else what, seconds)
         with self.lock:
             arrival.decision = refusal
             self._add_problem(arrival.record, refusal)
@@ -419,6 +503,11 @@ class Ledger:
         A turn whose usage is derived (`usage="derive"`, or its own `usage.derive`) gets it here, from
         its wire's rules, as its answer begins.
         """
+        self._derived(arrival)
+        return render(arrival, request, self._side, self.report, self._streams)
+
+    def _derived(self, arrival: Arrival) -> None:
+        """Give the arrival's turn its derived usage, when its usage is derived (`usage="derive"`)."""
         decision = arrival.decision
         if decision.__class__ is Turn and arrival.wire is not None:
             usage = decision.usage
@@ -426,7 +515,6 @@ class Ledger:
                 decision.error is None
             ):
                 self._derive(arrival)
-        return render(arrival, request, self._side, self.report, self._streams)
 
     def _derive(self, arrival: Arrival) -> None:
         """Derive the arrival's usage (a failure of a wire's rules is a loud problem, never an exception)."""
@@ -491,6 +579,56 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
+
+
+class Drawing(Draw):
+    """The `Draw` a settling wire takes turns with: the ledger's cursor, under its lock, for one request."""
+
+    __slots__ = ("_done", "_ledger", "_parent", "host", "now", "side", "taken")
+
+    def __init__(self, ledger: Ledger, parent: RecordedRequest, host: str) -> None:
+        self._ledger = ledger
+        self._parent = parent
+        self.host = host
+        self.now = parent.received_at
+        self.side = ledger._side
+        self.taken: list[tuple[Answered, Wire | None, Decision | Ask]] = []
+        """Each answer drawn, the wire that renders it and its decision (a turn, turnless, an `Ask`, a refusal)."""
+        self._done = threading.Event()
+
+    def items(self, items: Sequence[Item], *, batch: str) -> list[Answered]:
+        """Each item recorded, checked and given its queue's next turn, in order (under the lock)."""
+        ledger = self._ledger
+        answers = []
+        for item in items:
+            record, wire, refusal = ledger.item(self._parent, item, batch, self.host)
+            ledger._billing.mark_batch(record.index)  # billed at the batch rate
+            decision: Decision | Ask
+            if refusal is not None:
+                decision = refusal
+            elif wire is None or wire.turnless:
+                decision = TURNLESS
+            else:
+                decision = ledger._cursor.take(record)
+                if isinstance(decision, Refusal):
+                    ledger._add_problem(record, decision)
+            answered = Answered(record, done=self._done)
+            self.taken.append((answered, wire, decision))
+            answers.append(answered)
+        return answers
+
+    def run(self, record: RecordedRequest, wire: Wire) -> Answered:
+        """The next turn of `record`'s queue for a job admitted earlier without one (under the lock)."""
+        decision = self._ledger._cursor.take(record)
+        if isinstance(decision, Refusal):
+            self._ledger._add_problem(record, decision)
+        answered = Answered(record, done=self._done)
+        self.taken.append((answered, wire, decision))
+        return answered
+
+    def close(self) -> None:
+        """Every answer drawn is filled (or never will be): the wires reading them stop waiting."""
+        self._done.set()
 
 
 def _unbilled(problem: str) -> bool:

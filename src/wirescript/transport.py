@@ -375,6 +375,11 @@ async def serve_offloaded(stub: ScriptTransport, request: Request, run: Offload[
     """
     ledger, bound = stub._ledger, stub.hold_timeout
     arrival = ledger.admit(request, ask=False)
+    if arrival.draw is not None:  # the turns a batch or a background job drew: a script function may answer them
+        try:
+            await run(functools.partial(ledger.finish, arrival), bound)
+        except TimeoutError:
+            ledger.late(arrival, bound)
     if isinstance(arrival.decision, Ask):
         try:
             await run(functools.partial(ledger.ask, arrival), bound)

@@ -18,11 +18,14 @@ from ._caching import Caching
 from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from .anthropic import AnthropicWire
+from .anthropic.batches import AnthropicBatchesWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
 from .gemini import GeminiCachesWire, GeminiWire
+from .gemini.batches import GeminiBatchesWire
 from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
+from .openai.batches import OpenAIBatchesWire
 from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
 from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
@@ -31,16 +34,19 @@ from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 __all__ = [
     "DIALECTS",
     "Addresses",
+    "AnthropicBatchesWire",
     "AnthropicWire",
     "BedrockWire",
     "Caching",
     "ChatDialect",
     "EmbeddingsWire",
     "Frame",
+    "GeminiBatchesWire",
     "GeminiCachesWire",
     "GeminiWire",
     "ModelsWire",
     "OllamaWire",
+    "OpenAIBatchesWire",
     "OpenAIChatWire",
     "OpenAIConversationsWire",
     "OpenAIResponsesWire",
@@ -68,7 +74,9 @@ def default_wires() -> list[Wire]:
     side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
     gemini = GeminiWire()
     caches = GeminiCachesWire(gemini.cached_contents)  # the explicit caches its generateContent reads
-    return [AnthropicWire(), OpenAIChatWire(), responses, gemini, BedrockWire(), *side, caches]
+    # The batch APIs last: only a request no other wire serves walks them.
+    jobs: list[Wire] = [AnthropicBatchesWire(), OpenAIBatchesWire(), GeminiBatchesWire()]
+    return [AnthropicWire(), OpenAIChatWire(), responses, gemini, BedrockWire(), *side, caches, *jobs]
 
 
 def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
