@@ -109,7 +109,7 @@ def test_gpt_5_6_and_later_report_cache_writes_and_round_nothing() -> None:
 
 def test_azure_openai_caches_by_the_same_rules() -> None:
     openai = pytest.importorskip("openai")
-    import httpx2
+    httpx2 = pytest.importorskip("httpx2")
 
     stub = ScriptTransport(["One.", "Two."], usage="derive")
     client = openai.AzureOpenAI(
@@ -349,7 +349,7 @@ def _tools(url: str) -> dict[str, Any]:
 
 def answers(**stub_options: Any) -> dict[str, str]:
     """A digest of each answer: every wire, JSON and streamed, a text turn, a tool call and scripted usage."""
-    import httpx2
+    httpx2 = pytest.importorskip("httpx2")
 
     out = {}
     for url, body, streams in ANSWERS:
