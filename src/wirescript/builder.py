@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
+from ._bill import PriceTable, UsageMode
 from ._cursor import check_turns
 from .errors import ScriptError
 from .recorded import RecordedRequest
@@ -249,14 +250,27 @@ class ScriptBuilder:
         return answer
 
     def build(
-        self, *, hold_timeout: float = 30.0, strict: bool = True, strict_skip: Iterable[str] = ()
+        self,
+        *,
+        hold_timeout: float = 30.0,
+        strict: bool = True,
+        strict_skip: Iterable[str] = (),
+        usage: UsageMode = None,
+        prices: PriceTable | None = None,
     ) -> ScriptTransport:
         """A fresh `ScriptTransport` serving the script (each call gives an independent stub).
 
-        `strict` and `strict_skip` are `ScriptTransport`'s: the strict request rules, on by default.
+        `strict`, `strict_skip`, `usage` and `prices` are `ScriptTransport`'s: the strict request rules,
+        on by default, derived usage (`"derive"`), off by default, and the bill's prices.
         """
         return ScriptTransport(
-            self.script, hold_timeout=hold_timeout, fallback=self.fallback, strict=strict, strict_skip=strict_skip
+            self.script,
+            hold_timeout=hold_timeout,
+            fallback=self.fallback,
+            strict=strict,
+            strict_skip=strict_skip,
+            usage=usage,
+            prices=prices,
         )
 
     def __repr__(self) -> str:

@@ -2,11 +2,12 @@
 
 A thin shell over the sans-IO core: it offers the public API and drives each request down one
 straight line: an adapter reads it into the core's neutral request (`_http` for httpx and httpx2,
-`_botocore` for botocore), the ledger admits it (the record builder reads it, the strict rules check
-it, the cursor decides its turn, in arrival order), it waits at the hold gate when held, the
-renderer answers it, and the adapter turns the answer into its library's response. It knows no
-provider: the wires do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client`
-and `httpx2.AsyncClient` alike, and boto3/aiobotocore clients through `attach`.
+`_botocore` for botocore, `_asgi` for the loopback server), the ledger admits it (the record
+builder reads it, the strict rules check it, the cursor decides its turn, in arrival order), it
+waits at the hold gate when held, the renderer answers it, and the adapter turns the answer into
+its library's response. It knows no provider: the wires do. One instance serves `httpx.Client`,
+`httpx.AsyncClient`, `httpx2.Client` and `httpx2.AsyncClient` alike, and boto3/aiobotocore clients
+through `attach`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
+from ._bill import Bill, PriceTable, UsageMode
 from ._clock import Clock
 from ._cursor import Ask, PendingTurn, Turnless
 from ._exchange import PER_EVENT, Answer, Request
@@ -92,10 +94,13 @@ class ScriptTransport(_TransportBase):
             `wirescript.dialects()` (`"ollama@0.20.4"` for a release) or a dialect `Wire` of your own.
         clock: The time caches, background jobs and batches run on (`wirescript.Clock`; one may serve
             several stubs); by default a clock of its own: the wall time plus every `clock.advance()`.
+        usage: `"derive"`, or a token counter (text -> tokens): usage worked out from each request by its
+            provider's rules, caching included, scripted counts winning (`docs/usage.md`); None: as scripted.
+        prices: Dollars per million tokens by model (`{model: {"input", "output", …}}`) for `stub.bill`.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
-            is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
+            is not a bool, `strict_skip` names an unknown rule (naming the closest), or `usage`/`prices` are wrong.
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
@@ -119,9 +124,11 @@ class ScriptTransport(_TransportBase):
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
         clock: Clock | None = None,
+        usage: UsageMode = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self._ledger = Ledger(
-            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock
+            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock, usage, prices
         )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
@@ -137,6 +144,11 @@ class ScriptTransport(_TransportBase):
     def clock(self) -> Clock:
         """The stub's clock: `stub.clock.advance("6m")` ages every cache entry and job by six minutes."""
         return self._ledger.clock
+
+    @property
+    def bill(self) -> Bill:
+        """What the requests cost (`wirescript.Bill`): a row per request answered with a message, from its usage."""
+        return self._ledger.bill()
 
     @property
     def strict(self) -> bool:
@@ -354,16 +366,20 @@ class _Holding:
         self.__exit__()
 
 
-async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]) -> Any:
-    """`handle_async_request` for an event loop that serves other requests meanwhile (the loopback server).
+async def serve_offloaded(stub: ScriptTransport, request: Request, run: Offload[Any]) -> Answer:
+    """`_serve_async` for an event loop that serves other requests meanwhile (the loopback server).
 
     The user's code (the script function, the fallback, a route's handler) runs through `run`, on
     another thread, so one that blocks delays only its own request. Past `hold_timeout` the
     request is a `script_error` problem, answered loudly, whatever the function returns later.
     """
-    await request.aread()
-    ledger, bound, neutral = stub._ledger, stub.hold_timeout, _http.read(request)
-    arrival = ledger.admit(neutral, ask=False)
+    ledger, bound = stub._ledger, stub.hold_timeout
+    arrival = ledger.admit(request, ask=False)
+    if arrival.draw is not None:  # the turns a batch or a background job drew: a script function may answer them
+        try:
+            await run(functools.partial(ledger.finish, arrival), bound)
+        except TimeoutError:
+            ledger.late(arrival, bound)
     if isinstance(arrival.decision, Ask):
         try:
             await run(functools.partial(ledger.ask, arrival), bound)
@@ -373,9 +389,8 @@ async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]
         await ledger.wait_async(arrival, bound)
     if isinstance(arrival.decision, Turnless) and isinstance(arrival.wire, RouteWire):  # the handler runs here
         try:
-            answer = await run(functools.partial(ledger.render, arrival, neutral), bound)
+            answer: Answer = await run(functools.partial(ledger.render, arrival, request), bound)
         except TimeoutError:
-            answer = ledger.render(ledger.late(arrival, bound), neutral)
-    else:
-        answer = ledger.render(arrival, neutral)
-    return await _http.response_async(request, answer)
+            return ledger.render(ledger.late(arrival, bound), request)
+        return answer
+    return ledger.render(arrival, request)

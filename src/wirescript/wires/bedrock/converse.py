@@ -82,16 +82,25 @@ def _tool_id(call_id: str | None, index: int, k: int) -> str:
     return call_id or f"tooluse_{index:04d}_{k}"
 
 
-def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, int]:
+def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, Any]:
     """The usage of a turn; `arguments`: its tool inputs as already encoded, so they are not encoded again."""
     encoded = arguments if arguments is not None else [json_dumps(c.input) for c in turn.tool_calls]
     chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, encoded))
     input_tokens, output_tokens = default_usage(turn, chars)
-    usage = {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens}
-    if turn.usage is not None and turn.usage.cache_read_input_tokens:
-        usage["cacheReadInputTokens"] = turn.usage.cache_read_input_tokens
-    if turn.usage is not None and turn.usage.cache_creation_input_tokens:
-        usage["cacheWriteInputTokens"] = turn.usage.cache_creation_input_tokens
+    usage: dict[str, Any] = {
+        "inputTokens": input_tokens,
+        "outputTokens": output_tokens,
+        "totalTokens": input_tokens + output_tokens,
+    }
+    scripted = turn.usage
+    if scripted is not None and scripted.cache_read_input_tokens:
+        usage["cacheReadInputTokens"] = scripted.cache_read_input_tokens
+    if scripted is not None and scripted.cache_creation_input_tokens:
+        usage["cacheWriteInputTokens"] = scripted.cache_creation_input_tokens
+        hour = scripted.cache_creation_1h_input_tokens
+        if hour is not None:  # the writes by ttl, 1 hour first (botocore: `cacheDetails`), when the split is known
+            details = [("1h", hour), ("5m", scripted.cache_creation_input_tokens - hour)]
+            usage["cacheDetails"] = [{"ttl": ttl, "inputTokens": n} for ttl, n in details if n]
     return usage
 
 

@@ -34,6 +34,7 @@ from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
+from .caching import BEDROCK_CACHING
 from .rules import RULES, check_converse, check_invoke
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
@@ -137,6 +138,7 @@ class BedrockWire(Wire):
     boto_service = "bedrock-runtime"
     retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
     rules = RULES
+    caching = BEDROCK_CACHING
     label = "Amazon Bedrock runtime (Converse; InvokeModel for Claude)"
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:

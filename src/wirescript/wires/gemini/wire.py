@@ -18,6 +18,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import encode_event, json_dumps
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -34,6 +35,7 @@ from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import grounding
+from .caching import GEMINI_CACHING, CachedContents
 from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -176,6 +178,7 @@ class GeminiWire(Wire):
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES
+    caching: ClassVar[Caching] = GEMINI_CACHING
     label = "Gemini generateContent"
     own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
     unknown_field = 'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
@@ -184,6 +187,10 @@ class GeminiWire(Wire):
         "contents": ("array", "object"),
         "tools": ("array", "object"),
     }
+
+    def __init__(self) -> None:
+        self.cached_contents = CachedContents()
+        """Its explicit caches (`caches.create`), which the stub's `cachedContents` endpoints manage."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version, any host."""

@@ -17,6 +17,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -33,6 +34,7 @@ from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import builtins
+from .caching import OPENAI_CACHING
 from .common import (
     COMPATIBLE_HOSTS,
     CREATED,
@@ -128,6 +130,7 @@ class OpenAIChatWire(Wire):
     models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
     """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
     updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
+    caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Chat Completions (POST /chat/completions)"
     # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
     # too (`generationConfig.stopSequences`).

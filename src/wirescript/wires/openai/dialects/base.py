@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from ...._text import did_you_mean
 from ....errors import UsageError
 from ....recorded import RecordedRequest
+from ..._caching import Caching
 from ..._rules import Rule, Violation
 from ..chat import ChatShape, OpenAIChatWire
 
@@ -115,6 +116,8 @@ class ChatDialect(OpenAIChatWire):
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # no `any.field-type` refusal in OpenAI's words
     hosts: ClassVar[tuple[str, ...]] = ()
     rules: ClassVar[Sequence[Rule]] = ()
+    caching: ClassVar[Caching] = Caching()
+    """No prompt caching is modelled for a host (its rules are its own, not OpenAI's): a dialect may declare some."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
