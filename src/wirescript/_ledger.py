@@ -17,7 +17,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._answer import render
 from ._bill import Bill, Billing
@@ -47,8 +47,10 @@ from .strict import StrictRules, skip_ids
 from .wires import Addresses, RouteWire, Wire, stub_wires
 from .wires._caching import Counting
 from .wires.base import Answered, Draw, Item
-from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
+
+if TYPE_CHECKING:
+    from .wires.mcp import MCPScript
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -143,7 +145,9 @@ class Ledger:
         route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
-        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
+        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop (nor its import)
+            from .wires.mcp import MCPScript, MCPWire
+
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))

@@ -29,7 +29,6 @@ from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
 from .wires import RouteWire, Wire
-from .wires.mcp import MCPScript
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "Offload", "PendingTurn", "ScriptTransport", "serve_offloaded"]
@@ -45,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transpo
     import httpx2
 
     from .intercept import Interception
+    from .wires.mcp import MCPScript
 
     class _TransportBase(  # type: ignore[misc]
         httpx2.BaseTransport, httpx2.AsyncBaseTransport, httpx.BaseTransport, httpx.AsyncBaseTransport

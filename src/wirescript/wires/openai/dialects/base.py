@@ -9,6 +9,7 @@ and `ChatDialect(version="0.20.4")` renders that release.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ def parse_version(text: str, *, name: str = "version") -> tuple[int, ...]:
     return tuple(int(part) for part in text.strip().split("."))
 
 
+@functools.lru_cache(maxsize=256)  # every stub builds each built-in dialect's wire: its quirks' bounds parsed once
 def _bounds(spec: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     lower: tuple[int, ...] | None = None
     upper: tuple[int, ...] | None = None
