@@ -585,3 +585,23 @@ def test_every_quirk_has_a_source_and_a_unique_id() -> None:
     assert len({q.id for q in quirks}) == len(quirks)
     assert all(q.source and q.summary and q.side in ("answer", "refusal") for q in quirks)
     assert all((q.side == "refusal") == (q.rule is not None) for q in quirks)
+
+
+def test_addresses_route_by_each_wires_own_addresses() -> None:
+    # The built-in dialects' table is worked out once per set of classes; a wire whose instance
+    # declares other addresses than its class is routed by its own, and a bad one is refused.
+    from wirescript.wires import Addresses, hosted_wires
+    from wirescript.wires.openai.dialects import MistralWire
+
+    built_in = hosted_wires()
+    mine = MistralWire()
+    mine.addresses = ("mistral.internal:8080",)  # type: ignore[misc]
+    table = Addresses([*built_in, mine])
+    path = "/v1/chat/completions"
+    url = type("URL", (), {"port": 8080})()
+    assert table.find("POST", path, "mistral.internal", url) is mine
+    assert table.find("POST", path, "api.mistral.ai", url) is next(w for w in built_in if w.name == mine.name)
+    assert Addresses(built_in).find("POST", path, "mistral.internal", url) is None
+    mine.addresses = ("http://nowhere/",)  # type: ignore[misc]
+    with pytest.raises(UsageError, match="expected 'host' or 'host:port'"):
+        Addresses([*built_in, mine])

@@ -95,12 +95,20 @@ def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
 
 def hosted_wires() -> list[Wire]:
     """A fresh wire of every built-in dialect that has default addresses: what a stub without `dialect=` routes."""
-    found: list[Wire] = []
+    return [kind(None) if versioned else kind() for kind, versioned in _hosted_kinds()]
+
+
+@functools.lru_cache(maxsize=1)
+def _hosted_kinds() -> tuple[tuple[type[Wire], bool], ...]:
+    """The classes of `hosted_wires`, in order, each with whether it takes a version: found once per process.
+
+    A built-in dialect's `addresses` are declared on its class, so every stub routes the same ones.
+    """
+    found: list[tuple[type[Wire], bool]] = []
     for key, classes in DIALECTS.items():
-        for wire in (*(kind(None) for kind in classes), *(kind() for kind in _NATIVE.get(key, ()))):
-            if wire.addresses:
-                found.append(wire)
-    return found
+        found += [(kind, True) for kind in classes if kind.addresses]
+        found += [(kind, False) for kind in _NATIVE.get(key, ()) if kind.addresses]
+    return tuple(found)
 
 
 class Addresses:
@@ -119,12 +127,11 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        table: dict[str, list[tuple[int | None, Wire]]] = {}
-        for wire in wires:
-            for address in wire.addresses:
-                host, port = _address(address, wire)
-                table.setdefault(host, []).append((port, wire))
-        self._by_host = {host: tuple(entries) for host, entries in table.items()}
+        if all(wire.addresses is type(wire).addresses for wire in self.wires):  # the built-in dialects' case
+            places = _places(tuple(type(wire) for wire in self.wires))
+        else:
+            places = _places_of(self.wires)
+        self._by_host = {host: tuple((port, self.wires[at]) for port, at in entries) for host, entries in places}
 
     def __bool__(self) -> bool:
         return bool(self._by_host)
@@ -141,7 +148,26 @@ class Addresses:
         return None
 
 
-def _address(address: str, wire: Wire) -> tuple[str, int | None]:
+_Places = tuple[tuple[str, tuple[tuple[int | None, int], ...]], ...]
+"""Per host, in order: each (port or None, position of the wire whose address it is)."""
+
+
+@functools.lru_cache(maxsize=64)  # every stub without `dialect=` routes the same classes: one table for them
+def _places(kinds: tuple[type[Wire], ...]) -> _Places:
+    """`_places_of` wires of these classes, whose `addresses` are their classes' (worked out once)."""
+    return _places_of(kinds)
+
+
+def _places_of(wires: Sequence[Wire | type[Wire]]) -> _Places:
+    table: dict[str, list[tuple[int | None, int]]] = {}
+    for at, wire in enumerate(wires):
+        for address in wire.addresses:
+            host, port = _address(address, wire)
+            table.setdefault(host, []).append((port, at))
+    return tuple((host, tuple(entries)) for host, entries in table.items())
+
+
+def _address(address: str, wire: Wire | type[Wire]) -> tuple[str, int | None]:
     parsed = _parsed_address(address)
     if parsed is None:
         raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
