@@ -79,17 +79,19 @@ def test_each_optional_part_is_imported_when_used(optional: str) -> None:
     assert optional in new
 
 
-def test_a_plain_test_builds_no_record_validator() -> None:
-    # Records are made with `model_construct`: the record model's validator and serializer are built
-    # only when something validates or dumps one (pydantic's `defer_build`), so the import does not pay for them.
+def test_a_plain_test_builds_no_record_or_side_validator() -> None:
+    # Records are made with `model_construct`, and a stub given no side script shares one of defaults: their
+    # models' validators and serializers are built only when something validates or dumps one (pydantic's
+    # `defer_build`), so the import does not pay for them.
     code = (
         "import anthropic, httpx2, wirescript\n"
         "from wirescript.recorded import RecordedRequest\n"
+        "from wirescript.side import JobPace, SideScript\n"
         "stub = wirescript.ScriptTransport([{'text': 'hi'}])\n"
         "client = anthropic.Anthropic(api_key='k', http_client=httpx2.Client(transport=stub), max_retries=0)\n"
         "client.messages.create(model='m', max_tokens=5, messages=[{'role': 'user', 'content': 'q'}])\n"
         "stub.check()\n"
-        "built = RecordedRequest.__pydantic_complete__\n"
+        "built = any(m.__pydantic_complete__ for m in (RecordedRequest, SideScript, JobPace))\n"
         "dumped = stub.requests[0].model_dump(mode='json')['provider']\n"
         "print([built, dumped, RecordedRequest.__pydantic_complete__])"
     )
