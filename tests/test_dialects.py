@@ -605,3 +605,26 @@ def test_addresses_route_by_each_wires_own_addresses() -> None:
     mine.addresses = ("http://nowhere/",)  # type: ignore[misc]
     with pytest.raises(UsageError, match="expected 'host' or 'host:port'"):
         Addresses([*built_in, mine])
+
+
+def test_a_dialects_active_quirks_follow_its_quirks_as_they_are_now() -> None:
+    # What holds at the newest release is worked out once per class: a class given other quirks, or an
+    # instance that declares its own, is read anew.
+    fixed = Quirk("acme.fixed", "answer", "Fixed in 2.0.", "an example", versions="<2.0")
+
+    class Versioned(ChatDialect):
+        name = "acme-versioned"
+        quirks = (ACME_TRIM, fixed)
+
+    class Own(Versioned):
+        def __init__(self) -> None:
+            self.quirks = (fixed,)  # type: ignore[misc]
+            super().__init__()
+
+    assert Versioned().active == {"acme.trims-content"}
+    assert Versioned("1.0").active == {"acme.trims-content", "acme.fixed"}
+    assert Own().active == frozenset()
+    Versioned.quirks = (fixed,)
+    assert Versioned().active == frozenset()
+    Versioned.quirks = [ACME_TRIM]
+    assert Versioned().active == {"acme.trims-content"}
