@@ -32,9 +32,12 @@ _STOP_EXAMPLES = (
 )
 
 
-_NO_SIDE = SideScript.model_construct(set(), jobs=JobPace.model_construct(set()))
+_NO_SIDE = SideScript.model_construct(
+    set(), count_tokens=None, embeddings={}, models=[], jobs=JobPace.model_construct(set(), polls=2, after=60.0)
+)
 """The side script of a stub given none: frozen and only read, so every such stub shares it. Its defaults,
-unvalidated, so that a test that scripts no side answers never builds the side script's validators."""
+unvalidated and each given (a default left to pydantic costs an `inspect.signature` of its factory), so that
+a test that scripts no side answers never builds the side script's validators; equal to `SideScript()`."""
 
 
 class PendingTurn(NamedTuple):
