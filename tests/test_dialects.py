@@ -588,7 +588,7 @@ def test_every_quirk_has_a_source_and_a_unique_id() -> None:
 
 
 def test_addresses_route_by_each_wires_own_addresses() -> None:
-    # The built-in dialects' table is worked out once per set of classes; a wire whose instance
+    # The table is worked out once per list of addresses; a wire whose instance
     # declares other addresses than its class is routed by its own, and a bad one is refused.
     from wirescript.wires import Addresses, hosted_wires
     from wirescript.wires.openai.dialects import MistralWire

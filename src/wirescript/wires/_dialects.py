@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import NoReturn
 
 from .._text import did_you_mean
 from ..errors import UsageError
@@ -127,10 +128,9 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        if all(wire.addresses is type(wire).addresses for wire in self.wires):  # the built-in dialects' case
-            places = _places(tuple(type(wire) for wire in self.wires))
-        else:
-            places = _places_of(self.wires)
+        places = _places(tuple(tuple(wire.addresses) for wire in self.wires))
+        if places is None:
+            _refuse_bad_address(self.wires)
         self._by_host = {host: tuple((port, self.wires[at]) for port, at in entries) for host, entries in places}
 
     def __bool__(self) -> bool:
@@ -152,26 +152,26 @@ _Places = tuple[tuple[str, tuple[tuple[int | None, int], ...]], ...]
 """Per host, in order: each (port or None, position of the wire whose address it is)."""
 
 
-@functools.lru_cache(maxsize=64)  # every stub without `dialect=` routes the same classes: one table for them
-def _places(kinds: tuple[type[Wire], ...]) -> _Places:
-    """`_places_of` wires of these classes, whose `addresses` are their classes' (worked out once)."""
-    return _places_of(kinds)
-
-
-def _places_of(wires: Sequence[Wire | type[Wire]]) -> _Places:
+@functools.lru_cache(maxsize=64)  # every stub without `dialect=` routes the same addresses: one table for them
+def _places(addresses: tuple[tuple[str, ...], ...]) -> _Places | None:
+    """The table of wires with these `addresses`, in order (worked out once); None when one is no address."""
     table: dict[str, list[tuple[int | None, int]]] = {}
-    for at, wire in enumerate(wires):
-        for address in wire.addresses:
-            host, port = _address(address, wire)
-            table.setdefault(host, []).append((port, at))
+    for at, declared in enumerate(addresses):
+        for address in declared:
+            parsed = _parsed_address(address)
+            if parsed is None:
+                return None
+            table.setdefault(parsed[0], []).append((parsed[1], at))
     return tuple((host, tuple(entries)) for host, entries in table.items())
 
 
-def _address(address: str, wire: Wire | type[Wire]) -> tuple[str, int | None]:
-    parsed = _parsed_address(address)
-    if parsed is None:
-        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
-    return parsed
+def _refuse_bad_address(wires: Sequence[Wire]) -> NoReturn:
+    """Raise the error that names the first of `wires` whose address is neither `host` nor `host:port`."""
+    for wire in wires:
+        for address in wire.addresses:
+            if _parsed_address(address) is None:
+                raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    raise AssertionError("every address parses")  # pragma: no cover - called only when one does not
 
 
 @functools.lru_cache(maxsize=512)  # every stub routes the built-in dialects' addresses: each parsed once
