@@ -7,7 +7,7 @@ native wire together (no provider package imports another's).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import NoReturn
 
@@ -96,19 +96,19 @@ def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
 
 def hosted_wires() -> list[Wire]:
     """A fresh wire of every built-in dialect that has default addresses: what a stub without `dialect=` routes."""
-    return [kind(None) if versioned else kind() for kind, versioned in _hosted_kinds()]
+    return [make() for make in _hosted_kinds()]
 
 
 @functools.lru_cache(maxsize=1)
-def _hosted_kinds() -> tuple[tuple[type[Wire], bool], ...]:
-    """The classes of `hosted_wires`, in order, each with whether it takes a version: found once per process.
+def _hosted_kinds() -> tuple[Callable[[], Wire], ...]:
+    """How to make each of `hosted_wires`, in order (its class, at the newest release): found once per process.
 
     A built-in dialect's `addresses` are declared on its class, so every stub routes the same ones.
     """
-    found: list[tuple[type[Wire], bool]] = []
+    found: list[Callable[[], Wire]] = []
     for key, classes in DIALECTS.items():
-        found += [(kind, True) for kind in classes if kind.addresses]
-        found += [(kind, False) for kind in _NATIVE.get(key, ()) if kind.addresses]
+        found += [functools.partial(kind, None) for kind in classes if kind.addresses]
+        found += [kind for kind in _NATIVE.get(key, ()) if kind.addresses]
     return tuple(found)
 
 
