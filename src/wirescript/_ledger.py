@@ -44,6 +44,7 @@ from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
 from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
+from .wires.base import AnswerChecks
 from .wires.mcp import MCPScript, MCPWire
 from .wires.routes import RouteHandler
 
@@ -81,6 +82,7 @@ class Ledger:
     """The records, the problems and the hold gate of one stub, behind one lock."""
 
     __slots__ = (
+        "_answers",
         "_attempts",
         "_count",
         "_cursor",
@@ -95,6 +97,7 @@ class Ledger:
         "_troubled",
         "_vocabulary",
         "_wires",
+        "check_tool_input",
         "checked",
         "claimed",
         "clock",
@@ -118,10 +121,15 @@ class Ledger:
         mcp: MCPScript | None = None,
         dialect: object = None,
         clock: Clock | None = None,
+        check_tool_input: bool = False,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        if not isinstance(check_tool_input, bool):
+            raise ScriptError(
+                f"check_tool_input: expected True or False, got {type(check_tool_input).__name__} {check_tool_input!r}"
+            )
         if max_records is not None and (
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
@@ -139,7 +147,10 @@ class Ledger:
         every = [*wired, *addressed]
         self._strict_rules = StrictRules(every)
         self.strict = strict
-        self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
+        self.strict_skip = skip_ids(strict_skip, rules={**self._strict_rules.rules, **self._strict_rules.answer_rules})
+        self.check_tool_input = check_tool_input
+        self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
+        """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = tuple(every)
@@ -393,7 +404,7 @@ class Ledger:
 
     def render(self, arrival: Arrival, request: Request) -> Answer:
         """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
-        return render(arrival, request, self._side, self.report, self._streams)
+        return render(arrival, request, self._side, self.report, self._streams, self._answers)
 
     def report(self, record: RecordedRequest, refusal: Refusal) -> None:
         """Record why `record` was not answered as scripted (its answer says so: nothing streams on)."""

@@ -183,6 +183,31 @@ class ScriptBuilder:
         turns[-1] = _checked(parse_turn(fields, where), where)
         return self
 
+    def unchecked(self) -> Self:
+        """Serve the turn added last (to the current queue) even if the real API could not give it to its request.
+
+        For a test of how the app copes with an impossible answer (a tool it never offered, arguments that
+        break a strict schema): the turn gets `"unchecked": true`, so the answer rules do not hold it.
+
+        Raises:
+            ScriptError: There is no turn yet in the current queue, or the last one is an error.
+
+        """
+        turns = self._queues[self._queue]
+        if not turns:
+            raise ScriptError(
+                f"ScriptBuilder.unchecked(): {self._queue_name()} has no turn to mark; add one first (.calls(), ...)"
+            )
+        where = self._where(".unchecked()", len(turns) - 1)
+        last = turns[-1]
+        if last.error is not None:
+            raise ScriptError(
+                f"ScriptBuilder.unchecked(): the last turn, {self._label(len(turns) - 1)}, is an error "
+                f"({last.describe()}), which no answer rule holds"
+            )
+        turns[-1] = _checked(parse_turn({**last.model_dump(exclude_defaults=True), "unchecked": True}, where), where)
+        return self
+
     # ------------------------------------------------------------------ queues
 
     def for_model(self, model: str) -> Self:
@@ -249,14 +274,25 @@ class ScriptBuilder:
         return answer
 
     def build(
-        self, *, hold_timeout: float = 30.0, strict: bool = True, strict_skip: Iterable[str] = ()
+        self,
+        *,
+        hold_timeout: float = 30.0,
+        strict: bool = True,
+        strict_skip: Iterable[str] = (),
+        check_tool_input: bool = False,
     ) -> ScriptTransport:
         """A fresh `ScriptTransport` serving the script (each call gives an independent stub).
 
-        `strict` and `strict_skip` are `ScriptTransport`'s: the strict request rules, on by default.
+        `strict`, `strict_skip` and `check_tool_input` are `ScriptTransport`'s: the strict request and
+        answer rules, on by default.
         """
         return ScriptTransport(
-            self.script, hold_timeout=hold_timeout, fallback=self.fallback, strict=strict, strict_skip=strict_skip
+            self.script,
+            hold_timeout=hold_timeout,
+            fallback=self.fallback,
+            strict=strict,
+            strict_skip=strict_skip,
+            check_tool_input=check_tool_input,
         )
 
     def __repr__(self) -> str:

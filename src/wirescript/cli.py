@@ -216,7 +216,12 @@ def _serve(commands: _Commands) -> None:
         action="append",
         default=[],
         metavar="RULE",
-        help="a strict rule id not to check (repeatable; the rules: docs/strict-requests.md)",
+        help="a strict rule id not to check, request or answer rule (repeatable; the rules: docs/strict-requests.md)",
+    )
+    parser.add_argument(
+        "--check-tool-input",
+        action="store_true",
+        help="hold every scripted tool call's input to its tool's schema, strict or not",
     )
     parser.set_defaults(handler=_run_serve)
 
@@ -230,6 +235,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         max_records=args.max_records,
         strict=not args.no_strict,
         strict_skip=args.strict_skip,
+        check_tool_input=args.check_tool_input,
     )
 
 
@@ -304,6 +310,7 @@ def serve_command(
     err: IO[str] | None = None,
     strict: bool = True,
     strict_skip: Iterable[str] = (),
+    check_tool_input: bool = False,
 ) -> int:
     """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
 
@@ -312,8 +319,8 @@ def serve_command(
     everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a summary of the
     requests and any problems on stderr. A script that does not load is reported on stderr with
     exit status 2, before anything is printed on stdout. `max_records` bounds the records kept
-    (see `ScriptTransport`), for a long session; `strict` and `strict_skip` are `ScriptTransport`'s
-    (`--no-strict`, `--strict-skip RULE`).
+    (see `ScriptTransport`), for a long session; `strict`, `strict_skip` and `check_tool_input` are
+    `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`, `--check-tool-input`).
     """
     from .errors import ScriptError, UsageError
     from .files import load_script
@@ -330,6 +337,7 @@ def serve_command(
                 max_records=max_records,
                 strict=strict,
                 strict_skip=strict_skip,
+                check_tool_input=check_tool_input,
             )
             server = ScriptServer(stub, host=host, port=port)
             server.start()

@@ -84,8 +84,17 @@ class ScriptTransport(_TransportBase):
             and their requests are kept. A record costs about 2.4 KB (5 times the body for a long chat).
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
-            the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
-        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
+            the provider's own error, consumes no turn and is a `strict` problem; a scripted turn the real
+            API could not give to its request (`Wire.answer_rules`: a tool the request does not offer, text
+            where a tool call is forced, ...) gets a loud error and is an `impossible_answer` problem, unless
+            the turn says `"unchecked": true`. False turns both off.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's: request rules
+            and answer rules alike.
+        check_tool_input: Hold every scripted tool call's input to its tool's schema, strict or not (off by
+            default: only the tools whose input the provider guarantees, such as OpenAI's and Claude's
+            `strict: true`, are held to theirs, since a real model may send a non-strict tool input that breaks
+            its schema). Strict mode holds a turn to the answer rules (`docs/strict-requests.md`): a tool the
+            request offers, what its tool choice allows, a schema the provider guarantees.
         mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
             next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
         dialect: Answer as one OpenAI-compatible host, whatever the host (`docs/dialects.md`): an id of
@@ -95,7 +104,8 @@ class ScriptTransport(_TransportBase):
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict`
-            is not a bool, or `strict_skip` names an unknown rule (the message names the closest one).
+            or `check_tool_input` is not a bool, or `strict_skip` names an unknown rule (the message names the
+            closest one).
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
@@ -119,9 +129,21 @@ class ScriptTransport(_TransportBase):
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
         clock: Clock | None = None,
+        check_tool_input: bool = False,
     ) -> None:
         self._ledger = Ledger(
-            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock
+            script,
+            fallback,
+            wires,
+            side,
+            routes,
+            max_records,
+            strict,
+            strict_skip,
+            mcp,
+            dialect,
+            clock,
+            check_tool_input,
         )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
@@ -145,8 +167,13 @@ class ScriptTransport(_TransportBase):
 
     @property
     def strict_skip(self) -> frozenset[str]:
-        """The strict rule ids not checked (`strict_skip=`)."""
+        """The strict rule ids not checked (`strict_skip=`): request and answer rules."""
         return self._ledger.strict_skip
+
+    @property
+    def check_tool_input(self) -> bool:
+        """Whether every tool call's input is held to its tool's schema, strict or not (`check_tool_input=`)."""
+        return self._ledger.check_tool_input
 
     # ------------------------------------------------------------------ evidence
 

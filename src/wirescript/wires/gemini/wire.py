@@ -16,6 +16,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import encode_event, json_dumps
+from .._answers import Offer
 from .._decode import (
     as_dict,
     as_float,
@@ -32,6 +33,7 @@ from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import grounding
+from .answers import ANSWER_FIELDS, ANSWER_RULES, gemini_offer
 from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -174,6 +176,8 @@ class GeminiWire(Wire):
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES
+    answer_rules = ANSWER_RULES
+    answer_fields = ANSWER_FIELDS
     label = "Gemini generateContent"
     own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
     unknown_field = 'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
@@ -313,6 +317,10 @@ class GeminiWire(Wire):
         pieces.extend(function_parts)
         _sign(pieces, signature)
         return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
+        return gemini_offer(record.body) if isinstance(record.body, dict) else None
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why Gemini could not have answered with this grounding or code execution (not enabled), or None."""
