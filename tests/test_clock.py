@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-import anthropic
-import httpx2
 import pytest
 
+from _support import anthropic_client
 from wirescript import Clock, ScriptError, ScriptTransport, UsageError
 
 
@@ -69,7 +68,7 @@ def test_each_request_is_stamped_on_the_stubs_clock_in_arrival_order() -> None:
     ticks = iter([100.0, 100.0, 100.0])
     clock = Clock(source=lambda: next(ticks, 100.0))
     stub = ScriptTransport(["One.", "Two."], clock=clock)
-    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=stub))
+    client = anthropic_client(stub)
     ask = {"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi"}]}
     client.messages.create(**ask)  # type: ignore[call-overload]
     stub.clock.advance("6m")

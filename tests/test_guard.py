@@ -707,15 +707,16 @@ def test_aiohttp_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: 
     aiohttp = pytest.importorskip("aiohttp")
     url, received = env_proxy
 
-    async def get(target: str) -> None:
+    async def get(target: str) -> tuple[int, str, str]:
         async with aiohttp.ClientSession(trust_env=True) as session, session.get(target) as response:
-            await response.read()
+            return response.status, response.headers["x-should-retry"], await response.text()
 
     for target in ("https://api.openai.com/v1/models", "http://api.openai.com/v1/models"):
-        with pytest.raises(aiohttp.ClientError):
-            asyncio.run(get(target))
+        status, retry, text = asyncio.run(get(target))  # the guard's answer, not a connection error to retry
+        assert (status, retry) == (403, "false")
+        assert "wirescript: blocked a connection to api.openai.com" in text
     assert received == []
-    assert list(dict.fromkeys(refused_through(wirescript.guard, url))) == [  # aiohttp tries a lost connection twice
+    assert list(dict.fromkeys(refused_through(wirescript.guard, url))) == [
         "connection to api.openai.com:443 through the proxy at PROXY",
         "connection to api.openai.com:80 through the proxy at PROXY",
     ]
@@ -914,3 +915,20 @@ def test_marker_options_are_validated_and_the_closest_wins(pytester: pytest.Pyte
             "*allow_network must be True or False, got str 'yes'",
         ]
     )
+
+
+def test_an_instance_metadata_lookup_names_the_credentials_botocore_was_not_given(
+    wirescript: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    boto3 = pytest.importorskip("boto3")
+    for name in [name for name in os.environ if name.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    boto3.Session().client("bedrock", region_name="us-east-1")  # no credentials given: botocore asks the IMDS
+    report = wirescript.guard.report()
+    assert "connection to 169.254.169.254:80" in report
+    assert "169.254.169.254 is the EC2 instance metadata service" in report
+    assert "AWS_EC2_METADATA_DISABLED=true" in report
+    assert "http_client=" not in report  # not a provider host: the stub is not the fix
+    wirescript.guard._blocked.clear()

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_clock"},
+    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_aiohttp", "_clock"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers
@@ -47,6 +47,7 @@ LAYERS: list[set[str]] = [
                 "openai": (
                     *(".chat", ".responses", ".common", ".builtins", ".rules", ".models", ".errors", ".side"),
                     ".dialects",
+                    ".conversations",
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),

@@ -170,7 +170,7 @@ CASES = [
     # Anthropic Messages
     Case(
         "anthropic.sampling-parameters-removed",
-        lambda stub: claude(stub, temperature=0.5),  # the anthropic 2.x SDK sends API version 2026-10-21
+        lambda stub: claude(stub, temperature=0.5, version="2026-10-21"),  # what the anthropic 2.x SDK sends
         lambda stub: claude(stub, temperature=0.5, version=OLD_VERSION),
         anthropic_error,
         "temperature: Extra inputs are not permitted",

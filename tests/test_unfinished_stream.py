@@ -11,13 +11,14 @@ import asyncio
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
-from google import genai
-from google.genai import types
 
 from _support import anthropic_client, no_aws_environment, openai_client
 from wirescript import ScriptTransport, UsageError
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
+genai = pytest.importorskip("google.genai")
+types = genai.types
 
 pytest_plugins = ["pytester"]
 

@@ -26,6 +26,12 @@ botocore does not use httpx: while an interception is open (`hook_botocore(creat
 botocore is imported for that only when it is installed, and the original function is put back
 when the interception closes (`unhook_botocore`).
 
+aiohttp does not use httpx either: the layer above registers a finder (`transports.finders`) for
+aiohttp's `ClientSession.__init__`, patched with the transports while aiohttp is imported, and each
+session created then gets a middleware that reads the same two callbacks (`_aiohttp`, the adapter
+between aiohttp and the stub's httpx path). An interception imports aiohttp, where it is installed,
+before it takes the patches (`import_aiohttp`); nothing else imports it.
+
 Nothing here imports the rest of wirescript: the layers above register, this floor calls back.
 """
 
@@ -50,6 +56,7 @@ __all__ = [
     "acquire",
     "botocore_client_creator",
     "hook_botocore",
+    "import_aiohttp",
     "lock",
     "patch_all",
     "release",
@@ -66,8 +73,8 @@ TARGETS = (
 )
 """(module, class, method) patched while the hooks are held."""
 
-MODULES = tuple(dict.fromkeys(module for module, _, _ in TARGETS))
-"""The modules of `TARGETS`."""
+MODULES = (*dict.fromkeys(module for module, _, _ in TARGETS), "aiohttp")
+"""The modules of `TARGETS`, and aiohttp (its `ClientSession.__init__` is patched while it is imported: `_aiohttp`)."""
 
 BOTOCORE_TARGET = ("botocore.client", "ClientCreator", "create_client")
 """(module, class, method) wrapped while an interception is open, when botocore is installed."""
@@ -258,6 +265,7 @@ def _find_transports() -> list[Spot]:
     """A spot for each method of `TARGETS` of a library that is imported or importable (imported then).
 
     A library that could not be imported at one look is looked for again once it is in `sys.modules`.
+    And the spots the layer above's finders return (aiohttp's `ClientSession.__init__`, `_aiohttp.spot`).
     """
     spots: list[Spot] = []
     for module_name, class_name, method in TARGETS:
@@ -268,6 +276,10 @@ def _find_transports() -> list[Spot]:
         except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked, broken or unrelated
             continue
         spots.append(Spot(cls, method, _async_wrapper if method == "handle_async_request" else _sync_wrapper))
+    for find in transports.finders:
+        found = find()
+        if found is not None:
+            spots.append(found)
     return spots
 
 
@@ -277,6 +289,8 @@ class TransportPatches(Patches):
     Attributes:
         route: Set by an open interception: which transport answers a request, by host.
         rescue: Set by an active network guard: the answer to a request its refusal made fail.
+        finders: Set by the layer above: functions that find more spots of these patches, patched
+            with the transports' (aiohttp's `ClientSession.__init__`: `_aiohttp.spot`); empty: none.
 
     """
 
@@ -284,6 +298,7 @@ class TransportPatches(Patches):
         super().__init__(find, modules)
         self.route: Route | None = None
         self.rescue: Rescue | None = None
+        self.finders: tuple[Callable[[], Spot | None], ...] = ()
 
 
 transports = TransportPatches(_find_transports, MODULES)
@@ -315,6 +330,18 @@ def botocore_client_creator() -> Any:
         return getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError, ValueError):  # pragma: no cover - blocked or broken
         return None
+
+
+@functools.cache
+def import_aiohttp() -> bool:
+    """Import aiohttp once when it is installed (an interception does, outside the lock); whether it is there."""
+    try:
+        if "aiohttp" not in sys.modules and importlib.util.find_spec("aiohttp") is None:
+            return False
+        importlib.import_module("aiohttp")
+    except (ImportError, ValueError):  # pragma: no cover - blocked or broken
+        return False
+    return True
 
 
 class _Botocore:

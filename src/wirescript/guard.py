@@ -62,6 +62,13 @@ _HINT = (
     "mark the test @pytest.mark.wirescript(allowed_hosts=[...]) or @pytest.mark.wirescript(allow_network=True)."
 )
 _PROXIED = "connection through a proxy"
+_METADATA = frozenset({"169.254.169.254", "fd00:ec2::254"})
+"""The EC2 instance metadata service's addresses, where botocore looks for credentials a client was not given."""
+_METADATA_HINT = (
+    "{host} is the EC2 instance metadata service: botocore asks it for credentials when a boto3 client "
+    "is built without any. Give every boto3 client credentials (aws_access_key_id=..., aws_secret_access_key=...; "
+    "a framework that builds a client of its own takes them too), or set AWS_EC2_METADATA_DISABLED=true."
+)
 
 
 class BlockedAttempt(NamedTuple):
@@ -152,12 +159,14 @@ class NetworkGuard:
             return None
         counts = Counter(str(attempt) for attempt in blocked)
         lines = [f"  - {what}" + (f" ({n} times)" if n > 1 else "") for what, n in counts.items()]
-        clients = dict.fromkeys(_client_hint(attempt.host) for attempt in blocked)
+        clients = dict.fromkeys(_client_hint(attempt.host) for attempt in blocked if attempt.host not in _METADATA)
+        metadata = dict.fromkeys(_METADATA_HINT.format(host=a.host) for a in blocked if a.host in _METADATA)
         return "\n".join(
             [
                 f"wirescript: the test tried to reach the network ({len(blocked)} attempt(s) refused by the guard):",
                 *lines,
-                _HINT.format(client="; ".join(clients)),
+                *metadata,
+                *([_HINT.format(client="; ".join(clients))] if clients else []),
             ]
         )
 
@@ -188,9 +197,14 @@ class NetworkGuard:
             address = via if via is not None else (host if name is not None else None)
             attempt = BlockedAttempt(kind, name or host, port, address)
             self._blocked.append(attempt)
+        hint = (
+            _METADATA_HINT.format(host=attempt.host)
+            if attempt.host in _METADATA
+            else _HINT.format(client=_client_hint(attempt.host))
+        )
         return NetworkBlockedError(
             f"wirescript: blocked a {attempt}: a test that uses the wirescript fixture "
-            f"does not reach the network. {_HINT.format(client=_client_hint(attempt.host))}",
+            f"does not reach the network. {hint}",
             host=attempt.host,
             port=port,
         )

@@ -26,11 +26,16 @@ in-process (as `stub.attach(client)` does) until the block ends, when it is give
 botocore. botocore's `ClientCreator.create_client` is wrapped for that while the block is open, when
 botocore is installed. A client created before the block is not reached: `stub.attach(client)` it.
 
+aiohttp: a session created while the block is open (or while the pytest session holds the patches)
+sends its requests for a matching host to the stub too, through aiohttp's client middlewares
+(`_aiohttp`, aiohttp 3.12 or later): google-genai's async client sends over aiohttp whenever it is
+installed. The interception imports aiohttp, where it is installed, when it opens.
+
 What it cannot reach: a client built with a transport of another class (`httpx.MockTransport`,
-`WSGITransport`/`ASGITransport`, a stub passed explicitly, `anthropic.DefaultAioHttpClient`'s
-aiohttp transport, a `BaseTransport` subclass of your own) keeps its transport, and code that
-does not use httpx or httpx2 at all (aiobotocore, requests, aiohttp, a library's own sockets such
-as dspy's lm15 engine) is not seen. The network guard of the pytest fixture still stops those from
+`WSGITransport`/`ASGITransport`, a stub passed explicitly, a `BaseTransport` subclass of your own)
+keeps its transport, and code that uses neither httpx, httpx2 nor aiohttp (aiobotocore, requests,
+a library's own sockets such as dspy's lm15 engine) is not seen; nor is an aiohttp session created
+before the patches were laid. The network guard of the pytest fixture still stops those from
 reaching the internet.
 
 The hosts taken by default are those the stub's wires declare (`Wire.hosts`): for a stub without
@@ -49,7 +54,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _hooks
+from . import _aiohttp, _hooks
 from .errors import UsageError
 from .wires import Wire, default_wires, hosted_wires
 from .wires._hosts import ALL_HOSTS, host_matcher
@@ -66,6 +71,8 @@ def hosts_of(wires: Iterable[Wire]) -> frozenset[str]:
     return frozenset(host for wire in wires for host in wire.hosts)
 
 
+_hooks.transports.finders = (_aiohttp.spot,)  # aiohttp sessions are reached with the transports
+
 KNOWN_HOSTS: frozenset[str] = hosts_of([*default_wires(), *hosted_wires()])
 """The hosts the default wires declare (`Wire.hosts`): what a stub without wires of its own intercepts."""
 
@@ -80,7 +87,7 @@ def open_interception() -> Interception | None:
 
 
 class Interception:
-    """Route the requests of every httpx/httpx2 client on its default transport to `stub`, by host.
+    """Route the requests of every httpx/httpx2 client on its default transport, and aiohttp session, to `stub`.
 
     Args:
         stub: The stub that answers intercepted requests (or a `RecordingTransport`, which records them).
@@ -153,6 +160,7 @@ class Interception:
     def __enter__(self) -> Interception:
         global _current
         _hooks.botocore_client_creator()  # imported outside the lock: the first import takes a while
+        _hooks.import_aiohttp()  # so that the aiohttp sessions the app creates in the block are reached
         with _hooks.lock:
             current = _current
             if current is not None:

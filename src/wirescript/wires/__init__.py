@@ -22,6 +22,7 @@ from .bedrock import BedrockWire
 from .gemini import GeminiWire
 from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
+from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
 from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
 from .side import EmbeddingsWire, ModelsWire, TokenCountWire
@@ -38,7 +39,9 @@ __all__ = [
     "ModelsWire",
     "OllamaWire",
     "OpenAIChatWire",
+    "OpenAIConversationsWire",
     "OpenAIResponsesWire",
+    "OpenAITracesWire",
     "Parsed",
     "Quirk",
     "Rendered",
@@ -57,8 +60,10 @@ __all__ = [
 
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
+    responses = OpenAIResponsesWire()
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
-    return [AnthropicWire(), OpenAIChatWire(), OpenAIResponsesWire(), GeminiWire(), BedrockWire(), *side]
+    side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
+    return [AnthropicWire(), OpenAIChatWire(), responses, GeminiWire(), BedrockWire(), *side]
 
 
 def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
@@ -87,9 +92,18 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
         except UsageError as exc:
             raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
+    _share_conversations(wires)
     if bind:
         bind_stops(wires)
     return wires
+
+
+def _share_conversations(wires: list[Wire]) -> None:
+    """Give the Conversations wire the conversations of the Responses wire that serves `conversation=`."""
+    responses = next((wire for wire in wires if isinstance(wire, OpenAIResponsesWire)), None)
+    for wire in wires:
+        if responses is not None and isinstance(wire, OpenAIConversationsWire):
+            wire.store = responses.conversations
 
 
 def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[list[Wire], list[Wire]]:

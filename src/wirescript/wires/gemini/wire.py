@@ -1,8 +1,10 @@
-"""Gemini Developer API (google-genai): `POST …/models/{model}:generateContent` and `:streamGenerateContent`.
+r"""Gemini Developer API (google-genai): `POST …/models/{model}:generateContent` and `:streamGenerateContent`.
 
 The answer is a `GenerateContentResponse`: JSON, or for `:streamGenerateContent?alt=sse` a series of
 `data:` frames, each a whole `GenerateContentResponse` holding the next piece of the answer. The
-last frame carries the `finishReason` and the full `usageMetadata`.
+last frame carries the `finishReason` and the full `usageMetadata`. `:streamGenerateContent`
+without `alt=sse` streams the same chunks as the elements of one JSON array, the API's default
+streaming format (`[{...}\n,\r\n{...}\n]`, sent as each element is ready).
 """
 
 from __future__ import annotations
@@ -316,6 +318,9 @@ class GeminiWire(Wire):
             pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
         pieces.extend(function_parts)
         _sign(pieces, signature)
+        if _json_array(record):
+            frames = _stream(pieces, finish, envelope, metadata, array=True)
+            return Rendered(200, dict(_JSON_HEADERS), frames=frames)
         return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -339,7 +344,8 @@ class GeminiWire(Wire):
             error = data.get("error") if isinstance(data, dict) else None
             error = error if isinstance(error, dict) else {}
             return decoded_error(status, error.get("status"), error.get("message"))
-        chunks_ = sse_json(body) if is_event_stream(headers) else [json_body(body)]
+        data = None if is_event_stream(headers) else json_body(body)
+        chunks_ = sse_json(body) if is_event_stream(headers) else data if isinstance(data, list) else [data]
         responses = [c for c in chunks_ if isinstance(c, dict)]
         if not responses:
             return None
@@ -417,6 +423,7 @@ class GeminiWire(Wire):
 
         `spec.type` is a Gemini status (`UNAVAILABLE`) or a provider-neutral error type
         (`overloaded_error` is 503 `UNAVAILABLE`, `rate_limit_error` 429 `RESOURCE_EXHAUSTED`, …).
+        In a JSON-array stream (no `alt=sse`) the error object is the array's last element.
         """
         if spec.type in _STATUS_CODES:
             code, status = _STATUS_CODES[spec.type], spec.type
@@ -426,6 +433,8 @@ class GeminiWire(Wire):
         else:
             code, status = 500, spec.type
         data = {"error": {"code": code, "message": spec.message, "status": status}}
+        if _json_array(record):
+            return Frame("error", _element(json_dumps(data), first=spec.after == 0, last=True))
         return Frame("error", encode_event(None, json_dumps(data)))
 
 
@@ -451,13 +460,37 @@ def _candidate(
     return candidate
 
 
+def _json_array(record: RecordedRequest) -> bool:
+    """Whether a streamed answer is a JSON array: `:streamGenerateContent` without `alt=sse`.
+
+    The API's default streaming format is JSON (`alt=json`); google-genai asks for `alt=sse`,
+    REST clients (llm-gemini) read the array as it arrives.
+    """
+    return record.query.get("alt", "json").lower() != "sse"
+
+
+def _element(chunk: str, *, first: bool, last: bool) -> bytes:
+    r"""One chunk as an element of the streamed JSON array, framed as the API frames it.
+
+    `[` opens the array before the first element, `,\r\n` separates the next ones, each element
+    ends with `\n`, and `]` closes the array after the last (observed: llm-gemini's recorded
+    answers of `:streamGenerateContent`, tests/cassettes/test_gemini/test_tools.yaml).
+    """
+    return b"".join((b"[" if first else b",\r\n", chunk.encode(), b"\n]" if last else b"\n"))
+
+
 def _stream(
-    pieces: list[dict[str, Any]], finish: str, envelope: dict[str, Any], metadata: dict[str, Any] | None = None
+    pieces: list[dict[str, Any]],
+    finish: str,
+    envelope: dict[str, Any],
+    metadata: dict[str, Any] | None = None,
+    *,
+    array: bool = False,
 ) -> Iterator[Frame]:
     """One chunk per piece; the last also carries `finishReason`, the full usage and the grounding metadata.
 
     Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
-    usage across chunks is caught.
+    usage across chunks is caught. `array`: the chunks are the elements of one JSON array.
     """
     usage = envelope["usageMetadata"]
     partial = {**envelope, "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]}}
@@ -467,4 +500,9 @@ def _stream(
         last = number == len(groups) - 1
         candidate = _candidate(parts, finish if last else None, metadata if last else None)
         chunk = {"candidates": [candidate], **(envelope if last else partial)}
-        yield Frame("final_chunk" if last else "chunk", encode_event(None, json_dumps(chunk)))
+        data = (
+            _element(json_dumps(chunk), first=number == 0, last=last)
+            if array
+            else encode_event(None, json_dumps(chunk))
+        )
+        yield Frame("final_chunk" if last else "chunk", data)

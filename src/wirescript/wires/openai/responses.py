@@ -52,6 +52,7 @@ from .common import (
     tool_input,
     type_message,
 )
+from .conversations import ConversationStore, conversation_id
 from .rules import PREVIOUS_RESPONSE_NOT_FOUND, RESPONSES_RULES, check_openai_responses, previous_response_not_found
 
 __all__ = ["INCOMPLETE_REASONS", "OpenAIResponsesWire"]
@@ -150,6 +151,8 @@ class OpenAIResponsesWire(Wire):
     def __init__(self) -> None:
         self._stored: dict[str, list[Any]] = {}
         self._stored_lock = threading.Lock()
+        self.conversations = ConversationStore()
+        """The stub's conversations (`conversation=`), shared with its Conversations API wire."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/responses` (not the sub-resources such as `…/responses/{id}/cancel`), on any host."""
@@ -191,8 +194,18 @@ class OpenAIResponsesWire(Wire):
         )
 
     def resolve(self, record: RecordedRequest) -> None:
-        """Prepend the stored conversation of the response a request continues (`previous_response_id`)."""
-        previous = record.body.get("previous_response_id") if isinstance(record.body, dict) else None
+        """Prepend the stored conversation of the response a request continues (`previous_response_id`).
+
+        Or the items of the conversation it names (`conversation=`, the Conversations API).
+        """
+        body = record.body if isinstance(record.body, dict) else {}
+        named = conversation_id(body.get("conversation"))
+        if named is not None:
+            items = self.conversations.items(named)
+            if items is not None:
+                record.conversation = [*items, *record.messages]
+            return
+        previous = body.get("previous_response_id")
         if not isinstance(previous, str):
             return
         with self._stored_lock:
@@ -250,9 +263,14 @@ class OpenAIResponsesWire(Wire):
             _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
+        named = conversation_id(body.get("conversation"))
+        if named is not None:
+            response["conversation"] = {"id": named}
         if body.get("store") is not False:
             with self._stored_lock:
                 self._stored[response["id"]] = [*record.conversation, *items]
+        if named is not None:  # the API adds the request's input and the response's output to it
+            self.conversations.extend(named, [*record.messages, *items])
         headers = request_id(record)
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
