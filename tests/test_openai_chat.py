@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, chat_tools, examples, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
 OPENAI_MAJOR = int(openai.__version__.split(".")[0])
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": USER}
+PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": USER, "tools": chat_tools()}
 WEATHER_TOOL = {
     "type": "function",
     "function": {

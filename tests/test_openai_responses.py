@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from openai.types.responses import Response, ResponseStreamEvent
 
-from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client, responses_tools
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
 OPENAI_MAJOR = int(openai.__version__.split(".")[0])
-PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi"}
+PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi", "tools": responses_tools()}
 WEATHER_TOOL = {
     "type": "function",
     "name": "weather",

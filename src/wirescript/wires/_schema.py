@@ -6,7 +6,7 @@ its own dialect: OpenAI's strict subset, Claude's subset of draft 2020-12, Gemin
 (upper-case types, `nullable`). A `SchemaDialect` says which keywords a provider enforces; `breaks`
 converts a schema as the request sent it into the draft 2020-12 schema of just those keywords and
 validates a value against it with the `jsonschema` library, imported on first use (importing
-wirescript does not import it). Keywords a provider does not document as enforced are left out, so
+wirescript does not import it; without it a schema holds a value to nothing, with a warning once). Keywords a provider does not document as enforced are left out, so
 a value is never held to more than the provider promises; a schema the library cannot handle (a
 remote `$ref`, an invalid schema) holds the value to nothing.
 """
@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
-
-from ..errors import UsageError
 
 __all__ = [
     "CLAUDE",
@@ -27,6 +26,7 @@ __all__ = [
     "GEMINI_JSON",
     "LOOSE",
     "LOOSE_OPENAPI",
+    "MISSING",
     "OPENAI_STRICT",
     "SchemaDialect",
     "breaks",
@@ -97,10 +97,12 @@ def breaks(value: Any, schema: Any, dialect: SchemaDialect) -> str | None:
     None too when the schema cannot be checked (not a schema, a remote reference, invalid once
     converted): such a schema is never a reason to call an answer impossible.
 
-    Raises:
-        UsageError: The `jsonschema` library is not installed (a broken install: it is a dependency).
+    None too when the `jsonschema` library is not installed: the first such call warns (`MISSING`), once.
 
     """
+    if _jsonschema() is None:
+        _missing()
+        return None
     validator = _validator(_key(schema), dialect)
     if validator is None:
         return None
@@ -128,7 +130,10 @@ def _validator(key: str, dialect: SchemaDialect) -> Any:
     if not key:
         return None
     schema = json.loads(key)
-    validator_for, base, schema_error = _jsonschema()
+    library = _jsonschema()
+    if library is None:
+        return None
+    validator_for, base, schema_error = library
     try:
         converted = schema if dialect.keep is None and not dialect.openapi else _convert(schema, dialect, 0)
     except _Unchecked:
@@ -144,18 +149,29 @@ def _validator(key: str, dialect: SchemaDialect) -> Any:
 
 
 @functools.cache
-def _jsonschema() -> tuple[Callable[..., Any], Any, type[Exception]]:
-    """`validator_for`, `Draft202012Validator` and `SchemaError`, imported on first use."""
+def _jsonschema() -> tuple[Callable[..., Any], Any, type[Exception]] | None:
+    """`validator_for`, `Draft202012Validator` and `SchemaError`, imported on first use; None when not installed."""
     try:
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
         from jsonschema.validators import validator_for
-    except ImportError:  # pragma: no cover - a dependency of wirescript
-        raise UsageError(
-            "wirescript holds answers to the request's JSON Schemas with the jsonschema library, which is missing: "
-            "pip install jsonschema"
-        ) from None
+    except ImportError:
+        return None
     return validator_for, Draft202012Validator, SchemaError
+
+
+MISSING = (
+    "wirescript holds a scripted answer to the JSON Schemas its request guarantees (a strict tool's input, a "
+    "structured output) with the jsonschema library, which is not installed: those answers are served unchecked. "
+    "pip install jsonschema (or wirescript[mcp]) to check them"
+)
+"""The warning given once per process when a schema check finds no `jsonschema`."""
+
+
+@functools.cache
+def _missing() -> None:
+    """Warn, once per process, that the schema checks hold answers to nothing (no `jsonschema`)."""
+    warnings.warn(MISSING, UserWarning, stacklevel=2)
 
 
 @functools.cache
