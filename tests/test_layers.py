@@ -40,20 +40,24 @@ LAYERS: list[set[str]] = [
         "wires.mcp.wire",
         "wires.mcp.rules",
         "wires._dialects",
+        "wires._answers",
+        "wires._schema",
+        "wires._messages_answers",
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
                 "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side"),
                 "openai": (
                     *(".chat", ".responses", ".common", ".builtins", ".rules", ".models", ".errors", ".side"),
+                    ".answers",
                     ".dialects",
                     ".conversations",
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
-                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side"),
-                "bedrock": (".wire", ".converse", ".rules", ".eventstream"),
+                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side", ".answers"),
+                "bedrock": (".wire", ".converse", ".rules", ".eventstream", ".answers"),
             }.items()
             for module in ("", *modules)
         ),

@@ -751,7 +751,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         (
             f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, citations, "
             "server_tools, tool, tools, "
-            "thinking, thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?\n"
+            "thinking, thinking_signature, usage, stop_reason, error, fault, unchecked); did you mean 'text'?\n"
         ),
     )
 

@@ -516,8 +516,8 @@ class Turn(_Model):
     """Answer with an HTTP error instead of a message."""
     fault: Fault | None = None
     """Damage the response on the wire."""
-    unchecked: bool = False
-    """Serve the turn even if the real API could not give it to the request (a tool the request does not
+    unchecked: bool | None = None
+    """True: serve the turn even if the real API could not give it to the request (a tool the request does not
     offer, input or text that breaks a schema the provider guarantees, text where a tool call is forced):
     for a test of how the app copes with an impossible answer. Without it such a turn is an
     `impossible_answer` (see the answer rules in `docs/strict-requests.md`)."""

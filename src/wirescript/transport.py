@@ -84,17 +84,10 @@ class ScriptTransport(_TransportBase):
             and their requests are kept. A record costs about 2.4 KB (5 times the body for a long chat).
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
-            the provider's own error, consumes no turn and is a `strict` problem; a scripted turn the real
-            API could not give to its request (`Wire.answer_rules`: a tool the request does not offer, text
-            where a tool call is forced, ...) gets a loud error and is an `impossible_answer` problem, unless
-            the turn says `"unchecked": true`. False turns both off.
-        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's: request rules
-            and answer rules alike.
-        check_tool_input: Hold every scripted tool call's input to its tool's schema, strict or not (off by
-            default: only the tools whose input the provider guarantees, such as OpenAI's and Claude's
-            `strict: true`, are held to theirs, since a real model may send a non-strict tool input that breaks
-            its schema). Strict mode holds a turn to the answer rules (`docs/strict-requests.md`): a tool the
-            request offers, what its tool choice allows, a schema the provider guarantees.
+            the provider's own error, consumes no turn and is a `strict` problem; a turn the real API could not
+            give to its request (`Wire.answer_rules`, `docs/answers.md`) is an `impossible_answer`. False: neither.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), request or answer rules.
+        check_tool_input: Hold every tool call's input to its tool's schema, strict tool or not (opt-in).
         mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
             next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
         dialect: Answer as one OpenAI-compatible host, whatever the host (`docs/dialects.md`): an id of
@@ -103,9 +96,8 @@ class ScriptTransport(_TransportBase):
             several stubs); by default a clock of its own: the wall time plus every `clock.advance()`.
 
     Raises:
-        ScriptError: The script is malformed (the message names the turn and the field), `strict`
-            or `check_tool_input` is not a bool, or `strict_skip` names an unknown rule (the message names the
-            closest one).
+        ScriptError: The script is malformed (the message names the turn and the field), `strict` or
+            `check_tool_input` is no bool, or `strict_skip` names an unknown rule (the message names the closest).
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
