@@ -66,8 +66,8 @@ LAYERS: list[set[str]] = [
     {"strict", "validate", "catalog"},
     # 4: the sans-IO core
     {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger"},
-    # 5: the adapters: httpx/httpx2 and botocore requests into the core's neutral request, its answer out
-    {"_http", "_botocore"},
+    # 5: the adapters: httpx/httpx2, botocore and ASGI requests into the core's neutral request, its answer out
+    {"_http", "_botocore", "_asgi"},
     # 6: the reach: intercept() and the network guard
     {"intercept", "guard"},
     # 7: the transport shell

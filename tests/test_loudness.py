@@ -237,7 +237,8 @@ SCENARIOS = [
             sock.close()
         assert head.startswith(b"HTTP/1.1 400") and b"x-should-retry: false" in head
         """,
-        r"requests\[0\] POST /v1/messages\n    the loopback server could not read this request \(InvalidURL",
+        r"requests\[0\] POST /v1/messages\n    the loopback server could not read this request "
+        r"\(its Host header '\[::1' names no IPv6 address\)",
     ),
     # 5 — a retry is not blamed on the app
     S(

@@ -19,8 +19,9 @@ from typing import Any
 import anthropic
 import pytest
 
+from _blocked import BLOCK_HTTPX
 from _support import ANTHROPIC_HX as hx
-from wirescript import ScriptTransport, UsageError
+from wirescript import RecordingTransport, ScriptTransport, UsageError
 from wirescript.cli import main, serve_command
 from wirescript.server import ScriptServer
 
@@ -287,6 +288,47 @@ def test_an_async_client_streams_over_http_while_the_stub_holds_and_releases() -
         answers = asyncio.run(main(base_url))
     assert answers == ["Streamed to a.", "Streamed to b.", "Streamed to c."]
     assert sorted(r.last_user_text or "" for r in stub.requests) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("host", "target"),
+    [
+        (b"127.0.0.1:8123", b"/v1/messages"),
+        (b"LocalHost", b"/v1/models/claude%2Dtest?limit=2&after=x%20y"),
+        (b"[::1]:80", b"/v1beta/models/gemini-test:streamGenerateContent?alt=sse"),
+        (b"api.example:443", b"/model/anthropic.claude-3%3A0/./converse"),
+        (b"stub", b"/v1/files/../chat/completions"),
+        (None, b"/v1/../../responses"),
+    ],
+)
+def test_the_asgi_adapter_reads_a_url_as_an_httpx_client_would(host: bytes | None, target: bytes) -> None:
+    """The server's requests reach the core as they did through an httpx request: host, port, path, query."""
+    from wirescript import _asgi, _http
+
+    httpx2 = pytest.importorskip("httpx2")
+    raw_path, _, query = target.partition(b"?")
+    headers = [(b"content-type", b"application/json")] + ([(b"host", host)] if host is not None else [])
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": raw_path.decode(),
+        "raw_path": raw_path,
+        "query_string": query,
+        "headers": headers,
+        "server": ("127.0.0.1", 8123),
+    }
+    netloc = (host or b"127.0.0.1:8123").decode()
+    url = f"http://{netloc}{raw_path.decode()}" + (f"?{query.decode()}" if query else "")
+    expected = _http.read(httpx2.Request("POST", url, headers=headers, content=b"{}"))
+    got = _asgi.read(scope, b"{}")
+    assert (got.method, got.host, got.port, got.path, got.query) == (
+        expected.method,
+        expected.host,
+        expected.port,
+        expected.path,
+        expected.query,
+    )
+    assert (got.headers, got.body, got.per_event, got.unreadable) == (headers, b"{}", True, None)
 
 
 # ---------------------------------------------------------------------- control API
@@ -607,13 +649,16 @@ def test_without_uvicorn_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
     assert str(caught.value) == "serving a script over HTTP needs uvicorn: pip install 'wirescript[server]'"
 
 
-def test_without_an_http_library_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_an_http_library_a_script_is_still_served_and_record_mode_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
     monkeypatch.setitem(sys.modules, "httpx2", None)
     monkeypatch.setitem(sys.modules, "httpx", None)
-    with pytest.raises(UsageError) as caught:
-        ScriptServer(ScriptTransport([]))
+    assert ScriptServer(ScriptTransport([])).app.stub is not None  # a stub's server reads ASGI requests itself
+    with pytest.raises(UsageError) as caught:  # a recorder forwards each request with one of them
+        ScriptServer(RecordingTransport(tmp_path / "rec.json"))
     assert str(caught.value) == (
-        "wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'"
+        "record mode needs httpx2 or httpx to forward requests: pip install 'wirescript[httpx2]'"
     )
 
 
@@ -740,6 +785,79 @@ def test_cli_serve_holds_releases_and_reports_overflow_for_a_runner_in_another_l
     assert process.wait(timeout=15) == 0
 
 
+_SERVE_WITHOUT_HTTPX = (
+    BLOCK_HTTPX
+    + """
+from wirescript.cli import main
+
+status = main(["serve", sys.argv[1]])
+assert not {"httpx", "httpx2", "anyio"} & set(sys.modules), sorted(sys.modules)
+print("served without httpx, httpx2 or anyio", file=sys.stderr)
+sys.exit(status)
+"""
+)
+
+
+# Slow: a child importing uvicorn and wirescript (no SDK). Its claim needs a process of its own: one that cannot import
+# httpx, httpx2 or anyio at all, served to a real SDK.
+def test_cli_serve_needs_neither_httpx_nor_httpx2(tmp_path: pathlib.Path) -> None:
+    """`wirescript serve` with httpx, httpx2 and anyio blocked: answers, streams, faults, holds and the control API."""
+    script = tmp_path / "script.json"
+    turns = [
+        "Hello without httpx.",
+        {"text": "Streamed event by event.", "fault": {"delay": 0.001, "first_byte_delay": 0.01}},
+        {"text": "Hello there, friend.", "fault": {"disconnect_after": 4}},
+        {"text": "Never sent.", "fault": {"disconnect_after": 0}},
+        "Held, then released.",
+    ]
+    script.write_text(json.dumps(turns))
+    process = subprocess.Popen(
+        [PYTHON, "-c", _SERVE_WITHOUT_HTTPX, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        token = process.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), process.communicate(timeout=15)
+        sdk = client(base_url)
+        assert sdk.messages.create(**PARAMS).content[0].text == "Hello without httpx."
+        with sdk.messages.stream(**PARAMS) as stream:
+            pieces = list(stream.text_stream)
+        assert ("".join(pieces), len(pieces) > 1) == ("Streamed event by event.", True)
+        cut: list[str] = []
+        with pytest.raises(hx.RemoteProtocolError), sdk.messages.stream(**PARAMS) as stream:
+            cut.extend(stream.text_stream)
+        assert cut == ["Hello th"]
+        with pytest.raises(anthropic.APIConnectionError):
+            sdk.messages.create(**PARAMS)
+        answers: list[str] = []
+        control_url = f"{base_url}/_wirescript"
+        with hx.Client(base_url=control_url, headers={"X-Wirescript-Token": token}, timeout=30) as control:
+            assert control.post("/hold").json() == {"held": True}
+            asking = threading.Thread(target=lambda: answers.append(sdk.messages.create(**PARAMS).content[0].text))
+            asking.start()
+            assert len(control.get("/requests", params={"wait": 5, "timeout": 30}).json()) == 5
+            assert answers == []
+            assert control.post("/release").json() == {"held": False}
+            asking.join(30)
+            status = control.get("/status").json()
+            check = control.get("/check").json()
+        assert answers == ["Held, then released."]
+        assert (status["requests"], status["overflow"], status["problems"], status["pending"]) == (5, 0, [], [])
+        assert check == {"ok": True}
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, out) == (0, "")
+    assert err.splitlines()[1:] == [
+        "wirescript serve: stopped after 5 request(s), overflow 0",
+        "served without httpx, httpx2 or anyio",
+    ]
+
+
 def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -773,6 +891,49 @@ def test_cli_serve_refuses_bad_options_before_printing_any_url(
 ) -> None:
     assert main(["serve", str(script_file), *options]) == 2
     assert capsys.readouterr() == ("", f"wirescript serve: {error}\n")
+
+
+def test_cli_serve_keeps_the_records_of_the_last_10000_requests_by_default(
+    script_file: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import wirescript.server
+
+    served: list[ScriptTransport] = []
+
+    class Unstarted(ScriptServer):
+        def start(self) -> str:
+            assert isinstance(self.stub, ScriptTransport)
+            served.append(self.stub)
+            raise UsageError("not started by this test")
+
+    monkeypatch.setattr(wirescript.server, "ScriptServer", Unstarted)
+    for options in ([], ["--max-records", "3"], ["--max-records", "all"]):
+        assert main(["serve", str(script_file), *options]) == 2
+    assert serve_command(script_file) == 2
+    assert [stub.max_records for stub in served] == [10_000, 3, None, 10_000]
+    assert wirescript.server.MAX_RECORDS == 10_000
+    for stub in served:
+        stub.check(unused_turns=False)
+    assert main(["serve", str(script_file), "--max-records", "many"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "wirescript serve: error: argument --max-records: expected a positive integer or 'all', got 'many'\n"
+    )
+
+
+def test_a_bounded_stub_over_http_lists_its_last_records_and_keeps_every_problem() -> None:
+    stub = ScriptTransport(["One.", "Two.", "Three."], max_records=2)
+    with ScriptServer(stub) as server, hx.Client(**_control(server)) as control:
+        sdk = client(server.base_url)
+        assert hx.get(f"{server.base_url}/favicon.ico").status_code == 404  # requests[0]: a problem
+        assert [sdk.messages.create(**PARAMS).content[0].text for _ in range(3)] == ["One.", "Two.", "Three."]
+        listed = control.get("/requests", params={"wait": 4, "timeout": 5}).json()
+        status = control.get("/status").json()
+    assert [r["index"] for r in listed] == [2, 3]  # the last two
+    assert status["requests"] == 4
+    [problem] = stub.problems
+    assert (problem.index, problem.kind, problem.path) == (0, "unknown_endpoint", "/favicon.ico")
+    assert status["problems"] == [problem]
+    stub.check(allow=["unknown_endpoint"])
 
 
 def test_serve_command_at_its_former_place_still_works_with_a_deprecation_warning() -> None:

@@ -14,10 +14,11 @@ import hmac
 import ipaddress
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
+from ._asgi import Scope
+from ._asgi import Send as MessageSend
 from .errors import WaitTimeoutError
 from .recorded import REDACTED, RecordedRequest
 from .recording import RecordingTransport
@@ -37,9 +38,6 @@ __all__ = [
     "request_json",
     "status_of",
 ]
-
-Scope = MutableMapping[str, Any]
-MessageSend = Callable[[dict[str, Any]], Awaitable[None]]
 
 CONTROL_PREFIX = "/_wirescript"
 """The path prefix of the control API, which is never recorded as a model request.

@@ -3,8 +3,9 @@
 As httpx's default transport hands httpcore a neutral `httpcore.Request`, each way into a stub (an
 httpx/httpx2 client, a botocore or aiobotocore client, the loopback server) is a thin adapter that
 turns its library's request into a `Request` and the core's `Answer` into its library's response:
-`_http` for httpx and httpx2, `_botocore` for botocore. The core reads nothing else, so serving a
-boto3 client needs neither httpx nor httpx2.
+`_http` for httpx and httpx2, `_botocore` for botocore, `_asgi` for the loopback server's ASGI
+app. The core reads nothing else, so serving a boto3 client, or a script over the loopback server,
+needs neither httpx nor httpx2.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ __all__ = ["PER_EVENT", "UNREADABLE", "Answer", "OpenStream", "Request", "run", 
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of
-in batches of whole events (the loopback server sets it, so each event is flushed to the network)."""
+in batches of whole events (the loopback server sets it on what it forwards in record mode, so each event is
+flushed to the network)."""
 
 UNREADABLE = "wirescript.unreadable"
-"""A request extension (httpx/httpx2): why the request reached the stub only in part (the loopback server
-could not build it as sent). Such a request is recorded as an `unreadable` problem and refused."""
+"""A request extension (httpx/httpx2): why the request reached the recorder only in part (the loopback server
+could not read it as sent). Such a request is recorded as an `unreadable` problem and refused."""
 
 
 @dataclass(slots=True)

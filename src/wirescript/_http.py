@@ -11,7 +11,7 @@ A client asserts that the response stream is an instance of *its own* library's 
 class, sync or async as the client is, so the response is built with the module the request came
 from (`httpx` or `httpx2`), with a stream class made for that library. Neither library is imported
 here to serve a request: each is looked up from the request's type; `default_module` picks one for
-the loopback server to build requests with.
+record mode to forward a request that came in by another way (the loopback server, a boto3 client).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def http_module(request: Any) -> ModuleType:
 
 
 def default_module() -> ModuleType:
-    """The library to build requests with when none came in (the loopback server): httpx2, else httpx.
+    """What record mode forwards a request of no library with (the loopback server's, boto3's): httpx2, else httpx.
 
     Raises:
         UsageError: Neither is installed.
@@ -61,7 +61,7 @@ def default_module() -> ModuleType:
             return __import__(name)
         except ImportError:
             continue
-    raise UsageError("wirescript's server needs httpx2 or httpx to build requests: pip install 'wirescript[httpx2]'")
+    raise UsageError("record mode needs httpx2 or httpx to forward requests: pip install 'wirescript[httpx2]'")
 
 
 def read(request: Any) -> Request:

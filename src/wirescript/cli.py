@@ -201,10 +201,13 @@ def _serve(commands: _Commands) -> None:
     )
     parser.add_argument(
         "--max-records",
-        type=int,
-        default=None,
+        type=_records,
+        default=_MAX_RECORDS,
         metavar="N",
-        help="keep only the last N requests (counts and problems are kept); default: all",
+        help=(
+            "keep the records of the last N requests, or 'all' (the counts, the problems and their requests are "
+            f"kept whatever N); default: {_MAX_RECORDS}"
+        ),
     )
     parser.add_argument(
         "--no-strict",
@@ -224,6 +227,20 @@ def _serve(commands: _Commands) -> None:
         help="hold every scripted tool call's input to its tool's schema, strict or not",
     )
     parser.set_defaults(handler=_run_serve)
+
+
+_MAX_RECORDS = 10_000
+"""`wirescript.server.MAX_RECORDS` (a test pins them equal), not imported: the server module brings the whole stub."""
+
+
+def _records(text: str) -> int | None:
+    """`--max-records`: a number of records (checked by the stub), or `all`."""
+    if text == "all":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}") from None
 
 
 def _run_serve(args: argparse.Namespace) -> int:
@@ -305,7 +322,7 @@ def serve_command(
     host: str = "127.0.0.1",
     port: int = 0,
     hold_timeout: float = 30.0,
-    max_records: int | None = None,
+    max_records: int | None = _MAX_RECORDS,
     out: IO[str] | None = None,
     err: IO[str] | None = None,
     strict: bool = True,
@@ -318,9 +335,11 @@ def serve_command(
     and the control API's token (the `X-Wirescript-Token` header) alone on its second, flushed;
     everything else goes to `err` (stderr). Stopping is clean: exit status 0, with a summary of the
     requests and any problems on stderr. A script that does not load is reported on stderr with
-    exit status 2, before anything is printed on stdout. `max_records` bounds the records kept
-    (see `ScriptTransport`), for a long session; `strict`, `strict_skip` and `check_tool_input` are
-    `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`, `--check-tool-input`).
+    exit status 2, before anything is printed on stdout. `max_records` bounds the records kept, so
+    that a long session does not grow without end: the last 10,000 by default
+    (`wirescript.server.MAX_RECORDS`), None for all; the request count, the problems and their
+    requests are kept whatever it is (see `ScriptTransport`). `strict`, `strict_skip` and
+    `check_tool_input` are `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`, `--check-tool-input`).
     """
     from .errors import ScriptError, UsageError
     from .files import load_script

@@ -1,10 +1,12 @@
 """Serve a `ScriptTransport` over real loopback HTTP, for apps under test in another process.
 
-`ScriptApp` is an ASGI application in front of the stub: it turns each HTTP request into an
-`httpx2.Request` (an `httpx.Request` when only httpx is installed), awaits the stub, and streams
-the answer back chunk by chunk, so an SSE answer is flushed event by event and recording, overflow,
-hold/release and wire faults behave exactly as in-process. A scripted disconnect closes the
-connection abruptly; a scripted read timeout stalls the stream until the client gives up, or
+`ScriptApp` is an ASGI application in front of the stub: the ASGI adapter (`_asgi`) turns each
+HTTP request into the core's neutral request, the stub answers it as it answers an in-process
+client, and the answer goes back chunk by chunk, so an SSE answer is flushed event by event and
+recording, overflow, hold/release and wire faults behave exactly as in-process. No HTTP library is
+involved: serving a script needs uvicorn, and neither httpx nor httpx2 (`wirescript record`, which
+forwards each request to its provider, hands it on as an httpx/httpx2 request). A scripted
+disconnect closes the connection abruptly; a scripted read timeout stalls the stream until the client gives up, or
 `STALL_TIMEOUT` passes and the connection is dropped. The user's code (a script function, a
 fallback, a route's handler) runs on a thread of its own, so one that blocks delays only its own
 request, and at most the stub's `hold_timeout`.
@@ -29,25 +31,24 @@ import secrets
 import socket
 import threading
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _http
+from . import _asgi, _http
+from ._asgi import Receive, Scope
+from ._asgi import Send as MessageSend
 from ._control import (
     CONTROL_PREFIX,
     TOKEN_HEADER,
     Control,
-    MessageSend,
-    Scope,
     host_of,
     json_response,
     loopback_name,
     request_json,
     status_of,
 )
-from ._http import PER_EVENT
-from ._record import UNREADABLE
+from ._exchange import PER_EVENT, UNREADABLE, Answer, Request
 from .errors import UsageError
 from .recording import RecordingTransport
 from .transport import ScriptTransport, serve_offloaded
@@ -59,6 +60,7 @@ __all__ = [
     "CONTROL_PREFIX",
     "HEADER_TIMEOUT",
     "MAX_BODY",
+    "MAX_RECORDS",
     "STALL_TIMEOUT",
     "TOKEN_HEADER",
     "ScriptApp",
@@ -67,7 +69,6 @@ __all__ = [
     "status_of",
 ]
 
-_Receive = Callable[[], Awaitable[dict[str, Any]]]
 _Result = TypeVar("_Result")
 
 STALL_TIMEOUT = 2.0
@@ -84,6 +85,12 @@ HEADER_TIMEOUT = 10.0
 """How long a connection may take to send a request's head (its request line and headers), from its
 first byte: a connection that trickles it in is closed (`ScriptServer(header_timeout=...)`)."""
 
+MAX_RECORDS = 10_000
+"""How many requests' records `wirescript serve` keeps, the last ones (about 25 MB of them): its stub's
+`max_records` (`--max-records N`, or `all`). The request count, the problems and the requests that
+have one are kept whatever the bound; the control API lists the records kept. A stub you serve
+yourself keeps what its own `ScriptTransport(max_records=...)` says (all, by default)."""
+
 # The CORS headers of the model endpoints (never of the control API), so that a page under test on
 # another loopback port may call them; no private-network grant: a page on a public origin may not.
 _CORS = [
@@ -93,7 +100,7 @@ _CORS = [
 _PREFLIGHT_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
 _NO_RETRY = [(b"x-should-retry", b"false")]
 _CLOSE = (b"connection", b"close")
-# Set by the HTTP stack on the response object; the server frames the body itself.
+# Set by the HTTP stack on a recorder's response object; the server frames the body itself.
 _HOP_BY_HOP = frozenset({"transfer-encoding", "connection", "keep-alive"})
 _LOOPBACK_NAMES = {"localhost": "127.0.0.1"}
 _LOG = logging.getLogger("wirescript.server")
@@ -146,16 +153,22 @@ class ScriptApp:
         self.token: str = token if token is not None else secrets.token_urlsafe(24)
         """The control API's token (the `X-Wirescript-Token` header)."""
         self.max_body = max_body
-        self._hx = _http.default_module()
         self._control = Control(stub, self.token)
         self._recording = isinstance(stub, RecordingTransport)
+        # A recorder forwards httpx/httpx2 requests; a stub reads the neutral request (`_asgi`).
+        self._hx = _http.default_module() if self._recording else None
+        self._dropped: tuple[type[Exception], ...] = (_asgi.Dropped,)
+        self._stalled: tuple[type[Exception], ...] = (_asgi.Stalled,)
+        if self._hx is not None:  # the upstream's failures, passed on as the stub's faults are
+            self._dropped += (self._hx.RemoteProtocolError,)
+            self._stalled += (self._hx.ReadTimeout,)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._connections: dict[tuple[Any, ...], Any] = {}
         """The open connections by client address, when `ScriptServer` runs the app (to drop them)."""
         self._stopping = False
 
-    async def __call__(self, scope: Scope, receive: _Receive, send: MessageSend) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: MessageSend) -> None:
         """Serve one ASGI connection scope (HTTP only)."""
         if scope["type"] != "http":
             return
@@ -214,7 +227,7 @@ class ScriptApp:
         for task in list(self._tasks):
             task.cancel()
 
-    async def _serve(self, scope: Scope, receive: _Receive, send: MessageSend) -> None:
+    async def _serve(self, scope: Scope, receive: Receive, send: MessageSend) -> None:
         path: str = scope["path"]
         if path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/"):
             await self._control.serve(scope, send)
@@ -245,8 +258,14 @@ class ScriptApp:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await watcher
 
-    def _request(self, scope: Scope, body: bytes) -> Any:
-        """The request for the stub: raw header bytes as sent; one that cannot be built is still recorded."""
+    def _request(self, scope: Scope, body: bytes) -> Request | Any:
+        """The request for the stub: raw header bytes as sent; one that cannot be read is still recorded."""
+        if self._hx is None:
+            try:
+                return _asgi.read(scope, body)
+            except _asgi.Unreadable as exc:  # a malformed Host: recorded as unreadable, never a 500
+                reason = f"the loopback server could not read this request ({exc})"
+                return self._unreadable(scope, f"{reason}; nothing was consumed from the script.", body)
         try:
             return self._hx.Request(
                 scope["method"], _url(scope), headers=scope["headers"], content=body, extensions={PER_EVENT: True}
@@ -255,12 +274,16 @@ class ScriptApp:
             reason = f"the loopback server could not read this request ({type(exc).__name__}: {exc})"
             return self._unreadable(scope, f"{reason}; nothing was consumed from the script.", body)
 
-    def _unreadable(self, scope: Scope, reason: str, body: bytes = b"") -> Any:
+    def _unreadable(self, scope: Scope, reason: str, body: bytes = b"") -> Request | Any:
         """A request the server refuses to hand on as sent: the stub records it as `unreadable`, with `reason`."""
+        if self._hx is None:
+            return _asgi.refused(scope, reason, body)
         extensions = {PER_EVENT: True, UNREADABLE: reason}
         return self._hx.Request(scope["method"], _url(scope, own=True), content=body, extensions=extensions)
 
-    async def _answer(self, scope: Scope, request: Any, send: MessageSend, gone: asyncio.Event, *, close: bool) -> None:
+    async def _answer(
+        self, scope: Scope, request: Request | Any, send: MessageSend, gone: asyncio.Event, *, close: bool
+    ) -> None:
         handler = asyncio.ensure_future(self._handle(request))
         waiter = asyncio.ensure_future(gone.wait())
         try:
@@ -278,38 +301,38 @@ class ScriptApp:
                 await handler
             _LOG.info("wirescript: %s %s: the client disconnected before the answer", scope["method"], scope["path"])
             return
+        extra = [*_CORS, _CLOSE] if close else _CORS  # a refused body was not read: the connection cannot go on
         try:
-            response = handler.result()
-        except self._hx.RemoteProtocolError:  # a scripted disconnect before any response
+            response = handler.result()  # a scripted disconnect or read timeout before any response raises here
+            if isinstance(response, Answer):
+                await _asgi.respond(send, response, extra)
+            else:
+                await self._relay(response, send, extra)
+        except self._dropped:  # a scripted disconnect
             await self._drop(scope, gone)
-            return
-        except self._hx.ReadTimeout:  # a scripted read timeout before any response
+        except self._stalled:  # a scripted read timeout: stall, then drop the connection
             await self._stall(scope, gone)
-            return
+
+    async def _handle(self, request: Request | Any) -> Answer | Any:
+        stub = self.stub
+        if isinstance(stub, ScriptTransport):  # its user functions on a thread of their own
+            answer = await serve_offloaded(stub, request, _in_thread)
+            await _asgi.before(answer)
+            return answer
+        return await stub.handle_async_request(request)
+
+    async def _relay(self, response: Any, send: MessageSend, extra: list[tuple[bytes, bytes]]) -> None:
+        """Pass a recorder's httpx/httpx2 response on, chunk by chunk as it arrives."""
         headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
             for k, v in response.headers.multi_items()
             if k.lower() not in _HOP_BY_HOP
         ]
-        extra = [*_CORS, _CLOSE] if close else _CORS  # a refused body was not read: the connection cannot go on
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers + extra})
-        try:
-            async for chunk in response.stream:
-                if chunk:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except self._hx.RemoteProtocolError:  # a scripted disconnect mid-stream
-            await self._drop(scope, gone)
-            return
-        except self._hx.ReadTimeout:  # a scripted read timeout: stall, then drop the connection
-            await self._stall(scope, gone)
-            return
+        async for chunk in response.stream:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def _handle(self, request: Any) -> Any:
-        stub = self.stub
-        if isinstance(stub, ScriptTransport):  # its user functions on a thread of their own
-            return await serve_offloaded(stub, request, _in_thread)
-        return await stub.handle_async_request(request)
 
     async def _stall(self, scope: Scope, gone: asyncio.Event) -> None:
         """A scripted read timeout: send nothing until the client gives up or `STALL_TIMEOUT` passes, then drop."""
@@ -318,7 +341,7 @@ class ScriptApp:
             return
         await self._drop(scope, gone)
 
-    async def _drop(self, scope: Scope, gone: asyncio.Event | _Receive) -> None:
+    async def _drop(self, scope: Scope, gone: asyncio.Event | Receive) -> None:
         """Close this request's connection as a crashed server would: what was sent is delivered, then EOF."""
         connection = self._connections.get(_client(scope))
         if connection is None:  # not under `ScriptServer`: the server drops it on an exception
@@ -417,7 +440,7 @@ def _declared_length(scope: Scope) -> int | None:
         return None
 
 
-async def _read_body(receive: _Receive, limit: int, declared: int | None) -> bytes:
+async def _read_body(receive: Receive, limit: int, declared: int | None) -> bytes:
     if declared is not None and declared > limit:
         raise _TooLarge
     parts, size = [], 0
@@ -434,13 +457,13 @@ async def _read_body(receive: _Receive, limit: int, declared: int | None) -> byt
             return b"".join(parts)
 
 
-async def _watch(receive: _Receive, gone: asyncio.Event) -> None:
+async def _watch(receive: Receive, gone: asyncio.Event) -> None:
     """Set `gone` when the client disconnects (the only reader of `receive` once the body is read)."""
     await _until_disconnected(receive)
     gone.set()
 
 
-async def _until_disconnected(receive: _Receive) -> None:
+async def _until_disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
 

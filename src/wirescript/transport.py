@@ -2,11 +2,12 @@
 
 A thin shell over the sans-IO core: it offers the public API and drives each request down one
 straight line: an adapter reads it into the core's neutral request (`_http` for httpx and httpx2,
-`_botocore` for botocore), the ledger admits it (the record builder reads it, the strict rules check
-it, the cursor decides its turn, in arrival order), it waits at the hold gate when held, the
-renderer answers it, and the adapter turns the answer into its library's response. It knows no
-provider: the wires do. One instance serves `httpx.Client`, `httpx.AsyncClient`, `httpx2.Client`
-and `httpx2.AsyncClient` alike, and boto3/aiobotocore clients through `attach`.
+`_botocore` for botocore, `_asgi` for the loopback server), the ledger admits it (the record
+builder reads it, the strict rules check it, the cursor decides its turn, in arrival order), it
+waits at the hold gate when held, the renderer answers it, and the adapter turns the answer into
+its library's response. It knows no provider: the wires do. One instance serves `httpx.Client`,
+`httpx.AsyncClient`, `httpx2.Client` and `httpx2.AsyncClient` alike, and boto3/aiobotocore clients
+through `attach`.
 """
 
 from __future__ import annotations
@@ -373,16 +374,15 @@ class _Holding:
         self.__exit__()
 
 
-async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]) -> Any:
-    """`handle_async_request` for an event loop that serves other requests meanwhile (the loopback server).
+async def serve_offloaded(stub: ScriptTransport, request: Request, run: Offload[Any]) -> Answer:
+    """`_serve_async` for an event loop that serves other requests meanwhile (the loopback server).
 
     The user's code (the script function, the fallback, a route's handler) runs through `run`, on
     another thread, so one that blocks delays only its own request. Past `hold_timeout` the
     request is a `script_error` problem, answered loudly, whatever the function returns later.
     """
-    await request.aread()
-    ledger, bound, neutral = stub._ledger, stub.hold_timeout, _http.read(request)
-    arrival = ledger.admit(neutral, ask=False)
+    ledger, bound = stub._ledger, stub.hold_timeout
+    arrival = ledger.admit(request, ask=False)
     if isinstance(arrival.decision, Ask):
         try:
             await run(functools.partial(ledger.ask, arrival), bound)
@@ -392,9 +392,8 @@ async def serve_offloaded(stub: ScriptTransport, request: Any, run: Offload[Any]
         await ledger.wait_async(arrival, bound)
     if isinstance(arrival.decision, Turnless) and isinstance(arrival.wire, RouteWire):  # the handler runs here
         try:
-            answer = await run(functools.partial(ledger.render, arrival, neutral), bound)
+            answer: Answer = await run(functools.partial(ledger.render, arrival, request), bound)
         except TimeoutError:
-            answer = ledger.render(ledger.late(arrival, bound), neutral)
-    else:
-        answer = ledger.render(arrival, neutral)
-    return await _http.response_async(request, answer)
+            return ledger.render(ledger.late(arrival, bound), request)
+        return answer
+    return ledger.render(arrival, request)
