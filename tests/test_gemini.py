@@ -170,7 +170,7 @@ def test_the_stream_is_data_only_sse_with_one_generate_content_response_per_even
     with client._api_client._httpx_client.stream(
         "POST",
         f"https://generativelanguage.googleapis.com/v1beta/models/{MODEL}:streamGenerateContent?alt=sse",
-        json={"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]},
+        json={"contents": [{"role": "user", "parts": [{"text": "Hi"}]}], "tools": TOOLS},
     ) as response:
         assert response.headers["content-type"] == "text/event-stream"
         body = response.read()

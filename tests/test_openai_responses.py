@@ -312,7 +312,7 @@ def test_the_same_script_gives_the_same_bytes() -> None:
 
 
 def test_the_response_echoes_the_request_settings() -> None:
-    stub = ScriptTransport(["ok"])
+    stub = ScriptTransport([{"tool": {"name": "weather", "input": {"city": "Paris"}}}])  # a call: it is required
     response = strict_client(stub).responses.create(
         model="gpt-test",
         input="Hi",

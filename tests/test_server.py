@@ -32,7 +32,12 @@ pytest_plugins = ["pytester"]
 APPS = pathlib.Path(__file__).parent / "apps"
 PYTHON = sys.executable
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": USER}
+PARAMS: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 64,
+    "messages": USER,
+    "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+}
 WEATHER_TOOL = {"tool": {"name": "get_weather", "input": {"city": "Paris"}}}
 WEATHER_RESULT = '{"city": "Paris", "sky": "sunny", "celsius": 21}'
 
