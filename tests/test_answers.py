@@ -14,6 +14,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -366,7 +367,8 @@ def test_an_impossible_answer_is_a_loud_problem_naming_the_turn_the_request_and_
     assert "was answered with script[0], which the real API could not give to this request" in problem
     assert f"answer rule {case.rule}" in problem.reason
     assert case.says in problem.reason, problem.reason
-    assert '"unchecked": true' in problem.reason and f'strict_skip=["{case.rule}"]' in problem.reason
+    assert '"unchecked": true' in problem.reason
+    assert f'strict_skip=["{case.rule}"]' in problem.reason
     assert case.rule in ANSWER_RULES
 
 
@@ -578,7 +580,8 @@ def test_anthropic_tool_runner_and_parse_are_served() -> None:
 def test_every_answer_rule_cites_its_source_and_is_in_the_table() -> None:
     table = answer_rules_table()
     for rule_id, rule in ANSWER_RULES.items():
-        assert rule.source and rule.summary, rule_id
+        assert rule.source, rule_id
+        assert rule.summary, rule_id
         assert f"| `{rule_id}` |" in table
 
 
@@ -601,3 +604,26 @@ def test_without_jsonschema_the_schema_checks_warn_and_hold_nothing(monkeypatch:
     finally:
         for cached in (_schema._jsonschema, _schema._validator, _schema._missing):
             cached.cache_clear()
+
+
+# ---------------------------------------------------------------- the page's table is the rules'
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "answers.md"
+BEGIN = "<!-- answer rules table: generated from the rules by wirescript.strict.answer_rules_table; do not edit -->"
+END = "<!-- end of the generated answer rules table -->"
+
+
+def _rewritten(text: str) -> str:
+    start, end = text.index(BEGIN) + len(BEGIN) + 1, text.index(END)
+    return text[:start] + answer_rules_table() + text[end:]
+
+
+def test_the_page_shows_the_answer_rules_as_they_are() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    assert text == _rewritten(text), "run `uv run python tests/test_answers.py` to regenerate docs/answers.md"
+    broken = text.replace("| `gemini.answer.tool-choice` |", "| `gemini.answer.tool-chosen` |")
+    assert broken != _rewritten(broken)  # the check can fail
+
+
+if __name__ == "__main__":
+    PAGE.write_text(_rewritten(PAGE.read_text(encoding="utf-8")), encoding="utf-8")

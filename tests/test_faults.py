@@ -734,7 +734,13 @@ def _stream_body(stub: ScriptTransport) -> bytes:
     with ANTHROPIC_HX.Client(transport=stub) as http:
         response = http.post(
             "https://stub.test/v1/messages",
-            json={"model": "claude-test", "max_tokens": 10, "stream": True, "messages": USER, "tools": anthropic_tools()},
+            json={
+                "model": "claude-test",
+                "max_tokens": 10,
+                "stream": True,
+                "messages": USER,
+                "tools": anthropic_tools(),
+            },
         )
     return response.content
 

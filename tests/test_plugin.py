@@ -277,7 +277,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "check_tool_input=..., dialect=..., match_recorded=..., allow=..., check_hand_built=...), got positional False"
+                "check_tool_input=..., dialect=..., match_recorded=..., allow=..., check_hand_built=...), "
+                "got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (

@@ -261,7 +261,10 @@ def test_no_key_header_or_cookie_reaches_the_file(tmp_path: Path, name: str) -> 
         http_client=ANTHROPIC_HX.Client(transport=rec),
     )
     client.messages.create(
-        model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "marker-in-the-prompt"}], tools=CARD_TOOLS
+        model="claude-a",
+        max_tokens=10,
+        messages=[{"role": "user", "content": "marker-in-the-prompt"}],
+        tools=CARD_TOOLS,
     )
     with pytest.raises(anthropic.AuthenticationError):
         client.messages.create(model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "again"}])

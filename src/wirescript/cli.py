@@ -219,7 +219,10 @@ def _serve(commands: _Commands) -> None:
         action="append",
         default=[],
         metavar="RULE",
-        help="a strict rule id not to check, request or answer rule (repeatable; the rules: docs/strict-requests.md)",
+        help=(
+            "a strict rule id not to check (repeatable; the request rules: docs/strict-requests.md, the answer "
+            "rules: docs/answers.md)"
+        ),
     )
     parser.add_argument(
         "--check-tool-input",

@@ -520,7 +520,7 @@ class Turn(_Model):
     """True: serve the turn even if the real API could not give it to the request (a tool the request does not
     offer, input or text that breaks a schema the provider guarantees, text where a tool call is forced):
     for a test of how the app copes with an impossible answer. Without it such a turn is an
-    `impossible_answer` (see the answer rules in `docs/strict-requests.md`)."""
+    `impossible_answer` (see the answer rules in `docs/answers.md`)."""
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> Turn:

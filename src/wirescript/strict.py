@@ -486,7 +486,7 @@ def answer_rules_table(wires: Iterable[Wire] | None = None) -> str:
 
     Each row names the rule's id, the wires that hold a turn to it, what answer it calls impossible
     and where the provider guarantees the behaviour; an opt-in rule (`check_tool_input=True`) says so.
-    What `docs/strict-requests.md` shows is this, over the default wires and the built-in host dialects
+    What `docs/answers.md` shows is this, over the default wires and the built-in host dialects
     (a test keeps the page and the rules the same).
 
     Args:

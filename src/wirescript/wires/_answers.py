@@ -39,7 +39,7 @@ __all__ = [
     "said",
 ]
 
-ANSWER_DOCS = "docs/strict-requests.md#what-the-answer-is-held-to"
+ANSWER_DOCS = "docs/answers.md"
 """Where the answer rules are listed: what an impossible answer's message points to."""
 
 AnswerCheck = Literal["tool_offered", "tool_choice", "parallel_tool_calls", "strict_tool_input", "tool_input", "output"]

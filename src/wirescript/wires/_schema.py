@@ -6,9 +6,10 @@ its own dialect: OpenAI's strict subset, Claude's subset of draft 2020-12, Gemin
 (upper-case types, `nullable`). A `SchemaDialect` says which keywords a provider enforces; `breaks`
 converts a schema as the request sent it into the draft 2020-12 schema of just those keywords and
 validates a value against it with the `jsonschema` library, imported on first use (importing
-wirescript does not import it; without it a schema holds a value to nothing, with a warning once). Keywords a provider does not document as enforced are left out, so
-a value is never held to more than the provider promises; a schema the library cannot handle (a
-remote `$ref`, an invalid schema) holds the value to nothing.
+wirescript does not import it; without it a schema holds a value to nothing, with a warning once).
+Keywords a provider does not document as enforced are left out, so a value is never held to more
+than the provider promises; a schema the library cannot handle (a remote `$ref`, an invalid
+schema) holds the value to nothing.
 """
 
 from __future__ import annotations
