@@ -421,6 +421,17 @@ def test_a_cut_short_answer_is_held_to_no_schema() -> None:
     assert stub.problems == []
 
 
+def test_unchecked_serves_a_server_tool_the_request_did_not_enable_too() -> None:
+    turn = {"server_tools": [{"name": "web_search", "input": {"query": "A-7"}, "result": []}], "text": "Found."}
+    refused = ScriptTransport([turn])
+    with pytest.raises(anthropic.BadRequestError):
+        _anthropic(refused, {})
+    assert [problem.kind for problem in refused.problems] == ["impossible_answer"]
+    served = ScriptTransport([{**turn, "unchecked": True}])
+    _anthropic(served, {})
+    assert served.problems == []
+
+
 def test_the_builder_marks_the_last_turn_unchecked() -> None:
     stub = ScriptBuilder().calls("lookup_orders", {"order_id": "A-7"}).unchecked().build()
     _anthropic(stub, {"tools": _a_tools()})

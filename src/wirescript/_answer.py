@@ -123,7 +123,7 @@ def _turn(
 
     A turn is first held against the request it answers (`Wire.answer_problem`): its server tools always,
     and, in strict mode, the wire's answer rules, for a turn that may break one (it calls a tool, or its
-    request carries one of the wire's `answer_fields`), unless it is `unchecked`. An answer the real API
+    request carries one of the wire's `answer_fields`); an `unchecked` turn is held to nothing. An answer the real API
     could not give is an `impossible_answer`, not rendered. A plain text answer pays a few attribute reads.
     """
     fault = turn.fault
@@ -134,7 +134,7 @@ def _turn(
         fields = wire.answer_fields
         if not fields or not isinstance(body, dict) or body.keys().isdisjoint(fields):
             checks = None
-    if checks is not None or turn.server_tools is not None or turn.citations is not None:
+    if not turn.unchecked and (checks is not None or turn.server_tools is not None or turn.citations is not None):
         violation = wire.answer_problem(turn, record, checks)
         if violation is not None:
             return impossible(record, violation.message)

@@ -129,7 +129,7 @@ def chat_offer(body: dict[str, Any]) -> Offer:
     for function in as_list(body.get("functions")):
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             _add(tools, function, "functions[].parameters", function=True)
-    choice = _chat_choice(body.get("tool_choice"))
+    choice = _choice(body.get("tool_choice"), nested=True)
     if choice is None:
         choice = _legacy_choice(body.get("function_call"))
     field = "tools" if "tools" in body or "functions" not in body else "functions"
@@ -169,7 +169,7 @@ def responses_offer(body: dict[str, Any], conversation: Iterable[Any]) -> Offer:
     fmt = text.get("format") if isinstance(text, dict) else None
     return Offer(
         None if unknown else tools,
-        choice=_responses_choice(body.get("tool_choice")),
+        choice=_choice(body.get("tool_choice"), nested=False),
         single_call="`parallel_tool_calls` false" if body.get("parallel_tool_calls") is False else None,
         parallel_strict=False,
         output=None if updated else _format(fmt, "text.format", nested=False),
@@ -205,7 +205,8 @@ def _responses_tools(tools: dict[str, OfferedTool], listed: list[Any]) -> None:
             tools.setdefault(builtin, OfferedTool(builtin))
 
 
-def _chat_choice(value: Any) -> Choice | None:
+def _choice(value: Any, *, nested: bool) -> Choice | None:
+    """A `tool_choice` as Chat (`nested`: `{"type": "function", "function": {"name": ...}}`) or Responses writes it."""
     if value == "none":
         return Choice(said("tool_choice", '"none"'), none=True)
     if value == "required":
@@ -213,12 +214,14 @@ def _chat_choice(value: Any) -> Choice | None:
     if not isinstance(value, dict):
         return None
     kind = value.get("type")
-    inner = value.get(kind) if isinstance(kind, str) else None
-    if kind in ("function", "custom") and isinstance(inner, dict) and isinstance(inner.get("name"), str):
-        return Choice(said("tool_choice", value), forced=inner["name"])
-    if kind == "allowed_tools" and isinstance(inner, dict):
-        return _allowed(value, inner.get("mode"), inner.get("tools"), nested=True)
-    return None
+    spec = value.get(kind) if nested and isinstance(kind, str) else value
+    if not isinstance(spec, dict):
+        return None
+    if kind in ("function", "custom") and isinstance(spec.get("name"), str):
+        return Choice(said("tool_choice", value), forced=spec["name"])
+    if kind == "allowed_tools":
+        return _allowed(value, spec.get("mode"), spec.get("tools"), nested=nested)
+    return None  # a built-in tool forced (`file_search`, ...): its item is the provider's, not held here
 
 
 def _legacy_choice(value: Any) -> Choice | None:
@@ -227,21 +230,6 @@ def _legacy_choice(value: Any) -> Choice | None:
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return Choice(said("function_call", value), forced=value["name"])
     return None
-
-
-def _responses_choice(value: Any) -> Choice | None:
-    if value == "none":
-        return Choice(said("tool_choice", '"none"'), none=True)
-    if value == "required":
-        return Choice(said("tool_choice", '"required"'), required=True)
-    if not isinstance(value, dict):
-        return None
-    kind = value.get("type")
-    if kind in ("function", "custom") and isinstance(value.get("name"), str):
-        return Choice(said("tool_choice", value), forced=value["name"])
-    if kind == "allowed_tools":
-        return _allowed(value, value.get("mode"), value.get("tools"), nested=False)
-    return None  # a built-in tool forced (`file_search`, ...): its item is the provider's, not held here
 
 
 def _allowed(value: dict[str, Any], mode: Any, listed: Any, *, nested: bool) -> Choice | None:
