@@ -14,6 +14,7 @@ schema) holds the value to nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import warnings
@@ -171,8 +172,13 @@ MISSING = (
 
 @functools.cache
 def _missing() -> None:
-    """Warn, once per process, that the schema checks hold answers to nothing (no `jsonschema`)."""
-    warnings.warn(MISSING, UserWarning, stacklevel=2)
+    """Warn, once per process, that the schema checks hold answers to nothing (no `jsonschema`).
+
+    A warnings filter that makes it an error (`-W error`) does not make the answer one: the warning is
+    advice, and an exception here would fail the rendering of an answer nothing is wrong with.
+    """
+    with contextlib.suppress(UserWarning):
+        warnings.warn(MISSING, UserWarning, stacklevel=2)
 
 
 @functools.cache
