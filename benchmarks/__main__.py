@@ -4,7 +4,12 @@
 (wirescript over 2x the floor, the set-up over 5x the SDK client alone, the loopback server over 2x its
 target, an intercepted W1 request over 2x the explicitly injected one, the memory of 10,000 records
 over 2x its target, or growth over 2x). Every gate is a ratio measured in the same run (or a count
-of bytes, which load does not move). Full mode takes a few minutes and reports every target;
+of bytes, which load does not move). Besides the five workloads per provider (each with the floor's
+copy as its A/A control) it measures a test's first request and its set-up + teardown, record mode
+over a bare passthrough (`benchmarks.pertest`), the other wires at 1 and 100 deltas
+(`benchmarks.wires`: OpenAI Responses, Gemini, Bedrock Converse and ConverseStream), the MCP tool
+loop (`benchmarks.mcp`, full mode) and the import with pytest loaded, each against its target.
+Full mode takes a few minutes and reports every target;
 ``--strict`` makes a missed target fail too. ``--markdown`` also prints the tables of docs/performance.md.
 ``--json PATH`` saves the results (``benchmarks/results.py``), which ``python -m benchmarks.plot`` draws.
 """
@@ -21,9 +26,27 @@ from importlib.metadata import version
 from pathlib import Path
 
 from .contenders import CONTENDERS, capture
+from .paired import PairedRow
+from .pertest import IMPORT_TARGET as IMPORT_WITH_PYTEST_TARGET
+from .pertest import import_with_pytest, measure_per_test
 from .providers import providers
 from .reach import INTERCEPT_TARGET, measure_reach
-from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row, duration, markdown, mebibytes, served_lines, size, terminal
+from .report import (
+    CONTROL,
+    FLOOR,
+    PEER,
+    WIRESCRIPT,
+    Findings,
+    Row,
+    duration,
+    markdown,
+    mebibytes,
+    paired_lines,
+    paired_markdown,
+    served_lines,
+    size,
+    terminal,
+)
 from .results import results_json, write
 from .scaling import (
     MEMORY_REQUESTS,
@@ -37,6 +60,7 @@ from .scaling import (
 )
 from .served import SERVED_TARGET, measure_served
 from .timing import run_setup, run_workload
+from .wires import measure_wires
 from .workloads import SETUP_SCRIPT, SETUP_TARGET_MS, W1, W4, WORKLOADS
 
 GROSS = 2.0
@@ -62,6 +86,12 @@ class Plan:
     resident: bool
     """Whether to measure the memory bar on a fresh interpreter's resident set (else: tracemalloc's count)."""
     import_runs: int
+    paired: tuple[int, int] = (40, 10)
+    """(rounds, samples per round) of a test's first request, set-up + teardown and record mode."""
+    wires: tuple[int, int, int, int] = (40, 10, 20, 4)
+    """(rounds, samples) of the other wires at 1 delta, then at 100."""
+    mcp: tuple[int, int] | None = (9, 200)
+    """(rounds, calls per round) of the MCP tool loop (`benchmarks.mcp`); None: not measured."""
 
 
 FULL = Plan(
@@ -91,6 +121,9 @@ QUICK = Plan(
     memory_requests=200,
     resident=False,
     import_runs=2,
+    paired=(4, 3),
+    wires=(3, 3, 2, 2),
+    mcp=None,
 )
 
 
@@ -163,6 +196,8 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
             _say(f"  {provider.name} intercept and guard: {time.perf_counter() - started:.1f} s")
     for row in found.rows:
         where = f"{row.provider} {row.key} {row.title}"
+        if row.key != "S" and CONTROL in row.stats:
+            found.notes.append(f"A/A control ({where}): the floor's copy {row.ratio(CONTROL):.3f}x the floor")
         if not row.meets_target:
             figure = f"{row.ratio(WIRESCRIPT):.2f}x the floor"
             if row.absolute_target is not None:
@@ -208,6 +243,20 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
             )
             if share > STRICT_TARGET:
                 found.misses.append(f"{provider.name} {workload.key}: the strict checks add {share:.1%} to the ratio")
+
+    started = time.perf_counter()
+    for provider in chosen:
+        responses = {workload.key: capture(provider, workload)[0] for workload in (W1, W4)}
+        rounds, samples = plan.paired
+        found.paired += measure_per_test(provider, responses, rounds=rounds, samples=samples)
+    one_rounds, one_samples, long_rounds, long_samples = plan.wires
+    found.paired += measure_wires(one_rounds, one_samples, long_rounds=long_rounds, long_samples=long_samples)
+    if plan.mcp is not None:
+        found.paired += _mcp(*plan.mcp)
+    for paired in found.paired:
+        _judge(found, paired)
+    if progress:
+        _say(f"  per test, record mode, the other wires and MCP: {time.perf_counter() - started:.1f} s")
 
     main = chosen[0]
     started = time.perf_counter()
@@ -270,9 +319,42 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
     )
     if imports.package >= IMPORT_TARGET:
         found.misses.append(f"import wirescript adds {duration(imports.package)}, target < {duration(IMPORT_TARGET)}")
+    with_pytest = import_with_pytest(plan.import_runs, main.name if main.name == "anthropic" else "openai")
+    verdict = "ok" if with_pytest.meets_target else "MISS"
+    found.notes.append(
+        f"import with pytest loaded: `import wirescript, wirescript.pytest_plugin, wirescript.transport` after "
+        f"`import {main.name}, httpx2, pytest` (and a collection), CPU, median of {len(with_pytest.runs)} fresh "
+        f"interpreters {duration(with_pytest.median)} (range {duration(min(with_pytest.runs))}-"
+        f"{duration(max(with_pytest.runs))}), target ≤ {duration(IMPORT_WITH_PYTEST_TARGET)}  {verdict}"
+    )
+    if not with_pytest.meets_target:
+        found.misses.append(
+            f"import with pytest loaded takes {duration(with_pytest.median)}, "
+            f"target ≤ {duration(IMPORT_WITH_PYTEST_TARGET)}"
+        )
     if progress:
         _say(f"  growth, memory and import: {time.perf_counter() - started:.1f} s")
     return found
+
+
+def _judge(found: Findings, row: PairedRow) -> None:
+    """A row against its own floor: a miss over its target; a gross regression over twice the floor."""
+    where = f"{row.group} {row.label}"
+    if not row.meets_target:
+        found.misses.append(f"{where}: wirescript {row.ratio.ratio:.2f}x the floor, target ≤ {row.target:.2f}x")
+    if row.fastest > row.gate:  # each round's fastest sample: the quick gate must not fail on load
+        found.gross.append(
+            f"{where}: wirescript {row.fastest:.2f}x the floor in the rounds' fastest samples (gate {row.gate:.0f}x)"
+        )
+
+
+def _mcp(rounds: int, calls: int) -> list[PairedRow]:
+    """The MCP tool loop (`benchmarks.mcp`) as a row, when the MCP SDK is installed."""
+    try:
+        from . import mcp
+    except ImportError:
+        return []
+    return [mcp.measure_row(rounds, calls)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     for line in terminal(found.rows):
         _say(line)
     _say()
+    for line in paired_lines(found.paired):
+        _say(line)
+    _say()
     for line in served_lines(found.served):
         _say(line)
     _say()
@@ -308,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         _say()
         for line in markdown(found.rows, found.served):
+            _say(line)
+        _say()
+        for line in paired_markdown(found.paired):
             _say(line)
     _say()
     if args.json is not None:

@@ -1,6 +1,7 @@
 """The three contenders, each able to serve a workload for one round and to be set up for one test.
 
 * ``floor``: ``httpx2.MockTransport`` returning the pre-built bytes wirescript produced.
+* ``floor-copy``: the floor again, the A/A control.
 * ``wirescript``: ``ScriptTransport`` serving the workload's turns.
 * ``httpx2-pytest``: its ``HTTPXMock`` behind the real ``httpx2.HTTPTransport``, patched exactly as
   its ``httpx2_mock`` fixture patches it, serving the same pre-built bytes through its own matching.
@@ -280,6 +281,8 @@ def _peer_build(provider: Provider, canned: list[Canned]) -> Callable[[], Callab
 
 
 FLOOR = Contender("floor", _floor_start, _floor_build)
+FLOOR_COPY = Contender("floor-copy", _floor_start, _floor_build)
+"""The floor again: the A/A control (its ratio to the floor is what the machine's noise alone makes of a ratio)."""
 WIRESCRIPT = Contender("wirescript", _wirescript_start, _wirescript_build)
 PEER = Contender("httpx2-pytest", _peer_start, _peer_build)
-CONTENDERS = (FLOOR, WIRESCRIPT, PEER)
+CONTENDERS = (FLOOR, FLOOR_COPY, WIRESCRIPT, PEER)

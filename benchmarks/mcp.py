@@ -29,6 +29,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from wirescript import MCPScript, ScriptTransport
 
+from .paired import PairedRow, paired_row
+from .timing import Stats
+
 MCP_TARGET = 2.0
 """The stub's MCP tool call over the SDK's own on canned answers, CPU time per call: at most 2x."""
 
@@ -123,6 +126,26 @@ def measure(rounds: int, calls: int) -> tuple[float, float, float]:
         stub.check()
     low, high = statistics.median(floor), statistics.median(mine)
     return high / low, high, low
+
+
+def measure_row(rounds: int, calls: int) -> PairedRow:
+    """The tool call as a row of `python -m benchmarks`: the stub and the floor's copy (A/A) over the floor.
+
+    The three take turns round by round, each round a fresh session of `calls` calls.
+    """
+    canned = asyncio.run(_capture())
+    times: dict[str, list[tuple[float, ...]]] = {"floor": [], "floor-copy": [], "wirescript": []}
+    order = list(times)
+    for number in range(rounds):
+        for name in order[number % 3 :] + order[: number % 3]:
+            if name == "wirescript":
+                stub = _stub(calls)
+                times[name].append(tuple(asyncio.run(_session_run(stub, calls))))
+                stub.check()
+            else:
+                times[name].append(tuple(asyncio.run(_session_run(httpx2.MockTransport(canned.replay), calls))))
+    stats = {name: Stats(tuple(kept), tuple(kept)) for name, kept in times.items()}
+    return paired_row("mcp", "MCP tool loop: ClientSession.call_tool in an open session", MCP_TARGET, stats)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .paired import PairedRow
 from .served import LLMOCK, SERVED, SERVED_TARGET, Served
 from .timing import Comparison, Stats
 
 FLOOR = "floor"
+CONTROL = "floor-copy"
 WIRESCRIPT = "wirescript"
 PEER = "httpx2-pytest"
 
@@ -104,6 +106,8 @@ class Findings:
     """Gross regressions: what the quick gate fails on."""
     served: list[Served] = field(default_factory=list)
     """The loopback server, per provider."""
+    paired: list[PairedRow] = field(default_factory=list)
+    """The rows measured each against its own floor with an A/A control: per test, record mode, the other wires."""
 
 
 def terminal(rows: list[Row]) -> list[str]:
@@ -120,7 +124,7 @@ def terminal(rows: list[Row]) -> list[str]:
             provider = row.provider
             lines += ["", provider, head]
         label = f"{row.key} {row.title}"
-        for contender in (FLOOR, WIRESCRIPT, PEER):
+        for contender in (c for c in (FLOOR, CONTROL, WIRESCRIPT, PEER) if c in row.stats):
             stats = row.stats[contender]
             verdict = ""
             if contender == WIRESCRIPT:
@@ -130,6 +134,41 @@ def terminal(rows: list[Row]) -> list[str]:
                 f"  {row.ratio(contender):>6.2f}x  {row.wall_ratio(contender):>5.2f}x  {verdict}".rstrip()
             )
             label = ""
+    return lines
+
+
+def paired_lines(rows: list[PairedRow]) -> list[str]:
+    """The rows with their own floor: wirescript over it, the A/A control, the floor's time and what is added."""
+    if not rows:
+        return []
+    width = max(len(f"{r.group} {r.label}") for r in rows)
+    lines = [
+        "each against its own floor, interleaved round by round (CPU; the ~95% interval; A/A: the floor's copy)",
+        f"  {'row':<{width}}  {'x floor':>24}  {'A/A':>6}  {'floor':>9}  {'added':>9}  target",
+    ]
+    for row in rows:
+        ratio = row.ratio
+        lines.append(
+            f"  {row.group + ' ' + row.label:<{width}}  {ratio.ratio:>6.3f}x [{ratio.low:.3f}-{ratio.high:.3f}]"
+            f"  {row.control.ratio:>5.3f}x  {duration(row.floor):>9}  {_signed(row.added):>9}"
+            f"  ≤ {row.target:.2f}x  {'ok' if row.meets_target else 'MISS'}"
+        )
+    return lines
+
+
+def _signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "-") + duration(abs(seconds))
+
+
+def paired_markdown(rows: list[PairedRow]) -> list[str]:
+    """The docs table of the rows with their own floor."""
+    lines = ["| row | target | wirescript x floor [~95%] | A/A | added |", "|---|---|---:|---:|---:|"]
+    for row in rows:
+        ratio = row.ratio
+        lines.append(
+            f"| {row.group}: {row.label} | ≤ {row.target:.2f}x | {ratio.ratio:.2f}x [{ratio.low:.2f}-{ratio.high:.2f}]"
+            f" | {row.control.ratio:.2f}x | {_signed(row.added)} |"
+        )
     return lines
 
 

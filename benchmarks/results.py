@@ -15,11 +15,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from .report import FLOOR, PEER, WIRESCRIPT, Findings, Row
+from .paired import PairedRow
+from .report import CONTROL, FLOOR, PEER, WIRESCRIPT, Findings, Row
 
 SCHEMA = 1
 """The version of the file's layout; `benchmarks.plot` refuses another."""
-CONTENDER_NAMES = (FLOOR, WIRESCRIPT, PEER)
+CONTENDER_NAMES = (FLOOR, CONTROL, WIRESCRIPT, PEER)
 PACKAGES = ("anthropic", "openai", "httpx2", "httpx2-pytest", "pydantic")
 
 
@@ -41,6 +42,7 @@ def row_json(row: Row) -> dict[str, Any]:
                 "wall_x_floor": row.wall_ratio(name),
             }
             for name in CONTENDER_NAMES
+            if name in row.stats
         },
         "versus_peer": {
             "ratio": versus.ratio,
@@ -49,6 +51,20 @@ def row_json(row: Row) -> dict[str, Any]:
             "rounds": versus.rounds,
             "verdict": versus.verdict,
         },
+    }
+
+
+def paired_json(row: PairedRow) -> dict[str, Any]:
+    """One row measured against its own floor, with its A/A control."""
+    return {
+        "group": row.group,
+        "label": row.label,
+        "target": row.target,
+        "meets_target": row.meets_target,
+        "x_floor": {"ratio": row.ratio.ratio, "low": row.ratio.low, "high": row.ratio.high, "rounds": row.ratio.rounds},
+        "control_x_floor": row.control.ratio,
+        "floor_s": row.floor,
+        "added_s": row.added,
     }
 
 
@@ -61,6 +77,7 @@ def results_json(found: Findings, *, mode: str, when: datetime | None = None) ->
         "python": platform.python_version(),
         "versions": {name: version(name) for name in PACKAGES},
         "rows": [row_json(row) for row in found.rows],
+        "paired": [paired_json(row) for row in found.paired],
         "misses": list(found.misses),
     }
 

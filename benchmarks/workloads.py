@@ -63,7 +63,7 @@ def _text(chars: int) -> dict[str, Any]:
     return {"text": prose(chars)}
 
 
-W1 = Workload("W1", "1-delta text turn", (_text(1),), (1,), 1.25)
+W1 = Workload("W1", "1-delta text turn", (_text(1),), (1,), 1.05)
 W2 = Workload("W2", "100-delta text turn", (_text(800),), (100,), 1.10)
 W3 = Workload("W3", "1,000-delta text turn", (_text(8000),), (1000,), 1.05)
 W4 = Workload(
@@ -71,14 +71,14 @@ W4 = Workload(
     "tool loop: 2 requests, 2 KB input in 64 fragments",
     ({"tool": {"name": NOTE_TOOL_NAME, "input": tool_input(2048)}}, {"text": SAVED}),
     (64, 2),
-    1.15,
+    1.05,
 )
 W5 = Workload(
     "W5",
     f"{CONCURRENCY} concurrent async requests (10-delta turns)",
     (_text(80),) * CONCURRENCY,
     (10,) * CONCURRENCY,
-    1.10,
+    1.05,
     is_async=True,
 )
 

@@ -85,14 +85,21 @@ def test_an_error_turn_carries_scripted_type_message_code_and_headers() -> None:
 
 
 def record_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Observe (not replace) the SDK's retry sleeps."""
+    """Observe (not replace) the SDK's retry sleeps, in this thread only.
+
+    Another test's background thread (openai-agents' trace exporter sleeps 0.2 s) may still run
+    on this worker; its sleeps are not the SDK's retries.
+    """
+    import threading
     import time
 
     sleeps: list[float] = []
     real_sleep = time.sleep
+    me = threading.get_ident()
 
     def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
+        if threading.get_ident() == me:
+            sleeps.append(seconds)
         real_sleep(seconds)
 
     monkeypatch.setattr(anthropic._base_client.time, "sleep", sleep)

@@ -304,12 +304,22 @@ def test_a_scripted_exception_type_wins_over_the_status() -> None:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "standard", "adaptive"])
-def test_botocore_retries_for_real_without_sleeping(mode: str) -> None:
+def test_botocore_retries_for_real_without_sleeping(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     stub = ScriptTransport([{"error": {"status": 429}}, {"error": {"status": 429}}, "Finally."])
     bedrock = stub.attach(client(retries={"mode": mode, "total_max_attempts": 3}))
-    started = time.perf_counter()
+    # botocore sleeps its backoff with time.sleep; only this thread's sleeps are its retries'.
+    slept: list[float] = []
+    real_sleep = time.sleep
+    me = threading.get_ident()
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == me:
+            slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
     response = bedrock.converse(modelId=MODEL, messages=HI)
-    assert time.perf_counter() - started < 0.5  # the real backoff is 0.7 s (legacy) to 4 s (adaptive)
+    assert sum(slept) < 0.05, slept  # the real backoff is 0.7 s (legacy) to 4 s (adaptive)
     assert response["ResponseMetadata"]["RetryAttempts"] == 2
     attempts = [str(r.headers.get("amz-sdk-request")).partition(";")[0] for r in stub.requests]
     assert attempts == ["attempt=1", "attempt=2", "attempt=3"]

@@ -133,5 +133,5 @@ def test_check_counts_a_side_script_apart_from_the_queues(
     assert status == 1
     assert out == (
         "bad-side.json: invalid script['$side']: unknown field 'count_token' "
-        "(expected one of: count_tokens, embeddings, models); did you mean 'count_tokens'?\n"
+        "(expected one of: count_tokens, embeddings, models, jobs); did you mean 'count_tokens'?\n"
     )

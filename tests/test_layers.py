@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
-    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_aiohttp", "_clock"},
+    {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_aiohttp", "_clock", "_cache_store"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers
@@ -29,10 +29,13 @@ LAYERS: list[set[str]] = [
         "wires._messages_tools",
         "wires._server",
         "wires._messages_rules",
+        "wires._messages_caching",
+        "wires._caching",
         "wires._claude_models",
         "wires._catalog",
         "wires._hosts",
         "wires._side",
+        "wires._jobs",
         "wires.side",
         "wires.routes",
         "wires.mcp",
@@ -46,18 +49,22 @@ LAYERS: list[set[str]] = [
         *(
             f"wires.{provider}{module}"
             for provider, modules in {
-                "anthropic": (".wire", ".rules", ".models", ".errors", ".stream_check", ".side"),
+                "anthropic": (
+                    *(".wire", ".rules", ".models", ".errors", ".stream_check", ".side", ".caching", ".batches"),
+                ),
                 "openai": (
                     *(".chat", ".responses", ".common", ".builtins", ".rules", ".models", ".errors", ".side"),
+                    *(".caching", ".dialects", ".conversations", ".batches"),
                     ".answers",
-                    ".dialects",
-                    ".conversations",
                     *(f".dialects.{name}" for name in ("base", "ollama", "local", "mistral", "deepseek")),
                     *(".dialects.openrouter", ".dialects.hosted"),
                 ),
                 "ollama": (".wire",),
-                "gemini": (".wire", ".grounding", ".rules", ".errors", ".side", ".answers"),
-                "bedrock": (".wire", ".converse", ".rules", ".eventstream", ".answers"),
+                "gemini": (
+                    *(".wire", ".grounding", ".rules", ".errors", ".side", ".caching", ".caches", ".batches"),
+                    ".answers",
+                ),
+                "bedrock": (".wire", ".converse", ".rules", ".eventstream", ".caching", ".answers"),
             }.items()
             for module in ("", *modules)
         ),
@@ -65,7 +72,7 @@ LAYERS: list[set[str]] = [
     # 3: the strict engine over a stub's wires, and the public doors to the providers' catalogs and checks
     {"strict", "validate", "catalog"},
     # 4: the sans-IO core
-    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_ledger"},
+    {"_faults", "_cursor", "_record", "_answer", "_signal", "_report", "_bill", "_ledger"},
     # 5: the adapters: httpx/httpx2, botocore and ASGI requests into the core's neutral request, its answer out
     {"_http", "_botocore", "_asgi"},
     # 6: the reach: intercept() and the network guard
@@ -226,7 +233,9 @@ def test_the_transport_stays_a_thin_shell() -> None:
     from wirescript import ScriptTransport
 
     lines = inspect.getsource(ScriptTransport).count("\n")
-    assert lines <= 290, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
+    # 270 until the stub took `usage=`, `prices=` and `bill`, 285 until `check_tool_input=`: public API, the
+    # work of which is the core's (`_bill`, the answer rules)
+    assert lines <= 300, f"ScriptTransport is {lines} lines: move what is not its public API down to the core"
 
 
 def _provider_host_names() -> set[str]:

@@ -526,10 +526,13 @@ def test_a_response_stored_false_cannot_be_continued() -> None:
 
 def test_sub_resources_of_responses_are_not_served_as_new_responses() -> None:
     stub = ScriptTransport(["never"])
-    with pytest.raises(openai.NotFoundError):
+    with pytest.raises(openai.NotFoundError) as caught:
         strict_client(stub, max_retries=0).responses.cancel("resp_1")
-    assert stub.requests[0].provider is None
+    assert "Response with id 'resp_1' not found." in str(caught.value)
+    # the stored responses' endpoint answers it: no turn is consumed, and asking for what was never stored is no problem
+    assert (stub.requests[0].provider, stub.requests[0].path_params) == ("openai_responses", {"response_id": "resp_1"})
     assert stub.pending[0].turn.text == "never"
+    assert stub.problems == []
 
 
 # ---------------------------------------------------------------- the tool runner (openai 3.x)

@@ -180,6 +180,45 @@ def test_every_stub_of_the_test_is_checked_and_named(pytester: pytest.Pytester) 
     )
 
 
+def test_a_batch_the_app_never_collected_fails_at_teardown_unless_unused_checks_are_off(
+    pytester: pytest.Pytester,
+) -> None:
+    make_tests(
+        pytester,
+        """
+        def start_a_batch(wirescript):
+            stub = wirescript(["Batched."])
+            client = anthropic.Anthropic(api_key="test-key", max_retries=0, http_client=hx.Client(transport=stub))
+            item = {"custom_id": "a", "params": {"model": "claude-test", "max_tokens": 8, "messages": []}}
+            item["params"]["messages"].append({"role": "user", "content": "Hi"})
+            batch = client.messages.batches.create(requests=[item])
+            client.messages.batches.retrieve(batch.id)
+            assert client.messages.batches.retrieve(batch.id).processing_status == "ended"
+
+
+        def test_never_collected(wirescript):
+            start_a_batch(wirescript)
+
+
+        @pytest.mark.wirescript(check_unused=False)
+        def test_on_purpose(wirescript):
+            start_a_batch(wirescript)
+        """,
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at teardown of test_never_collected _*",
+            "wirescript: 1 message batch(es) were never collected to their end:",
+            "  - msgbatch_0000 (1 request(s), created by requests[[]0]): ended (done); the app never collected it: *",
+            "(If that is on purpose, mark the test @pytest.mark.wirescript(check_unused=False).)",
+            "*= short test summary info =*",
+        ],
+        consecutive=True,
+    )
+
+
 def test_the_marker_turns_each_check_off_and_the_closest_marker_wins(pytester: pytest.Pytester) -> None:
     make_tests(
         pytester,
@@ -266,7 +305,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built, usage, "
+                "prices, max_cost_usd, min_cache_hit, cache_from_request)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -277,14 +317,15 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "check_tool_input=..., dialect=..., match_recorded=..., allow=..., check_hand_built=...), "
-                "got positional False"
+                "check_tool_input=..., dialect=..., match_recorded=..., allow=..., check_hand_built=..., usage=..., "
+                "prices=..., max_cost_usd=..., min_cache_hit=..., cache_from_request=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built)"
+                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built, usage, "
+                "prices, max_cost_usd, min_cache_hit, cache_from_request)"
             ),
             "*= short test summary info =*",
         ],
@@ -416,7 +457,11 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
                 "wirescript.recorded() asks something else than the one recorded for its turn. "
                 "allow=[problem kinds]: let problems of those kinds pass (check_overflow=False is "
                 "allow=['unscripted', 'unknown_endpoint', 'unreadable', 'script_error']); check_hand_built=False: "
-                "do not check the ScriptTransports the test builds itself."
+                "do not check the ScriptTransports the test builds itself. usage='derive': the stubs derive their "
+                "usage from the requests (prompt caching included); prices={model: {...}}: their price table; "
+                "max_cost_usd=N: fail when a stub's bill is over N dollars; min_cache_hit=R (cache_from_request=I): "
+                "fail when less than R of its input tokens, from requests[I] on, were read from the cache "
+                "(docs/usage.md)."
             )
         ]
     )

@@ -353,14 +353,14 @@ def test_a_compressed_answer_is_decoded_as_the_client_decodes_it(tmp_path: Path)
 def test_what_no_wire_serves_is_passed_through_and_noted(tmp_path: Path) -> None:
     rec, upstream = _record(tmp_path, ["never served"])
     with ANTHROPIC_HX.Client(transport=rec) as client:
-        response = client.get("https://api.anthropic.com/v1/files")
+        response = client.get("https://api.anthropic.com/v1/skills")
     assert response.status_code == 404  # the upstream's answer, unchanged
     assert rec.turns == []
     assert len(rec.requests) == 1
     assert len(rec.notes) == 1
-    assert "GET /v1/files" in rec.notes[0]
+    assert "GET /v1/skills" in rec.notes[0]
     assert "not recorded" in rec.notes[0]
-    assert upstream.requests[0].path == "/v1/files"
+    assert upstream.requests[0].path == "/v1/skills"
 
 
 @pytest.mark.parametrize(

@@ -291,6 +291,11 @@ def test_gemini_models_list_and_get(is_async: bool) -> None:
         ({"embeddings": {"x": [float("nan")]}}, "not a finite number"),
         ({"modles": ["m"]}, "unknown field 'modles' .*did you mean 'models'"),
         (["count_tokens"], "expected a mapping"),
+        ({"jobs": {"pols": 3}}, r"unknown field 'jobs.pols' \(expected one of: polls, after\); did you mean 'polls'"),
+        ({"jobs": {"polls": 0}}, "field 'jobs.polls': Input should be greater than or equal to 1"),
+        ({"jobs": {"polls": True}}, "field 'jobs.polls': Input should be a valid integer"),
+        ({"jobs": {"after": "soon"}}, "field 'jobs.after': expected seconds or a duration such as '90s'.*got 'soon'$"),
+        ({"jobs": 3}, "field 'jobs': Input should be a valid dictionary"),
     ],
 )
 def test_a_bad_side_script_is_refused_at_construction(side: Any, message: str) -> None:
@@ -321,7 +326,7 @@ def test_a_script_file_carries_a_side_entry_and_the_schema_describes_it(tmp_path
     schema = script_json_schema()
     assert schema["anyOf"][1]["properties"]["$side"] == {"$ref": "#/$defs/SideScript"}
     side = schema["$defs"]["SideScript"]
-    assert set(side["properties"]) == {"count_tokens", "embeddings", "models"}
+    assert set(side["properties"]) == {"count_tokens", "embeddings", "models", "jobs"}
     assert side["additionalProperties"] is False
     assert "arrival order" in side["properties"]["count_tokens"]["description"]
     jsonschema = pytest.importorskip("jsonschema")

@@ -457,6 +457,8 @@ def test_a_three_step_previous_response_id_chain_with_parallel_outputs_in_any_or
     client = openai_client(stub)
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
     response = client.responses.create(model="gpt-4.1", input="Weather?", tools=tools, background=True)
+    while response.status in ("queued", "in_progress"):  # a background response runs as it is polled
+        response = client.responses.retrieve(response.id)
     for turn in range(2):
         calls = [item for item in response.output if item.type == "function_call"]
         outputs = [{"type": "function_call_output", "call_id": c.call_id, "output": "15"} for c in calls]

@@ -147,7 +147,7 @@ def test_a_wires_hosts_are_host_patterns_checked_at_construction() -> None:
 def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
     stub = ScriptTransport([])
     with ANTHROPIC_HX.Client(transport=stub) as http:
-        response = http.get("https://api.openai.com/v1/files")
+        response = http.get("https://api.openai.com/v1/assistants")
     assert response.status_code == 404
     assert response.headers["x-should-retry"] == "false"
     error = response.json()["error"]
@@ -155,7 +155,7 @@ def test_an_unknown_path_on_a_wires_host_is_answered_in_its_envelope() -> None:
     assert set(error) == {"message", "type", "param", "code"}  # OpenAI's envelope, not the generic one
     assert stub.problems[0].kind == "unknown_endpoint"
     with pytest.raises(openai.NotFoundError):
-        openai_client(stub, max_retries=0).files.list()
+        openai_client(stub, max_retries=0).vector_stores.list()
 
 
 # A wire's bug is loud: a problem naming what failed, never an exception out of the transport (which the

@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._bill import Bill, BillRow
     from ._clock import Clock
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from .recording import RecordingTransport
     from .script import Citation, ErrorSpec, Fault, ServerTool, StreamError, ToolCall, Turn, Usage
     from .server import ScriptServer
-    from .side import SideScript
+    from .side import JobPace, SideScript
     from .transport import PendingTurn, ScriptTransport
     from .validate import validate_anthropic_stream
     from .wires import Wire, dialects
@@ -42,12 +43,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KNOWN_HOSTS",
+    "Bill",
+    "BillRow",
     "Citation",
     "Clock",
     "ErrorCase",
     "ErrorSpec",
     "Fault",
     "Interception",
+    "JobPace",
     "MCPScript",
     "NetworkBlockedError",
     "PendingTurn",
@@ -83,12 +87,15 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "Bill": "_bill",
+    "BillRow": "_bill",
     "Citation": "script",
     "Clock": "_clock",
     "ErrorCase": "catalog",
     "ErrorSpec": "script",
     "Fault": "script",
     "Interception": "intercept",
+    "JobPace": "side",
     "KNOWN_HOSTS": "intercept",
     "MCPScript": "wires.mcp",
     "NetworkBlockedError": "errors",

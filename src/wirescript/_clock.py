@@ -61,9 +61,9 @@ class Clock:
     """The time a stub's caches, background jobs and batches run on: the wall clock plus every `advance()`.
 
     Args:
-        source: Where the time comes from, in seconds since the epoch (`time.time`, the default,
-            which time-machine and freezegun move). Give a function of your own to run a stub on
-            a clock of your own (a frozen one: `lambda: 0.0`).
+        source: Where the time comes from, in seconds since the epoch (None, the default:
+            `time.time()`, read on each call, which time-machine and freezegun move). Give a
+            function of your own to run a stub on a clock of your own (a frozen one: `lambda: 0.0`).
 
     ```python
     from wirescript import Clock
@@ -77,8 +77,8 @@ class Clock:
 
     __slots__ = ("_lock", "_offset", "_source")
 
-    def __init__(self, *, source: Callable[[], float] = time.time) -> None:
-        if not callable(source):
+    def __init__(self, *, source: Callable[[], float] | None = None) -> None:
+        if source is not None and not callable(source):
             raise UsageError(f"source: expected a function returning seconds, got {type(source).__name__}")
         self._source = source
         self._offset = 0.0
@@ -86,7 +86,9 @@ class Clock:
 
     def now(self) -> float:
         """The current time, in seconds since the epoch: the source's time plus every `advance()` so far."""
-        return self._source() + self._offset
+        source = self._source
+        # `time.time` looked up on each call: freezegun replaces the module's attribute, not a bound default
+        return (time.time() if source is None else source()) + self._offset
 
     def advance(self, by: Duration) -> float:
         """Move the clock forward by `by` (seconds, a `timedelta`, or `"6m"`, `"1h30m"`, `"24h"`); return the new time.

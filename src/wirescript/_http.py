@@ -257,10 +257,13 @@ class _Copy:
         response = self._response
         raw = b"".join(self._chunks)
         self._chunks = []
-        try:  # the library's own decoders (gzip, br, zstd, deflate), as the client reads the body
-            body = hx.Response(response.status_code, headers=response.headers, content=raw).content
-        except Exception:  # a body the client could not decode either: nothing to keep of it
-            body = b""
+        if "content-encoding" not in response.headers:  # nothing to decode: the body is the bytes
+            body = raw
+        else:
+            try:  # the library's own decoders (gzip, br, zstd, deflate), as the client reads the body
+                body = hx.Response(response.status_code, headers=response.headers, content=raw).content
+            except Exception:  # a body the client could not decode either: nothing to keep of it
+                body = b""
         finished(response.status_code, {k.lower(): v for k, v in response.headers.items()}, body)
 
 

@@ -17,13 +17,14 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._answer import render
+from ._bill import Bill, Billing
 from ._clock import Clock
 from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from ._exchange import Answer, OpenStream, Request
-from ._record import Arrival, Attempts, Vocabulary, read
+from ._record import Arrival, Attempts, Vocabulary, read, read_item
 from ._report import (
     LISTED,
     abandoned,
@@ -43,10 +44,13 @@ from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from .script import ScriptLike, Turn, TurnLike, queue_label
 from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
-from .wires import Addresses, RouteWire, TurnlessWire, Wire, stub_wires
-from .wires.base import AnswerChecks
-from .wires.mcp import MCPScript, MCPWire
+from .wires import Addresses, RouteWire, Wire, stub_wires
+from .wires._caching import Counting
+from .wires.base import AnswerChecks, Answered, Draw, Item
 from .wires.routes import RouteHandler
+
+if TYPE_CHECKING:
+    from .wires.mcp import MCPScript
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -83,7 +87,9 @@ class Ledger:
 
     __slots__ = (
         "_answers",
+        "_asked_turns",
         "_attempts",
+        "_billing",
         "_count",
         "_cursor",
         "_held",
@@ -91,6 +97,7 @@ class Ledger:
         "_problems",
         "_records",
         "_seen",
+        "_settling",
         "_side",
         "_streams",
         "_strict_rules",
@@ -121,6 +128,8 @@ class Ledger:
         mcp: MCPScript | None = None,
         dialect: object = None,
         clock: Clock | None = None,
+        usage: object = None,
+        prices: object = None,
         check_tool_input: bool = False,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
@@ -137,10 +146,15 @@ class Ledger:
         if clock is not None and not isinstance(clock, Clock):
             raise ScriptError(f"clock: expected a wirescript.Clock, got {type(clock).__name__}")
         self.clock = clock if clock is not None else Clock()
+        self._billing = Billing(usage, prices, keep=max_records)
+        self._asked_turns: dict[int, Turn] = {}
+        """The turns a script function or the fallback answered with, by request index (for the bill)."""
         route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
-        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop
+        if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop (nor its import)
+            from .wires.mcp import MCPScript, MCPWire
+
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
@@ -154,6 +168,12 @@ class Ledger:
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = tuple(every)
+        self._settling = frozenset(w for w in every if type(w).settle is not Wire.settle)
+        """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
+        if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
+            for wire in every:
+                if isinstance(wire, Counting):
+                    wire.counter = self._billing.counter
         first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
         self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
@@ -248,11 +268,7 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [
-            (w.unused_label, lines)
-            for w in self._wires
-            if isinstance(w, TurnlessWire) and (lines := w.unused(self._side))
-        ]
+        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in self._wires if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )
@@ -335,11 +351,21 @@ class Ledger:
                     wire.resolve(record)
                 except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
                     decision = decision or failed(f"asking the {wire.name} wire to resolve the request", exc)
-            if decision is None:  # a turnless wire (side endpoint, route) consumes no turn
-                decision = TURNLESS if wire is not None and wire.turnless else self._cursor.take(record)
+            settles = False
+            if decision is None and wire is not None:  # a turnless wire (side endpoint, route) consumes no turn
+                try:
+                    turnless = wire.turnless or (wire.partly_turnless and wire.turnless_request(record))
+                except Exception as exc:
+                    decision = failed(f"asking the {wire.name} wire whether the request takes a turn", exc)
+                else:
+                    decision = TURNLESS if turnless else self._cursor.take(record)
+                    settles = turnless and wire in self._settling
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
+            if settles:  # its jobs move on, and may take turns for the requests inside it: numbered after it
+                assert wire is not None
+                decision = self._settle(arrival, wire, request.host)
             arrival.gate = gate = self.gate
             if gate is not None:
                 self._held[record.index] = record
@@ -352,12 +378,85 @@ class Ledger:
             self._tell(noticed, record.index)
         arrival.attempt = attempt
         arrival.decision = decision
+        if arrival.draw is not None and ask:  # the turns it drew: asked and rendered outside the lock
+            self.finish(arrival)
         if isinstance(decision, Ask):  # the script function runs outside the lock
             if not ask:
                 return arrival
             arrival.decision = self._asked(record, decision)
         self._answered(arrival)
         return arrival
+
+    def _settle(self, arrival: Arrival, wire: Wire, host: str) -> Decision:
+        """`wire.settle` for a turnless request, under the lock: the turns it draws are taken now, in order."""
+        draw = Drawing(self, arrival.record, host)
+        try:
+            wire.settle(arrival.record, draw)
+        except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
+            refusal = failed(f"asking the {wire.name} wire to settle its jobs", exc)
+            self._add_problem(arrival.record, refusal)
+            draw.close()
+            return refusal
+        if draw.taken:
+            arrival.draw = draw
+        else:
+            draw.close()
+        return TURNLESS
+
+    def finish(self, arrival: Arrival) -> Arrival:
+        """Answer the turns a turnless request drew (`Wire.settle`): a script function asked, each answer rendered.
+
+        Outside the lock; never raises. Each answer is its wire's rendering of its turn, of its
+        turnless answer, or of its refusal, as a request that does not stream would get it.
+        """
+        draw = arrival.draw
+        if draw is None:
+            return arrival
+        try:
+            for answered, wire, decision in draw.taken:
+                if isinstance(decision, Ask):
+                    decision = self._asked(answered.record, decision)
+                self._fill(answered, wire, decision, draw.host)
+        finally:
+            draw.close()
+        return arrival
+
+    def _fill(self, answered: Answered, wire: Wire | None, decision: Decision, host: str) -> None:
+        record = answered.record
+        item = Arrival(record, wire, wire, None)
+        item.decision = decision
+        self._derived(item)  # a batch item's usage is derived as any request's is
+        answered.turn = item.decision if isinstance(item.decision, Turn) else None
+        request = Request("POST", host, record.path, b"", (), b"")
+        answer = render(item, request, self._side, self.report, {})  # no stream of an item is watched
+        answered.status = answer.status
+        answered.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in answer.headers}
+        body = answer.body
+        answered.body = body if isinstance(body, bytes) else b"".join(s for s in body if isinstance(s, bytes))
+
+    def item(
+        self, parent: RecordedRequest, item: Item, batch: str, host: str
+    ) -> tuple[RecordedRequest, Wire | None, Refusal | None]:
+        """A batch's item as a request of its own: read by the stub's wire for its path, checked, numbered (locked).
+
+        The wire that serves it (None: none does), and why it gets no answer of that wire, if so.
+        """
+        record, wire, refusal = read_item(parent, item, batch, host, self._vocabulary)
+        if refusal is None and wire is not None and self.strict:
+            refusal = self._checked(wire, record)
+        record.index = self._count
+        self._count += 1
+        if wire is not None and refusal is None:
+            try:
+                wire.resolve(record)
+            except Exception as exc:
+                refusal = failed(f"asking the {wire.name} wire to resolve a batch's item", exc)
+        if refusal is not None:
+            self._add_problem(record, refusal)
+        self._records.append(record)
+        if self.signal.waiting:
+            self.signal.notify_all()
+        return record, wire, refusal
 
     def ask(self, arrival: Arrival) -> Arrival:
         """Call the user function an `admit(request, ask=False)` left to ask; never raises.
@@ -378,7 +477,8 @@ class Ledger:
     def late(self, arrival: Arrival, seconds: float) -> Arrival:
         """Give up on a user function still running after `seconds`: a `script_error` problem, answered loudly."""
         asking = arrival.decision
-        refusal = not_returned(asking.what if isinstance(asking, Ask) else "route handler", seconds)
+        what = "script function" if arrival.draw is not None else "route handler"
+        refusal = not_returned(asking.what if isinstance(asking, Ask) else what, seconds)
         with self.lock:
             arrival.decision = refusal
             self._add_problem(arrival.record, refusal)
@@ -388,6 +488,15 @@ class Ledger:
         decision = self._cursor.ask(ask, record)
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
             self.report(record, decision)
+        elif isinstance(decision, Turn):  # the bill reads it back (a queue's turns are kept by the cursor)
+            kept, keep = self._asked_turns, self._records.maxlen
+            if keep is None:
+                kept[record.index] = decision
+            else:
+                with self.lock:  # no more than the records kept
+                    kept[record.index] = decision
+                    if len(kept) > keep:
+                        del kept[next(iter(kept))]
         return decision
 
     def _answered(self, arrival: Arrival) -> None:
@@ -403,8 +512,59 @@ class Ledger:
             )
 
     def render(self, arrival: Arrival, request: Request) -> Answer:
-        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises."""
+        """The answer: the turn as its wire renders it, a turnless wire's answer, or the refusal. Never raises.
+
+        A turn whose usage is derived (`usage="derive"`, or its own `usage.derive`) gets it here, from
+        its wire's rules, as its answer begins.
+        """
+        self._derived(arrival)
         return render(arrival, request, self._side, self.report, self._streams, self._answers)
+
+    def _derived(self, arrival: Arrival) -> None:
+        """Give the arrival's turn its derived usage, when its usage is derived (`usage="derive"`)."""
+        decision = arrival.decision
+        if decision.__class__ is Turn and arrival.wire is not None:
+            usage = decision.usage
+            if (self._billing.derive if usage is None or usage.derive is None else usage.derive) and (
+                decision.error is None
+            ):
+                self._derive(arrival)
+
+    def _derive(self, arrival: Arrival) -> None:
+        """Derive the arrival's usage (a failure of a wire's rules is a loud problem, never an exception)."""
+        assert isinstance(arrival.decision, Turn)
+        assert arrival.wire is not None
+        try:
+            arrival.decision = self._billing.derived_turn(arrival.wire, arrival.record, arrival.decision, self._count)
+        except Exception as exc:  # a wire's caching rules failing: loud, never a retried "Connection error."
+            arrival.decision = self._refused(arrival.record, failed(f"deriving the {arrival.wire.name} usage", exc))
+
+    @property
+    def billing(self) -> Billing:
+        """The stub's usage machinery (derivation, the cache store, prices, batch items)."""
+        return self._billing
+
+    def bill(self) -> Bill:
+        """The bill of the requests kept: a row per request answered with a message."""
+        with self.lock:
+            records = list(self._records)
+        wires = {wire.name: wire for wire in self._wires}
+        rows = []
+        for record in records:
+            if record.answered_by is None or (record.problem is not None and _unbilled(record.problem)):
+                continue
+            wire = wires.get(record.provider or "")
+            if wire is None:
+                continue
+            turn = (
+                self._asked_turns.get(record.index)
+                if record.answered_by != "script"
+                else self.turn(record.queue, record.turn_index)
+            )
+            row = self._billing.row(wire, record, turn)
+            if row is not None:
+                rows.append(row)
+        return Bill(tuple(rows))
 
     def report(self, record: RecordedRequest, refusal: Refusal) -> None:
         """Record why `record` was not answered as scripted (its answer says so: nothing streams on)."""
@@ -433,6 +593,61 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
+
+
+class Drawing(Draw):
+    """The `Draw` a settling wire takes turns with: the ledger's cursor, under its lock, for one request."""
+
+    __slots__ = ("_done", "_ledger", "_parent", "host", "now", "side", "taken")
+
+    def __init__(self, ledger: Ledger, parent: RecordedRequest, host: str) -> None:
+        self._ledger = ledger
+        self._parent = parent
+        self.host = host
+        self.now = parent.received_at
+        self.side = ledger._side
+        self.taken: list[tuple[Answered, Wire | None, Decision | Ask]] = []
+        """Each answer drawn, the wire that renders it and its decision (a turn, turnless, an `Ask`, a refusal)."""
+        self._done = threading.Event()
+
+    def items(self, items: Sequence[Item], *, batch: str) -> list[Answered]:
+        """Each item recorded, checked and given its queue's next turn, in order (under the lock)."""
+        ledger = self._ledger
+        answers = []
+        for item in items:
+            record, wire, refusal = ledger.item(self._parent, item, batch, self.host)
+            ledger._billing.mark_batch(record.index)  # billed at the batch rate
+            decision: Decision | Ask
+            if refusal is not None:
+                decision = refusal
+            elif wire is None or wire.turnless:
+                decision = TURNLESS
+            else:
+                decision = ledger._cursor.take(record)
+                if isinstance(decision, Refusal):
+                    ledger._add_problem(record, decision)
+            answered = Answered(record, done=self._done)
+            self.taken.append((answered, wire, decision))
+            answers.append(answered)
+        return answers
+
+    def run(self, record: RecordedRequest, wire: Wire) -> Answered:
+        """The next turn of `record`'s queue for a job admitted earlier without one (under the lock)."""
+        decision = self._ledger._cursor.take(record)
+        if isinstance(decision, Refusal):
+            self._ledger._add_problem(record, decision)
+        answered = Answered(record, done=self._done)
+        self.taken.append((answered, wire, decision))
+        return answered
+
+    def close(self) -> None:
+        """Every answer drawn is filled (or never will be): the wires reading them stop waiting."""
+        self._done.set()
+
+
+def _unbilled(problem: str) -> bool:
+    """Whether a request with this problem got no message: all but a stream the app did not read to its end."""
+    return getattr(problem, "kind", None) != "unfinished_stream"
 
 
 def unchecked(ledger: Ledger) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -22,10 +22,11 @@ from ._report import failed
 from ._signal import Gate
 from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from .script import Turn
+from .sse import json_dumps
 from .wires import Addresses
-from .wires.base import Parsed, Wire
+from .wires.base import Item, Parsed, Wire
 
-__all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read"]
+__all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read", "read_item"]
 
 
 class Arrival:
@@ -35,7 +36,7 @@ class Arrival:
     it and the renderer answers it.
     """
 
-    __slots__ = ("answerer", "attempt", "decision", "gate", "record", "wire")
+    __slots__ = ("answerer", "attempt", "decision", "draw", "gate", "record", "wire")
 
     def __init__(self, record: RecordedRequest, wire: Wire | None, answerer: Wire | None, refusal: Refusal | None):
         self.record = record
@@ -50,6 +51,8 @@ class Arrival:
         """The hold period it arrived in, or None: not held."""
         self.attempt: _Key | None = None
         """The key `Attempts.answered` is told its decision under, when the stub derives its retry count."""
+        self.draw: Any = None
+        """The turns a turnless request drew for the requests inside it (the ledger's `Drawing`), until answered."""
 
 
 class Vocabulary:
@@ -200,13 +203,13 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     try:
         addresses = vocabulary.addresses
         if addresses is None:
-            wire = _matching(vocabulary.walked, method, path, host)
+            wire = _matching(vocabulary.walked, method, path, host, headers)
         else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-            wire = _matching(vocabulary.first, method, path, host)
+            wire = _matching(vocabulary.first, method, path, host, headers)
             if wire is None:
                 wire = addresses.find(method, path, host, request)
             if wire is None:
-                wire = _matching(vocabulary.rest, method, path, host)
+                wire = _matching(vocabulary.rest, method, path, host, headers)
     except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
         refusal = _broken(exc.wire, "matches", exc.cause)
     except Exception as exc:  # a host dialect's, found by its address
@@ -222,7 +225,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
             "unknown_endpoint",
             f"no wire serves this endpoint (known: {vocabulary.endpoints}). Nothing was consumed from the script.",
         )
-    elif not isinstance(body, dict) and not _bodiless(wire, method, content):
+    elif not isinstance(body, dict) and not _bodiless(wire, method, path, content):
         refusal = Refusal(
             "unreadable",
             f"the body is not a JSON object ({body_error or 'not an object'}); nothing was consumed from the script.",
@@ -259,6 +262,8 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         received_at=0.0,
         problem=None,
         path_params={},
+        custom_id=None,
+        batch=None,
         **_fields(parsed),
     )
     answerer = wire
@@ -266,6 +271,72 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         answerer, broken = _claimed(vocabulary.wires, host)
         refusal = broken or refusal
     return Arrival(record, wire if parsed is not None and refusal is None else None, answerer, refusal)
+
+
+def read_item(
+    parent: RecordedRequest, item: Item, batch: str, host: str, vocabulary: Vocabulary
+) -> tuple[RecordedRequest, Wire | None, Refusal | None]:
+    """A batch's item read as a request of its own: the stub's wire for its path (as at the parent's host) parses it.
+
+    The record shares the parent's headers and credential; its content is the item's body as JSON.
+    Never raises: a wire failing, or no wire serving the path, is the refusal.
+    """
+    method, path, body = item.method, item.path, item.body
+    refusal: Refusal | None = None
+    wire: Wire | None = None
+    parsed: Parsed | None = None
+    try:
+        walked = vocabulary.rest if vocabulary.addresses is not None else vocabulary.walked
+        wire = _matching(vocabulary.first, method, path, host, parent.headers)
+        if wire is None and vocabulary.addresses is not None:
+            wire = vocabulary.addresses.find(method, path, host, None)
+        if wire is None:
+            wire = _matching(walked, method, path, host, parent.headers)
+    except _Broken as exc:
+        refusal = _broken(exc.wire, "matches", exc.cause)
+    except Exception as exc:
+        refusal = _broken(None, "matches", exc)
+    if refusal is None and wire is None:
+        refusal = Refusal(
+            "unknown_endpoint",
+            f"no wire serves this batch's item (its url {method} {path}; known: {vocabulary.endpoints}).",
+        )
+    elif refusal is None and wire is not None:
+        if not isinstance(body, dict):
+            refusal = Refusal("unreadable", "the batch's item has no JSON object for its body; nothing was consumed.")
+        else:
+            try:
+                parsed = wire.parse(body, path)
+            except Exception as exc:
+                refusal = Refusal(
+                    "unreadable",
+                    f"the {wire.name} wire could not parse the batch's item ({type(exc).__name__}: {exc}); "
+                    "nothing was consumed from the script.",
+                )
+    record = RecordedRequest.model_construct(
+        _FIELDS_SET,
+        index=0,
+        provider=wire.name if wire is not None else None,
+        method=method,
+        path=path,
+        query={},
+        headers=parent.headers,
+        content=json_dumps(body).encode() if body is not None else b"",
+        body=body,
+        body_error=None,
+        api_key=parent.api_key,
+        retry_count=0,
+        turn_index=None,
+        queue=None,
+        answered_by=None,
+        received_at=parent.received_at,
+        problem=None,
+        path_params={},
+        custom_id=item.custom_id,
+        batch=batch,
+        **_fields(parsed),
+    )
+    return record, wire, refusal
 
 
 def _claimed(wires: Sequence[Wire], host: str) -> tuple[Wire | None, Refusal | None]:
@@ -287,11 +358,16 @@ class _Broken(Exception):
         self.wire, self.cause = wire, cause
 
 
-def _matching(wires: Sequence[Wire], method: str, path: str, host: str) -> Wire | None:
-    """The first of `wires` that serves the request, or None; a wire that fails to say raises `_Broken`."""
+def _matching(
+    wires: Sequence[Wire], method: str, path: str, host: str, headers: Mapping[str, str] | None = None
+) -> Wire | None:
+    """The first of `wires` that serves the request, or None; a wire that fails to say raises `_Broken`.
+
+    A wire whose paths another API shares (`Wire.shared_paths`) is asked whether the headers are its SDK's.
+    """
     for wire in wires:
         try:
-            if wire.matches(method, path, host=host):
+            if wire.matches(method, path, host=host) and (not wire.shared_paths or wire.owns(headers or {})):
                 return wire
         except Exception as exc:
             raise _Broken(wire, exc) from exc
@@ -329,9 +405,9 @@ def _broken(wire: Wire | None, member: str, exc: Exception) -> Refusal:
     return failed(f"asking the {name} wire's {member}() about the request; nothing was consumed from the script", exc)
 
 
-def _bodiless(wire: Wire, method: str, content: bytes) -> bool:
-    """Whether `wire` serves a request whose body is not a JSON object: a route, or a side endpoint's GET."""
-    return wire.turnless and (wire.any_body or (method == "GET" and not content))
+def _bodiless(wire: Wire, method: str, path: str, content: bytes) -> bool:
+    """Whether `wire` serves a request whose body is not a JSON object: a route's, or one the wire takes bodiless."""
+    return (wire.turnless and wire.any_body) or (not content and wire.bodiless(method, path))
 
 
 _Key = tuple[str, str, str, bytes]

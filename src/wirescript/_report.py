@@ -47,7 +47,8 @@ def check_message(
 ) -> str | None:
     """What `check()` raises: each problem, each held request, each unused turn and turnless answer (those asked for).
 
-    `unused_side`: per turnless wire with answers never requested, what they are called and one line each.
+    `unused_side`: per wire with entries the app never took (side answers never requested, jobs never
+    collected), what they are called with what is said of them, and one line each.
     """
     lines = unanswered_lines(records) if problems else []
     if problems and held:
@@ -56,7 +57,7 @@ def check_message(
     if unused_turns:
         lines.extend(unused_lines(pending, total))
     for label, unused in unused_side if unused_turns else ():
-        lines.append(f"wirescript: {len(unused)} {label} were never requested:")
+        lines.append(f"wirescript: {len(unused)} {label}:")
         lines.extend(f"  - {line}" for line in unused[:LISTED])
         if len(unused) > LISTED:
             lines.append(f"  … and {len(unused) - LISTED} more")

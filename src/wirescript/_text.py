@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,6 +21,8 @@ def ordinal(n: int) -> str:
 
 def did_you_mean(value: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
     """`"; did you mean 'x'?"` for the closest of `choices`, or `""` when none is close."""
+    import difflib  # only a mistake pays for it: not imported with the stub
+
     close = difflib.get_close_matches(value, sorted(choices), n=1, cutoff=cutoff)
     return f"; did you mean {close[0]!r}?" if close else ""
 

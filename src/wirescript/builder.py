@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
+from ._bill import PriceTable, UsageMode
 from ._cursor import check_turns
 from .errors import ScriptError
 from .recorded import RecordedRequest
@@ -279,12 +280,15 @@ class ScriptBuilder:
         hold_timeout: float = 30.0,
         strict: bool = True,
         strict_skip: Iterable[str] = (),
+        usage: UsageMode = None,
+        prices: PriceTable | None = None,
         check_tool_input: bool = False,
     ) -> ScriptTransport:
         """A fresh `ScriptTransport` serving the script (each call gives an independent stub).
 
-        `strict`, `strict_skip` and `check_tool_input` are `ScriptTransport`'s: the strict request and
-        answer rules, on by default.
+        `strict`, `strict_skip`, `usage`, `prices` and `check_tool_input` are `ScriptTransport`'s: the strict
+        request and answer rules, on by default, derived usage (`"derive"`), off by default, the bill's prices,
+        and the opt-in check of every tool call's input.
         """
         return ScriptTransport(
             self.script,
@@ -292,6 +296,8 @@ class ScriptBuilder:
             fallback=self.fallback,
             strict=strict,
             strict_skip=strict_skip,
+            usage=usage,
+            prices=prices,
             check_tool_input=check_tool_input,
         )
 

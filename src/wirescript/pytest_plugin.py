@@ -24,6 +24,9 @@ def test_with_a_real_service(wirescript): ...
 @pytest.mark.wirescript(strict_skip=["anthropic.cache-control-limit"])   # or strict=False: no strict rules
 def test_lenient(wirescript): ...
 
+@pytest.mark.wirescript(usage="derive", max_cost_usd=0.05, min_cache_hit=0.8, cache_from_request=1)
+def test_cheap_and_cached(wirescript): ...   # the bill is checked at teardown (docs/usage.md)
+
 def test_recorded(wirescript):
     stub = wirescript.recorded()   # scripts/<module>/<test>.yaml; --wirescript-record=once records it
     ...
@@ -69,6 +72,13 @@ _LOUD_HELP = (
     "'unknown_endpoint', 'unreadable', 'script_error']); check_hand_built=False: do not check the "
     "ScriptTransports the test builds itself."
 )
+_BUDGET_OPTIONS = ("usage", "prices", "max_cost_usd", "min_cache_hit", "cache_from_request")
+_BUDGET_HELP = (
+    " usage='derive': the stubs derive their usage from the requests (prompt caching included); prices={model: "
+    "{...}}: their price table; max_cost_usd=N: "
+    "fail when a stub's bill is over N dollars; min_cache_hit=R (cache_from_request=I): fail when less than R of "
+    "its input tokens, from requests[I] on, were read from the cache (docs/usage.md)."
+)
 _OVERFLOW_ALIAS = ("unscripted", "unknown_endpoint", "unreadable", "script_error")  # OVERFLOW_KINDS, unimported
 _MARKER_HELP = (
     "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
@@ -76,7 +86,9 @@ _MARKER_HELP = (
     "check of requests the script did not answer, or of scripted turns never requested; let the test reach the "
     "network, or some hosts; turn the strict request and answer rules off for the stubs the fixture makes, or "
     "some of them, or hold every tool call's input to its tool's schema (docs/strict-requests.md); fail when a "
-    "request replayed from wirescript.recorded() asks something else than the one recorded for its turn." + _LOUD_HELP
+    "request replayed from wirescript.recorded() asks something else than the one recorded for its turn."
+    + _LOUD_HELP
+    + _BUDGET_HELP
 )
 _OPTIONS = (
     "check_overflow",
@@ -89,8 +101,9 @@ _OPTIONS = (
     "dialect",
     "match_recorded",
     *_LOUD_OPTIONS,
+    *_BUDGET_OPTIONS,
 )
-_STUB_OPTIONS = ("strict", "strict_skip", "check_tool_input", "dialect")
+_STUB_OPTIONS = ("strict", "strict_skip", "check_tool_input", "dialect", "usage", "prices")
 """Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
 
@@ -190,6 +203,7 @@ class StubFactory:
 
     __slots__ = (
         "_allow",
+        "_budgets",
         "_check_hand_built",
         "_check_overflow",
         "_check_unused",
@@ -222,7 +236,13 @@ class StubFactory:
         record_mode: str = "none",
         test: pytest.Item | None = None,
         match_recorded: bool = False,
+        usage: Any = None,
+        prices: Mapping[str, Mapping[str, float]] | None = None,
+        max_cost_usd: float | None = None,
+        min_cache_hit: float | None = None,
+        cache_from_request: int = 0,
     ) -> None:
+        self._budgets = (max_cost_usd, min_cache_hit, cache_from_request)
         self._allow = frozenset(allow) | (frozenset() if check_overflow else frozenset(_OVERFLOW_ALIAS))
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
         self._check_unused = check_unused
@@ -232,6 +252,8 @@ class StubFactory:
             "strict_skip": strict_skip,
             "check_tool_input": check_tool_input,
             "dialect": dialect,
+            "usage": usage,
+            "prices": prices,
         }
         self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
@@ -489,6 +511,7 @@ class StubFactory:
                             + "\n".join(f"  - {line}" for line in changed)
                             + "\n(Record it again: --wirescript-record=all; or drop match_recorded=True.)"
                         )
+            sections.extend(self._over_budget(stub))
             if sections:
                 head = [f"wirescript stub {number} of {len(checked)}:"] if len(checked) > 1 else []
                 blocks.append("\n".join([*head, *sections]))
@@ -508,6 +531,45 @@ class StubFactory:
                 more = [f"  … and {len(troubled) - 50} more"] if len(troubled) > 50 else []
                 blocks.append("\n".join([title, *(f"  - {problem}" for problem in troubled[:50]), *more, hint]))
         return "\n".join(blocks) if blocks else None
+
+    def _over_budget(self, stub: ScriptTransport) -> list[str]:
+        """The marker's budgets a stub broke (`max_cost_usd`, `min_cache_hit`), each naming its cause."""
+        max_cost, min_hit, start = self._budgets
+        if (max_cost is None and min_hit is None) or not stub.requests:
+            return []
+        from .errors import UsageError
+
+        bill, found = stub.bill, []
+        if max_cost is not None:
+            try:
+                total = bill.total_usd
+            except UsageError as exc:
+                found.append(f"wirescript: max_cost_usd={max_cost} cannot be checked: {exc}")
+            else:
+                if total > max_cost:
+                    top = max(bill, key=lambda row: row.usd or 0.0)
+                    found.append(
+                        f"wirescript: the bill is ${total:.6f}, over max_cost_usd={max_cost} ({len(bill)} request(s); "
+                        f"the costliest: {top})"
+                    )
+        ratio = bill.cache_hit_ratio(from_request=start)
+        if min_hit is not None and ratio < min_hit:
+            rows = [row for row in bill if row.index >= start]
+            worst = min(rows, key=lambda row: row.cache_read_input_tokens / (row.prompt_tokens or 1), default=None)
+            cause = f"no request from requests[{start}] on was answered with a message"
+            if worst is not None:
+                why = stub._ledger.billing.changed(worst.index) if worst.derived else None
+                if not worst.derived:
+                    why = "its usage is scripted, not derived (usage='derive' works it out from the requests)"
+                cause = (
+                    f"requests[{worst.index}] read {worst.cache_read_input_tokens:,} of its {worst.prompt_tokens:,} "
+                    f"input tokens from the cache" + (f": {why}" if why else "")
+                )
+            found.append(
+                f"wirescript: the cache hit ratio from requests[{start}] on is {ratio:.2f}, below "
+                f"min_cache_hit={min_hit}: {cause}"
+            )
+        return found
 
 
 @pytest.fixture
@@ -659,7 +721,7 @@ def _marker_options(node: pytest.Item) -> dict[str, Any]:
 @functools.cache
 def _options_model() -> type[Any]:
     """The marker's options, a keyword-only pydantic model (built on first use: pydantic loads lazily)."""
-    from pydantic import BaseModel, ConfigDict
+    from pydantic import BaseModel, ConfigDict, Field
 
     from .recorded import ProblemKind as Kind
 
@@ -692,6 +754,17 @@ def _options_model() -> type[Any]:
         match_recorded: bool = False
         """Fail when a request replayed from `wirescript.recorded()` asks something else (model, last
         message, tools) than the request its turn was recorded for."""
+        # budgets (docs/usage.md)
+        usage: Any = None
+        """`"derive"` (or a token counter): the stubs' `usage=` default."""
+        prices: Any = None
+        """Dollars per million tokens by model: the stubs' `prices=` default."""
+        max_cost_usd: float | None = Field(default=None, ge=0)
+        """Fail when a stub's bill (`stub.bill.total_usd`) is over this many dollars."""
+        min_cache_hit: float | None = Field(default=None, ge=0, le=1)
+        """Fail when less than this share of a stub's input tokens was read from the cache."""
+        cache_from_request: int = Field(default=0, ge=0)
+        """The first request `min_cache_hit` counts (the cold one before it writes)."""
 
     return MarkerOptions
 
@@ -728,10 +801,27 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
             elif name == "strict_skip":
                 value = kwargs.get(name)
                 problems.append(f"strict_skip must be a list of strict rule ids, got {type(value).__name__} {value!r}")
+            elif name in ("max_cost_usd", "min_cache_hit", "cache_from_request"):
+                value = kwargs.get(name)
+                expected = {
+                    "max_cost_usd": "a number of dollars, 0 or more",
+                    "min_cache_hit": "a share of input tokens, from 0 to 1",
+                    "cache_from_request": "a request number, 0 or more",
+                }[name]
+                problems.append(f"{name} must be {expected}, got {type(value).__name__} {value!r}")
             else:
                 value = error.get("input")
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         return "; ".join(dict.fromkeys(problems))
+    if kwargs.get("usage") is not None or kwargs.get("prices") is not None:
+        from ._bill import parse_prices, parse_usage
+        from .errors import ScriptError
+
+        try:
+            parse_usage(kwargs.get("usage"))
+            parse_prices(kwargs.get("prices"))
+        except ScriptError as exc:
+            return str(exc)
     if kwargs.get("strict_skip"):
         from .errors import ScriptError
         from .strict import skip_ids

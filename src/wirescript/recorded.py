@@ -190,7 +190,7 @@ class RecordedRequest(BaseModel):
     provider: str | None = None
     """The wire that understood it: `anthropic`, `anthropic_vertex`, `openai_chat`, `azure_openai_chat`,
     `openai_responses`, `gemini`, `count_tokens`, `embeddings`, `models`, `routes`, `mcp` (the scripted
-    MCP server); None if none did."""
+    MCP server), `anthropic_batches`, `openai_batches`, `gemini_batches` (the batch APIs); None if none did."""
     method: str
     """The HTTP method."""
     path: str
@@ -256,6 +256,11 @@ class RecordedRequest(BaseModel):
     problem: str | None = None
     """Why the stub could not answer with a scripted turn, when it could not: the `Problem` also
     listed in `stub.problems`."""
+    custom_id: str | None = None
+    """For a batch's item: its id within the batch (Anthropic's and OpenAI's `custom_id`, Gemini's `key`).
+    Each item is recorded as a request of its own, parsed as its API reads it (`docs/async-surfaces.md`)."""
+    batch: str | None = None
+    """For a batch's item: the batch it belongs to (`msgbatch_…`, `batch_…`, `batches/…`); else None."""
 
     def model_dump_json(self, **kwargs: Any) -> str:
         """The record as JSON; text that is not valid Unicode (a lone surrogate in the body) is escaped."""
@@ -320,6 +325,8 @@ class RecordedRequest(BaseModel):
     def summary(self) -> str:
         """One line for failure messages: number, method, path, model and the last message in short."""
         head = request_head(self.index, self.method, self.path)
+        if self.batch is not None:
+            head += f" batch={self.batch!r} custom_id={self.custom_id!r}"
         if self.model:
             head += f" model={self.model!r}"
         if self.provider == "mcp" and (mcp_method := self.mcp_method) is not None:

@@ -340,7 +340,13 @@ CitationLike = Annotated[
 
 
 class Usage(_Model):
-    """Token counts reported for the turn. Unset counts use wirescript's deterministic defaults."""
+    """Token counts reported for the turn. Unset counts use wirescript's deterministic defaults.
+
+    Each count is the value of the provider's own field: `input_tokens` is Anthropic's and Bedrock's
+    uncached input, OpenAI's `prompt_tokens` and Gemini's `promptTokenCount` (which include cached
+    tokens). With `derive` (or the stub's `usage="derive"`), every count left unset is worked out
+    from the request instead, prompt caching included (`docs/usage.md`); a count given here wins.
+    """
 
     input_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens; default 10."""
@@ -356,13 +362,41 @@ class Usage(_Model):
     web_fetch_requests: int | None = Field(default=None, ge=0)
     """Web fetches billed (Anthropic `usage.server_tool_use.web_fetch_requests`); default: the turn's
     `web_fetch` server tools that did not fail."""
+    cache_creation_1h_input_tokens: int | None = Field(default=None, ge=0)
+    """Of `cache_creation_input_tokens`, those written with a 1-hour lifetime, the rest with 5 minutes
+    (Anthropic `cache_creation.ephemeral_1h_input_tokens`, Bedrock `cacheDetails`); sent only when given."""
+    derive: bool | None = None
+    """Work the unset counts out from the request (True), or not (False) whatever the stub's `usage=`;
+    None: as the stub says. `usage: "derive"` is short for `{"derive": True}`."""
 
-    @field_validator("*", mode="after")
+    @field_validator(
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "cache_creation_1h_input_tokens",
+        "web_search_requests",
+        "web_fetch_requests",
+    )
     @classmethod
     def _encodable(cls, value: int | None) -> int | None:
         if value is not None:
             _check_int(value)
         return value
+
+    @model_validator(mode="after")
+    def _split(self) -> Usage:
+        hour, created = self.cache_creation_1h_input_tokens, self.cache_creation_input_tokens
+        if hour is not None and (created is None or hour > created):
+            raise ValueError(
+                "'cache_creation_1h_input_tokens' is part of 'cache_creation_input_tokens', so that count is "
+                f"needed and at least {hour}"
+            )
+        return self
+
+
+_DERIVE = Usage(derive=True)
+"""`usage: "derive"`: every count worked out from the request."""
 
 
 class ErrorSpec(_Model):
@@ -507,7 +541,7 @@ class Turn(_Model):
     Anthropic on Vertex AI and Bedrock, Bedrock Converse); the other wires ignore it. Needs `thinking`.
     Default: a placeholder (`sig_0000`, numbered by request). Record mode keeps the provider's."""
     usage: Usage | None = None
-    """Token counts."""
+    """Token counts; `"derive"` works them out from the request (`Usage.derive`)."""
     stop_reason: str | None = Field(default=None, min_length=1)
     """The stop reason. Default: `tool_use` when the turn calls a tool, else `end_turn`. Common values are
     translated per provider (`max_tokens` is OpenAI's `length`, `tool_use` its `tool_calls`); the values
@@ -521,6 +555,15 @@ class Turn(_Model):
     offer, input or text that breaks a schema the provider guarantees, text where a tool call is forced):
     for a test of how the app copes with an impossible answer. Without it such a turn is an
     `impossible_answer` (see the answer rules in `docs/answers.md`)."""
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _derive_shorthand(cls, value: Any) -> Any:
+        if value == "derive":
+            return _DERIVE
+        if isinstance(value, str):
+            raise ValueError(f"expected token counts (a dict) or 'derive', got the string {clip(value, 40)!r}")
+        return value
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> Turn:

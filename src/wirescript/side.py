@@ -1,4 +1,4 @@
-"""`SideScript`: what the side endpoints answer (token counts, embeddings, model listings).
+"""`SideScript`: what the side endpoints answer (token counts, embeddings, model listings), and how fast jobs run.
 
 Side endpoints never consume a generation turn. Without a side script they answer
 deterministically from the request; a side script overrides what it names::
@@ -16,13 +16,42 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._clock import duration_seconds
 from ._text import did_you_mean
-from .errors import ScriptError
+from .errors import ScriptError, UsageError
 
-__all__ = ["SIDE_KEY", "SideScript", "parse_side"]
+__all__ = ["SIDE_KEY", "JobPace", "SideScript", "parse_side"]
 
 SIDE_KEY = "$side"
 """The key of a mapping script (and of a script file) that holds its `SideScript`."""
+
+
+class JobPace(BaseModel):
+    """How fast the stub's background responses and batches run (`SideScript.jobs`).
+
+    A job ends at its `polls`-th retrieve (the SDK's `retrieve`/`get`), or once `after` has passed
+    on the stub's clock since it was created (`stub.clock.advance(...)`), whichever comes first;
+    before that it shows its API's intermediate states in turn (`queued`, `in_progress`, …). None
+    turns either way off; with both off a job runs only when its API's own limit lets it expire.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    polls: int | None = Field(default=2, ge=1, strict=True)
+    """The retrieve at which a job ends (2: the first shows it running, the second ended); None: never by polls."""
+    after: float | None = Field(default=60.0)
+    """The seconds on the stub's clock after which a job ends (a duration string too: `"90s"`, `"6m"`);
+    None: never by the clock."""
+
+    @field_validator("after", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return duration_seconds(value, "after")
+        except UsageError as exc:
+            raise ValueError(str(exc).removeprefix("after: ")) from None
 
 
 class SideScript(BaseModel):
@@ -38,6 +67,9 @@ class SideScript(BaseModel):
     gets its deterministic unit vector."""
     models: list[str] = Field(default_factory=list)
     """Model ids every model listing includes, after the models the script's queues name."""
+    jobs: JobPace = Field(default_factory=JobPace)
+    """How fast background responses and batches run: `{"polls": 2, "after": "1m"}` by default
+    (see `JobPace` and `docs/async-surfaces.md`)."""
 
     @field_validator("count_tokens")
     @classmethod
@@ -69,7 +101,8 @@ def parse_side(value: Any, where: str = "side") -> SideScript:
         return value
     if not isinstance(value, Mapping):
         raise ScriptError(
-            f"{where}: expected a mapping with 'count_tokens', 'embeddings' or 'models', got {type(value).__name__}"
+            f"{where}: expected a mapping with 'count_tokens', 'embeddings', 'models' or 'jobs', "
+            f"got {type(value).__name__}"
         )
     try:
         return SideScript.model_validate(dict(value))
@@ -84,9 +117,10 @@ def parse_side(value: Any, where: str = "side") -> SideScript:
             ) from None
         field = ".".join(str(part) for part in loc)
         if error["type"] == "extra_forbidden":
-            known = tuple(SideScript.model_fields)
+            known = tuple(JobPace.model_fields if loc[0] == "jobs" else SideScript.model_fields)
             raise ScriptError(
                 f"invalid {where}: unknown field {field!r} (expected one of: {', '.join(known)})"
-                f"{did_you_mean(field, known)}"
+                f"{did_you_mean(str(loc[-1]), known)}"
             ) from None
-        raise ScriptError(f"invalid {where}: field {field!r}: {error['msg']}") from None
+        message = error["msg"].removeprefix("Value error, ")  # a validator's own words, as it wrote them
+        raise ScriptError(f"invalid {where}: field {field!r}: {message}") from None

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import _http
+from ._bill import Bill, PriceTable, UsageMode
 from ._clock import Clock
 from ._cursor import Ask, PendingTurn, Turnless
 from ._exchange import PER_EVENT, Answer, Request
@@ -28,7 +29,6 @@ from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
 from .wires import RouteWire, Wire
-from .wires.mcp import MCPScript
 from .wires.routes import RouteHandler
 
 __all__ = ["PER_EVENT", "Offload", "PendingTurn", "ScriptTransport", "serve_offloaded"]
@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transpo
     import httpx2
 
     from .intercept import Interception
+    from .wires.mcp import MCPScript
 
     class _TransportBase(  # type: ignore[misc]
         httpx2.BaseTransport, httpx2.AsyncBaseTransport, httpx.BaseTransport, httpx.AsyncBaseTransport
@@ -95,10 +96,14 @@ class ScriptTransport(_TransportBase):
             `wirescript.dialects()` (`"ollama@0.20.4"` for a release) or a dialect `Wire` of your own.
         clock: The time caches, background jobs and batches run on (`wirescript.Clock`; one may serve
             several stubs); by default a clock of its own: the wall time plus every `clock.advance()`.
+        usage: `"derive"`, or a token counter (text -> tokens): usage worked out from each request by its
+            provider's rules, caching included, scripted counts winning (`docs/usage.md`); None: as scripted.
+        prices: Dollars per million tokens by model (`{model: {"input", "output", …}}`) for `stub.bill`.
 
     Raises:
         ScriptError: The script is malformed (the message names the turn and the field), `strict` or
-            `check_tool_input` is no bool, or `strict_skip` names an unknown rule (the message names the closest).
+            `check_tool_input` is no bool, `strict_skip` names an unknown rule (naming the closest), or
+            `usage`/`prices` are wrong.
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
@@ -122,6 +127,8 @@ class ScriptTransport(_TransportBase):
         mcp: MCPScript | None = None,
         dialect: str | Wire | None = None,
         clock: Clock | None = None,
+        usage: UsageMode = None,
+        prices: PriceTable | None = None,
         check_tool_input: bool = False,
     ) -> None:
         self._ledger = Ledger(
@@ -136,6 +143,8 @@ class ScriptTransport(_TransportBase):
             mcp,
             dialect,
             clock,
+            usage,
+            prices,
             check_tool_input,
         )
         self.max_records = max_records
@@ -152,6 +161,11 @@ class ScriptTransport(_TransportBase):
     def clock(self) -> Clock:
         """The stub's clock: `stub.clock.advance("6m")` ages every cache entry and job by six minutes."""
         return self._ledger.clock
+
+    @property
+    def bill(self) -> Bill:
+        """What the requests cost (`wirescript.Bill`): a row per request answered with a message, from its usage."""
+        return self._ledger.bill()
 
     @property
     def strict(self) -> bool:
@@ -383,6 +397,11 @@ async def serve_offloaded(stub: ScriptTransport, request: Request, run: Offload[
     """
     ledger, bound = stub._ledger, stub.hold_timeout
     arrival = ledger.admit(request, ask=False)
+    if arrival.draw is not None:  # the turns a batch or a background job drew: a script function may answer them
+        try:
+            await run(functools.partial(ledger.finish, arrival), bound)
+        except TimeoutError:
+            ledger.late(arrival, bound)
     if isinstance(arrival.decision, Ask):
         try:
             await run(functools.partial(ledger.ask, arrival), bound)

@@ -1,6 +1,6 @@
 """Checked by `mypy --strict` in CI: the side script and routes type-check as documented."""
 
-from wirescript import RecordedRequest, ScriptTransport, SideScript, load_script
+from wirescript import JobPace, RecordedRequest, ScriptTransport, SideScript, load_script
 
 
 def get_file(record: RecordedRequest) -> dict[str, str] | tuple[int, dict[str, str]]:
@@ -18,3 +18,5 @@ typed = ScriptTransport({"*": ["Hi"], "$side": SideScript(count_tokens=3)})
 from_file = ScriptTransport(load_script("script.json"))
 side: SideScript = SideScript(models=["a"])
 count: int | list[int] | None = side.count_tokens
+paced = ScriptTransport(["Hi"], side=SideScript(jobs=JobPace(polls=5, after=600.0)))
+polls: int | None = SideScript(jobs=JobPace(polls=None)).jobs.polls

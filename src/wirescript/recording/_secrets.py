@@ -52,6 +52,10 @@ def _mixed(run: str) -> bool:
     return any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
 
 
+_NAMES_KEPT = 1024
+"""How many distinct header names a recorder remembers the classification of."""
+
+
 class Credentials:
     """Every credential value the requests of one recorder sent (thread-safe)."""
 
@@ -61,13 +65,21 @@ class Credentials:
         self._values: set[str] = set()
         self._lock = threading.Lock()
         self._scrubber: Scrubber | None = None
+        self._sensitive: dict[bytes, bool] = {}
+        """Per raw header name: whether its value is a credential."""
 
     def add(self, request: Any) -> None:
         """Collect the credential values of an httpx/httpx2 request, as it is about to be sent."""
         found: set[str] = set()
+        sensitive = self._sensitive
         for raw_name, raw_value in request.headers.raw:
-            name = raw_name.decode("latin-1").lower()
-            if name in self._headers or is_sensitive_header(name):
+            secret = sensitive.get(raw_name)
+            if secret is None:  # each header name classified once (an SDK sends the same twenty every time)
+                name = raw_name.decode("latin-1").lower()
+                secret = name in self._headers or is_sensitive_header(name)
+                if len(sensitive) < _NAMES_KEPT:
+                    sensitive[raw_name] = secret
+            if secret:
                 found.update(_pieces(raw_value.decode("latin-1")))
         query = request.url.query
         text = query.decode("latin-1") if isinstance(query, bytes) else str(query)

@@ -14,14 +14,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
+from ._caching import Caching
 from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from .anthropic import AnthropicWire
+from .anthropic.batches import AnthropicBatchesWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
 from .bedrock import BedrockWire
-from .gemini import GeminiWire
+from .gemini import GeminiCachesWire, GeminiWire
+from .gemini.batches import GeminiBatchesWire
 from .ollama import OllamaWire
 from .openai import OpenAIChatWire, OpenAIResponsesWire
+from .openai.batches import OpenAIBatchesWire
 from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
 from .openai.dialects import ChatDialect, Quirk
 from .routes import RouteWire
@@ -30,14 +34,19 @@ from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 __all__ = [
     "DIALECTS",
     "Addresses",
+    "AnthropicBatchesWire",
     "AnthropicWire",
     "BedrockWire",
+    "Caching",
     "ChatDialect",
     "EmbeddingsWire",
     "Frame",
+    "GeminiBatchesWire",
+    "GeminiCachesWire",
     "GeminiWire",
     "ModelsWire",
     "OllamaWire",
+    "OpenAIBatchesWire",
     "OpenAIChatWire",
     "OpenAIConversationsWire",
     "OpenAIResponsesWire",
@@ -63,7 +72,11 @@ def default_wires() -> list[Wire]:
     responses = OpenAIResponsesWire()
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
     side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
-    return [AnthropicWire(), OpenAIChatWire(), responses, GeminiWire(), BedrockWire(), *side]
+    gemini = GeminiWire()
+    caches = GeminiCachesWire(gemini.cached_contents)  # the explicit caches its generateContent reads
+    # The batch APIs last: only a request no other wire serves walks them.
+    jobs: list[Wire] = [AnthropicBatchesWire(), OpenAIBatchesWire(), GeminiBatchesWire()]
+    return [AnthropicWire(), OpenAIChatWire(), responses, gemini, BedrockWire(), *side, caches, *jobs]
 
 
 def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire]:
@@ -93,6 +106,7 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
             raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
     _share_conversations(wires)
+    _pair_caches(wires, given)
     if bind:
         bind_stops(wires)
     return wires
@@ -129,3 +143,13 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[li
     addressed = [] if dialect is not None else [wire for wire in hosted_wires() if wire.name not in names]
     bind_stops([*walked, *addressed])
     return walked, addressed
+
+
+def _pair_caches(wires: Sequence[Wire], given: Sequence[Wire]) -> None:
+    """Give the default `cachedContents` endpoints the explicit caches of the stub's Gemini wire (a given one too)."""
+    gemini = next((w for w in wires if isinstance(w, GeminiWire)), None)
+    if gemini is None:
+        return
+    for wire in wires:
+        if isinstance(wire, GeminiCachesWire) and not any(wire is mine for mine in given):
+            wire.caches = gemini.cached_contents

@@ -6,6 +6,7 @@ native wire together (no provider package imports another's).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
@@ -141,11 +142,18 @@ class Addresses:
 
 
 def _address(address: str, wire: Wire) -> tuple[str, int | None]:
+    parsed = _parsed_address(address)
+    if parsed is None:
+        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    return parsed
+
+
+@functools.lru_cache(maxsize=512)  # every stub routes the built-in dialects' addresses: each parsed once
+def _parsed_address(address: str) -> tuple[str, int | None] | None:
+    """`(host, port)` of `host` or `host:port`, lower-cased; None for anything else."""
     host, colon, port = address.strip().lower().rpartition(":") if ":" in address else (address.strip().lower(), "", "")
-    if colon and not port.isdigit():
-        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
-    if not host or "/" in host:
-        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    if (colon and not port.isdigit()) or not host or "/" in host:
+        return None
     return host, int(port) if colon else None
 
 

@@ -134,6 +134,10 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
     }
     if turn.server_tools is not None:
         usage["server_tool_use"] = _tools.server_usage(turn)
+    hour = scripted.cache_creation_1h_input_tokens if scripted else None
+    if hour is not None:  # the split by lifetime, as the API sends it (`cache_creation`): only when known
+        created = usage["cache_creation_input_tokens"]
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": created - hour, "ephemeral_1h_input_tokens": hour}
     return _message(msg_id, model, content, stop, usage), arguments
 
 

@@ -37,6 +37,7 @@ Writing a wire::
 from __future__ import annotations
 
 import functools
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
 from ..sse import json_dumps
 from ._answers import AnswerChecks, AnswerRule, AnswerViolation, Choice, Offer, OfferedTool, Output, hold
+from ._caching import Caching
 from ._hosts import host_matcher
 from ._render import RETRYABLE, error_message, json_answer, retry_headers
 from ._rules import Rule, Violation, json_type
@@ -59,8 +61,12 @@ __all__ = [
     "AnswerChecks",
     "AnswerRule",
     "AnswerViolation",
+    "Answered",
+    "Caching",
     "Choice",
+    "Draw",
     "Frame",
+    "Item",
     "Offer",
     "OfferedTool",
     "Output",
@@ -126,6 +132,79 @@ class Parsed:
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None
+
+
+@dataclass(slots=True)
+class Item:
+    """A request inside another (a batch's item), as its own API would take it: what `Draw.items` records."""
+
+    body: Any
+    """Its body (a JSON object): a Messages request's `params`, a batch input line's `body`."""
+    path: str
+    """The path it would be sent to (`/v1/messages`, `/v1/chat/completions`): the stub's wire serving it reads it."""
+    custom_id: str | None = None
+    """Its id within the batch (`custom_id`, Gemini's `key`): `RecordedRequest.custom_id`."""
+    method: str = "POST"
+
+
+@dataclass(slots=True, eq=False)
+class Answered:
+    """The answer to a request a wire drew a turn for (`Draw.items`, `Draw.run`): filled once the request is admitted.
+
+    Read it only after `ready()`: the answers are rendered outside the stub's lock, once the script
+    function (if any) has answered.
+    """
+
+    record: RecordedRequest
+    """Its record (a batch item's own, in `stub.requests`; a job's own request's)."""
+    status: int = 0
+    """The HTTP status its wire answered with (200, or an error turn's, or the loud 400 of a problem)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    """Its whole answer, as its wire renders it for a request that does not stream."""
+    turn: Turn | None = None
+    """Its turn; None when none answered it (its record's `problem` says why) or its wire is turnless."""
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set once the answer is filled (every answer of one draw shares it)."""
+
+    def ready(self, timeout: float = 30.0) -> bool:
+        """Wait until the answer is filled (at once, but while a script function answers); False past `timeout`."""
+        return self.done.is_set() or self.done.wait(timeout)
+
+
+class Draw(ABC):
+    """How a turnless request takes turns of the script, for the requests inside it or a job that runs now.
+
+    Given to `Wire.settle`, under the stub's lock: a batch's items, a background response that runs.
+
+    The turns are taken at once, in order, from the queue each record's model names, so a batch
+    consumes the script where it ends, as if its items had been sent then; each answer is rendered
+    once the request is admitted (a script function is asked outside the lock).
+    """
+
+    __slots__ = ()
+
+    now: float
+    """When the request arrived, on the stub's clock."""
+    side: SideScript
+    """The stub's side script (its `jobs` pace)."""
+
+    @abstractmethod
+    def items(self, items: Sequence[Item], *, batch: str) -> list[Answered]:
+        """Record each item as a request of its own, and take its turn; its answer is filled later.
+
+        Numbered and in `stub.requests` (`custom_id` and `batch` set), it is served by the stub's wire for
+        its path, as a request to the parent's host would be: checked by
+        that wire's strict rules, answered by the next turn of its queue (a turnless wire's items, such
+        as embeddings, by that wire without one). An item no wire serves is an `unknown_endpoint` problem.
+        """
+
+    @abstractmethod
+    def run(self, record: RecordedRequest, wire: Wire) -> Answered:
+        """Take the next turn for a request admitted earlier without one (a background job that runs now).
+
+        Its answer is `wire`'s rendering (for a request that does not stream); its record gets the turn's fields.
+        """
 
 
 class Wire(ABC):
@@ -206,9 +285,24 @@ class Wire(ABC):
     turnless: ClassVar[bool] = False
     """Whether it answers without a scripted turn (side endpoints, routes): the transport then calls
     `respond` and never `render`, and no turn is consumed. Its `GET` requests may have no body."""
+    partly_turnless: ClassVar[bool] = False
+    """Whether some of its requests answer without a turn (`turnless_request` says which): a generation API
+    that also serves what it stored (OpenAI Responses' `GET /responses/{id}`, a background response
+    created now and run later). Those are served as a turnless wire's are (`settle`, `respond`)."""
+    shared_paths: ClassVar[bool] = False
+    """Whether another API serves the same paths (OpenAI's and Gemini's `/v1/batches`): a request its path
+    matches is its own only when `owns(headers)` says the headers are its SDK's, else the next wire is asked."""
+    unused_label: ClassVar[str] = "side script answer(s)"
+    """What `check()` calls the entries `unused` lists (`"side script answer(s)"`)."""
+    unused_said: ClassVar[str] = "were never requested"
+    """What `check()` says of them (`"were never requested"`, `"were never collected to their end"`)."""
     any_body: ClassVar[bool] = False
     """Whether a turnless wire serves any body, JSON or not (`record.body` is then None, the bytes
     are in `record.content`): routes do, for uploads and bodiless POSTs."""
+    caching: ClassVar[Caching] = Caching()
+    """Its provider's usage rules (`wirescript.wires.Caching`): how a stub made with `usage="derive"` counts a
+    request's prompt, caches it by the provider's rules and bills it (`docs/usage.md`). The default counts
+    the record's tools, system prompt and messages and caches nothing."""
     malformed_tool_json_applies_to_json: ClassVar[bool] = False
     """Whether `Fault.malformed_tool_json` can damage a JSON (non-streamed) answer too: OpenAI's
     `arguments` string, Gemini's `MALFORMED_FUNCTION_CALL`. Anthropic's tool input is an object."""
@@ -294,6 +388,37 @@ class Wire(ABC):
         problem with its message); any other exception is a `script_error` problem.
         """
         raise NotImplementedError(f"the {self.name} wire answers with scripted turns")
+
+    def owns(self, headers: Mapping[str, str]) -> bool:
+        """Whether a request its path matches carries its SDK's headers (asked only of a `shared_paths` wire)."""
+        return True
+
+    def turnless_request(self, record: RecordedRequest) -> bool:
+        """Whether this request answers without a turn (asked only of a `partly_turnless` wire, under the lock)."""
+        return self.turnless
+
+    def bodiless(self, method: str, path: str) -> bool:
+        """Whether a request of its with an empty body is one of its requests without a body (asked only then).
+
+        The default: a turnless wire's `GET`. A wire serving a `DELETE` or a `POST …/cancel` says so.
+        """
+        return self.turnless and method == "GET"
+
+    def settle(self, record: RecordedRequest, draw: Draw) -> None:  # noqa: B027 - optional: few wires start jobs
+        """Bring the wire's jobs up to this turnless request, under the stub's lock, in arrival order.
+
+        A wire whose API runs jobs (batches, background responses) starts them here, moves them on
+        (a poll, the clock: `draw.now`) and, when one runs, takes its turns with `draw`; `respond`
+        then answers from the state settled here. Called only for a wire that overrides it.
+        """
+
+    def unused(self, side: SideScript) -> list[str]:
+        """What it was scripted or given that the app never took, one line each (`check()` lists them).
+
+        A turnless wire's side answers never requested, a job's state the app never saw to its end;
+        none by default.
+        """
+        return []
 
     def unscripted(self, message: str, record: RecordedRequest, *, status: int = 400) -> Rendered:
         """The loud answer to a request with no scripted turn: a non-retryable error carrying `message`."""
@@ -398,12 +523,6 @@ class TurnlessWire(Wire):
     """
 
     turnless = True
-    unused_label: ClassVar[str] = "side script answer(s)"
-    """What `check()` calls the answers `unused` lists (`"side script answer(s) were never requested"`)."""
-
-    def unused(self, side: SideScript) -> list[str]:
-        """The scripted answers no request has taken yet, one line each (`check()` lists them)."""
-        return []
 
     def parse(self, body: Any, path: str) -> Parsed:
         """The model a body names, if any (`body` is `{}` for a request without one)."""

@@ -19,6 +19,7 @@ from .._messages_tools import server_tools_problem
 from .._render import error_message, retry_headers
 from .._rules import ModelTable, Violation
 from ..base import Frame, Parsed, Rendered, Wire
+from .caching import ANTHROPIC_CACHING
 from .models import CLAUDE_MODELS, ClaudeModel
 from .rules import RULES, check_anthropic, plainly_valid, rules_violation
 
@@ -74,6 +75,7 @@ class AnthropicWire(Wire):
     models: ClassVar[ModelTable[ClaudeModel]] = CLAUDE_MODELS
     """The Claude models the model-dependent strict rules know (output limits, prefills, sampling): a
     subclass may declare an updated table (`CLAUDE_MODELS.updated({...})`); an unknown model is never refused."""
+    caching = ANTHROPIC_CACHING
     label = "Anthropic Messages (POST /v1/messages)"
     own_fields = ("system", "max_tokens", "messages")
     unknown_field = "{key}: Extra inputs are not permitted"
@@ -371,6 +373,8 @@ def _message_start(data: dict[str, Any]) -> bytes:
     reason and sequence null).
     """
     message = data["message"]
+    if "cache_creation" in message["usage"]:  # derived usage: a nested split, not a template key
+        return encode_event("message_start", json_dumps(data))
     shape = (message["model"], *message["usage"].items())
     template = _STARTS.get(shape)
     if template is None:

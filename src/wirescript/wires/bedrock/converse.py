@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...script import ErrorSpec, Turn
-from ...sse import json_dumps
+from ...sse import json_dumps, json_string
 from .._render import break_json, chunks, default_usage
 from . import eventstream
 
@@ -82,16 +82,25 @@ def _tool_id(call_id: str | None, index: int, k: int) -> str:
     return call_id or f"tooluse_{index:04d}_{k}"
 
 
-def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, int]:
+def _usage(turn: Turn, arguments: list[str] | None = None) -> dict[str, Any]:
     """The usage of a turn; `arguments`: its tool inputs as already encoded, so they are not encoded again."""
     encoded = arguments if arguments is not None else [json_dumps(c.input) for c in turn.tool_calls]
     chars = len(turn.text or "") + len(turn.thinking or "") + sum(map(len, encoded))
     input_tokens, output_tokens = default_usage(turn, chars)
-    usage = {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens}
-    if turn.usage is not None and turn.usage.cache_read_input_tokens:
-        usage["cacheReadInputTokens"] = turn.usage.cache_read_input_tokens
-    if turn.usage is not None and turn.usage.cache_creation_input_tokens:
-        usage["cacheWriteInputTokens"] = turn.usage.cache_creation_input_tokens
+    usage: dict[str, Any] = {
+        "inputTokens": input_tokens,
+        "outputTokens": output_tokens,
+        "totalTokens": input_tokens + output_tokens,
+    }
+    scripted = turn.usage
+    if scripted is not None and scripted.cache_read_input_tokens:
+        usage["cacheReadInputTokens"] = scripted.cache_read_input_tokens
+    if scripted is not None and scripted.cache_creation_input_tokens:
+        usage["cacheWriteInputTokens"] = scripted.cache_creation_input_tokens
+        hour = scripted.cache_creation_1h_input_tokens
+        if hour is not None:  # the writes by ttl, 1 hour first (botocore: `cacheDetails`), when the split is known
+            details = [("1h", hour), ("5m", scripted.cache_creation_input_tokens - hour)]
+            usage["cacheDetails"] = [{"ttl": ttl, "inputTokens": n} for ttl, n in details if n]
     return usage
 
 
@@ -151,28 +160,35 @@ def converse_stream(
     def event(name: str, payload: Mapping[str, Any]) -> tuple[str, bytes]:
         return name, eventstream.event(name, json_dumps(payload).encode())
 
+    def deltas(block: int, delta: Mapping[str, Any], pieces: list[str]) -> Iterator[tuple[str, bytes]]:
+        """`event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})` for each piece in `delta`.
+
+        The same bytes, with the JSON around the piece (`delta`'s one `""`) encoded once: most of a stream's messages.
+        """
+        head, _, tail = json_dumps({"contentBlockIndex": block, "delta": delta}).partition('""')
+        before, after = head.encode(), tail.encode()
+        for piece in pieces:
+            payload = b"".join((before, json_string(piece).encode(), after))
+            yield "contentBlockDelta", eventstream.event("contentBlockDelta", payload)
+
     yield event("messageStart", {"role": "assistant"})
     block = 0
     if turn.thinking is not None:
-        for piece in chunks(turn.thinking):
-            yield event(
-                "contentBlockDelta", {"contentBlockIndex": block, "delta": {"reasoningContent": {"text": piece}}}
-            )
+        yield from deltas(block, {"reasoningContent": {"text": ""}}, chunks(turn.thinking))
         signature = {"reasoningContent": {"signature": _signature(turn, index)}}
         yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
     if turn.text is not None:
-        for piece in chunks(turn.text) or [""]:
-            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"text": piece}})
+        yield from deltas(block, {"text": ""}, chunks(turn.text) or [""])
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
     arguments = [json_dumps(call.input) for call in turn.tool_calls]  # encoded once: streamed, and counted
     for k, (call, encoded) in enumerate(zip(turn.tool_calls, arguments, strict=True)):
         start = {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}}
         yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
-        for piece in chunks(break_json(encoded) if malformed_tool_json else encoded):
-            yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": {"toolUse": {"input": piece}}})
+        pieces = chunks(break_json(encoded) if malformed_tool_json else encoded)
+        yield from deltas(block, {"toolUse": {"input": ""}}, pieces)
         yield event("contentBlockStop", {"contentBlockIndex": block})
         block += 1
     yield event("messageStop", {"stopReason": bedrock_stop(turn, stop)})

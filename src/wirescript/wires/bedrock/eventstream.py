@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
+import functools
 import json
 import struct
 import uuid
@@ -177,14 +178,26 @@ def encode_message(headers: Mapping[str, HeaderValue], payload: bytes = b"") -> 
     raw_headers = encode_headers(headers)
     if len(raw_headers) > MAX_HEADERS_LENGTH:
         raise EventStreamError(f"headers of {len(raw_headers)} bytes, the most is {MAX_HEADERS_LENGTH}")
+    return _framed(raw_headers, payload)
+
+
+def _framed(raw_headers: bytes, payload: bytes) -> bytes:
+    """The message around headers already encoded (and within bounds) and a payload."""
     if len(payload) > MAX_PAYLOAD_LENGTH:
         raise EventStreamError(f"a payload of {len(payload)} bytes, the most is {MAX_PAYLOAD_LENGTH}")
     total = _PRELUDE_LENGTH + len(raw_headers) + len(payload) + _CRC_LENGTH
     prelude = _PRELUDE.pack(total, len(raw_headers))
-    prelude_crc = _crc32(prelude)
-    head = prelude + _U32.pack(prelude_crc)
-    message_crc = _crc32(payload, _crc32(raw_headers, _crc32(head)))
+    head = prelude + _U32.pack(binascii.crc32(prelude))
+    message_crc = binascii.crc32(payload, binascii.crc32(raw_headers, binascii.crc32(head)))
     return b"".join((head, raw_headers, payload, _U32.pack(message_crc)))
+
+
+@functools.lru_cache(maxsize=256)
+def _constant_headers(kind: str, name: str) -> bytes:
+    """The encoded headers of an `event` or `exception` message: the same three for every message of a type."""
+    if kind == "event":
+        return encode_headers({":event-type": name, ":content-type": "application/json", ":message-type": "event"})
+    return encode_headers({":exception-type": name, ":content-type": "application/json", ":message-type": "exception"})
 
 
 def _json_payload(payload: bytes | Mapping[str, Any]) -> bytes:
@@ -204,8 +217,7 @@ def event(event_type: str, payload: bytes | Mapping[str, Any] = b"") -> bytes:
         The encoded message.
 
     """
-    headers = {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}
-    return encode_message(headers, _json_payload(payload))
+    return _framed(_constant_headers("event", event_type), _json_payload(payload))
 
 
 def chunk(data: bytes) -> bytes:
@@ -236,12 +248,7 @@ def exception(exception_type: str, payload: bytes | Mapping[str, Any] = b"") -> 
         The encoded message.
 
     """
-    headers = {
-        ":exception-type": exception_type,
-        ":content-type": "application/json",
-        ":message-type": "exception",
-    }
-    return encode_message(headers, _json_payload(payload))
+    return _framed(_constant_headers("exception", exception_type), _json_payload(payload))
 
 
 def error(error_code: str, error_message: str = "") -> bytes:

@@ -39,6 +39,7 @@ from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
 from .answers import CONVERSE_ANSWER_FIELDS, CONVERSE_ANSWER_RULES, converse_offer
+from .caching import BEDROCK_CACHING
 from .rules import RULES, check_converse, check_invoke
 
 __all__ = ["BEDROCK_STOP_REASONS", "OPERATIONS", "BedrockWire"]
@@ -144,6 +145,7 @@ class BedrockWire(Wire):
     rules = RULES
     answer_rules = (*CONVERSE_ANSWER_RULES, *MESSAGES_ANSWER_RULES)
     answer_fields = CONVERSE_ANSWER_FIELDS | MESSAGES_ANSWER_FIELDS
+    caching = BEDROCK_CACHING
     label = "Amazon Bedrock runtime (Converse; InvokeModel for Claude)"
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:

@@ -19,6 +19,7 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import encode_event, json_dumps
 from .._answers import Offer
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -36,6 +37,7 @@ from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import grounding
 from .answers import ANSWER_FIELDS, ANSWER_RULES, gemini_offer
+from .caching import GEMINI_CACHING, CachedContents
 from .rules import RULES, check_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
@@ -180,6 +182,7 @@ class GeminiWire(Wire):
     rules = RULES
     answer_rules = ANSWER_RULES
     answer_fields = ANSWER_FIELDS
+    caching: ClassVar[Caching] = GEMINI_CACHING
     label = "Gemini generateContent"
     own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
     unknown_field = 'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
@@ -188,6 +191,10 @@ class GeminiWire(Wire):
         "contents": ("array", "object"),
         "tools": ("array", "object"),
     }
+
+    def __init__(self) -> None:
+        self.cached_contents = CachedContents()
+        """Its explicit caches (`caches.create`), which the stub's `cachedContents` endpoints manage."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/models/{model}:generateContent` or `:streamGenerateContent`, any API version, any host."""

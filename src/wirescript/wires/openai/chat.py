@@ -18,6 +18,7 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
 from .._answers import AnswerRule, Offer
+from .._caching import Caching
 from .._decode import (
     as_dict,
     as_float,
@@ -35,6 +36,7 @@ from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import builtins
 from .answers import CHAT_ANSWER_FIELDS, CHAT_ANSWER_RULES, chat_offer
+from .caching import OPENAI_CACHING
 from .common import (
     COMPATIBLE_HOSTS,
     CREATED,
@@ -132,6 +134,7 @@ class OpenAIChatWire(Wire):
     models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
     """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
     updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
+    caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Chat Completions (POST /chat/completions)"
     # `stop` too: Messages refuses it ("stop: Extra inputs are not permitted"; it takes `stop_sequences`), Gemini
     # too (`generationConfig.stopSequences`).

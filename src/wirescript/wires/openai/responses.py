@@ -10,6 +10,16 @@ The Responses API has no stop reason: a turn whose stop reason is `max_tokens` (
 ends `incomplete` with `incomplete_details.reason == "max_output_tokens"` (`response.incomplete`
 instead of `response.completed`), and `refusal` (or `content_filter`) ends `incomplete` with
 reason `content_filter`, as the API does. Other stop reasons give a `completed` response.
+
+What the API stores, the wire serves (developers.openai.com/docs/guides/background, the openai SDK's
+`resources/responses/responses.py`): a response created with `store` (the default) is retrievable
+(`GET …/responses/{id}`), lists its input items (`…/input_items`), can be deleted, and is continued
+by `previous_response_id`. A `background: true` response is created `queued` without a turn; it
+runs (takes its turn) when its pace ends it (`SideScript.jobs`: its second retrieve, or a minute on
+the stub's clock by default), showing `in_progress` before; an error turn ends it `failed`, a
+`max_tokens` turn `incomplete`; `POST …/cancel` ends it `cancelled` before it runs, consuming no
+turn. A `background` stream runs at once, and `GET …/responses/{id}?stream=true&starting_after=N`
+replays its events after N, for five minutes on the stub's clock (openai/openai-python#2828).
 """
 
 from __future__ import annotations
@@ -17,20 +27,25 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
+from ...side import SideScript
 from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
 from .._answers import Offer
+from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
-from .._render import chunks
+from .._jobs import Job, Jobs, page
+from .._render import chunks, json_answer
 from .._rules import Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Draw, Frame, Parsed, Rendered, Wire
 from . import builtins
 from .answers import RESPONSES_ANSWER_FIELDS, RESPONSES_ANSWER_RULES, responses_offer
 from .builtins import BUILTIN_EVENTS
+from .caching import OPENAI_CACHING
 from .common import (
     CREATED,
     DEFAULT_MODEL,
@@ -93,6 +108,50 @@ def _since_last_model_item(items: list[Any]) -> list[Any]:
     return found
 
 
+STREAM_AGE_LIMIT = 300.0
+"""Seconds after its creation that a response can be streamed again (`GET …?stream=true`): five minutes, on the
+stub's clock. Past it: "This response can no longer be streamed because it is more than 5 minutes old" (a 400;
+openai/openai-python#2828)."""
+
+BACKGROUND_STATUSES = ("queued", "in_progress")
+"""The statuses a background response shows before it ends, in order (developers.openai.com/docs/guides/background:
+"Keep polling while the request is in the queued or in_progress state")."""
+
+_ACTIONS = {("GET", None): "retrieve", ("DELETE", None): "delete", ("POST", "cancel"): "cancel"}
+_ACTIONS[("GET", "input_items")] = "input_items"
+
+
+def _action(method: str, path: str) -> tuple[str, str] | None:
+    """What a request to a stored response asks (`retrieve`, `delete`, `cancel`, `input_items`) and its id, or None."""
+    _head, found, tail = path.rpartition("/responses/")
+    if not found or not tail:
+        return None
+    response_id, _, rest = tail.partition("/")
+    if not response_id or "/" in rest:
+        return None
+    action = _ACTIONS.get((method, rest or None))
+    return (action, response_id) if action is not None else None
+
+
+def _deferred(body: Any) -> bool:
+    """Whether a create asks for a background response that does not stream: created now, run later."""
+    return isinstance(body, dict) and body.get("background") is True and body.get("stream") is not True
+
+
+@dataclass(slots=True, eq=False)
+class StoredResponse:
+    """A response the wire keeps (`store`): what a retrieve answers and `previous_response_id` continues."""
+
+    response: dict[str, Any]
+    """The Response object as a retrieve answers it now (its final form once it ended)."""
+    items: list[Any]
+    """Its conversation: the input it was given (a continued thread's included) and its output items."""
+    record: RecordedRequest
+    """The request that created it."""
+    job: Job | None = None
+    """A background response's job; None for one answered at once."""
+
+
 class OpenAIResponsesWire(Wire):
     """The OpenAI Responses API, streamed or not, including `previous_response_id` conversations.
 
@@ -103,7 +162,18 @@ class OpenAIResponsesWire(Wire):
 
     name = "openai_responses"
     endpoint = "POST …/responses"
-    endpoints = ("POST /v1/responses", "POST /openai/responses")
+    endpoints = (
+        "POST /v1/responses",
+        "POST /openai/responses",
+        *(
+            f"{method} {prefix}/responses/{{response_id}}{tail}"
+            for prefix in ("/v1", "/openai")
+            for method, tail in (("GET", ""), ("DELETE", ""), ("POST", "/cancel"), ("GET", "/input_items"))
+        ),
+    )
+    partly_turnless = True
+    unused_label = "background response(s)"
+    unused_said = "were never seen to their end"
     events = frozenset(
         {
             "response.created",
@@ -132,6 +202,7 @@ class OpenAIResponsesWire(Wire):
     rules = RESPONSES_RULES
     answer_rules = RESPONSES_ANSWER_RULES
     answer_fields = RESPONSES_ANSWER_FIELDS
+    caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Responses (POST /responses)"
     own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
     # Chat's `response_format` and `stop`, and `max_tokens`: Responses' own rules answer `max_tokens`
@@ -149,14 +220,25 @@ class OpenAIResponsesWire(Wire):
     }
 
     def __init__(self) -> None:
-        self._stored: dict[str, list[Any]] = {}
+        self._stored: dict[str, StoredResponse] = {}
         self._stored_lock = threading.Lock()
+        self._jobs: Jobs[Job] = Jobs()
         self.conversations = ConversationStore()
         """The stub's conversations (`conversation=`), shared with its Conversations API wire."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
-        """`POST …/responses` (not the sub-resources such as `…/responses/{id}/cancel`), on any host."""
-        return method == "POST" and path.endswith("/responses")
+        """`POST …/responses`, and a stored response's `GET`, `DELETE`, `POST …/cancel` and `GET …/input_items`."""
+        if path.endswith("/responses"):
+            return method == "POST"
+        return "/responses/" in path and _action(method, path) is not None
+
+    def turnless_request(self, record: RecordedRequest) -> bool:
+        """A stored response's retrieval, cancel or deletion, and a background create that does not stream."""
+        return record.method != "POST" or not record.path.endswith("/responses") or _deferred(record.body)
+
+    def bodiless(self, method: str, path: str) -> bool:
+        """A stored response's requests carry no body (a `POST …/cancel` neither)."""
+        return _action(method, path) is not None
 
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
@@ -196,8 +278,14 @@ class OpenAIResponsesWire(Wire):
     def resolve(self, record: RecordedRequest) -> None:
         """Prepend the stored conversation of the response a request continues (`previous_response_id`).
 
-        Or the items of the conversation it names (`conversation=`, the Conversations API).
+        Or the items of the conversation it names (`conversation=`, the Conversations API). A stored
+        response's request gets its id as `path_params["response_id"]`.
         """
+        if record.method != "POST" or not record.path.endswith("/responses"):
+            action = _action(record.method, record.path)
+            if action is not None:
+                record.path_params = {"response_id": action[1]}
+            return
         body = record.body if isinstance(record.body, dict) else {}
         named = conversation_id(body.get("conversation"))
         if named is not None:
@@ -211,7 +299,7 @@ class OpenAIResponsesWire(Wire):
         with self._stored_lock:
             known = self._stored.get(previous)
         if known is not None:
-            record.conversation = [*known, *record.messages]
+            record.conversation = [*known.items, *record.messages]
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Responses strict rules, with the stored conversation of the `previous_response_id`.
@@ -225,7 +313,8 @@ class OpenAIResponsesWire(Wire):
         items = None
         if isinstance(previous, str):
             with self._stored_lock:
-                items = self._stored.get(previous)
+                known = self._stored.get(previous)
+            items = known.items if known is not None else None
         violation = check_openai_responses(body, previous_items=items, skip=skip)
         unknown = isinstance(previous, str) and items is None
         if violation is None and unknown and PREVIOUS_RESPONSE_NOT_FOUND.id not in skip:
@@ -267,8 +356,7 @@ class OpenAIResponsesWire(Wire):
         if named is not None:
             response["conversation"] = {"id": named}
         if body.get("store") is not False:
-            with self._stored_lock:
-                self._stored[response["id"]] = [*record.conversation, *items]
+            self._store(record, response, items, turn)
         if named is not None:  # the API adds the request's input and the response's output to it
             self.conversations.extend(named, [*record.messages, *items])
         headers = request_id(record)
@@ -396,6 +484,199 @@ class OpenAIResponsesWire(Wire):
         }
         return Frame("error", encode_event("error", json_dumps(data)))
 
+    # ------------------------------------------------------------------ what the API stores
+
+    def _store(self, record: RecordedRequest, response: dict[str, Any], items: list[Any], turn: Turn) -> None:
+        """Keep a rendered response: retrievable, continued by `previous_response_id`; a background stream's job."""
+        conversation = [*record.conversation, *items]
+        body = record.body if isinstance(record.body, dict) else {}
+        with self._stored_lock:
+            known = self._stored.get(response["id"])
+            if known is not None:  # a background response that ran: its final form
+                known.response, known.items = response, conversation
+                return
+            job = None
+            if body.get("background") is True and record.stream:  # it runs as it streams: resumable
+                job = Job(response["id"], record, SideScript().jobs, len(BACKGROUND_STATUSES))
+                job.finish("done", record.received_at)
+                fault = turn.fault
+                # A stream the stub cuts is one the app must resume to see its end; else the stream's own watch
+                # (`unfinished_stream`) tells whether it was read to its end.
+                job.seen = fault is None or (
+                    all(getattr(fault, name) is None for name in ("cut_after", "disconnect_after", "timeout_after"))
+                    and (fault.stream_error is None and not fault.drop)
+                )
+                self._jobs.add(job)
+            self._stored[response["id"]] = StoredResponse(response, conversation, record, job)
+
+    def settle(self, record: RecordedRequest, draw: Draw) -> None:
+        """Start a background response, or move one on: a poll, a cancel, a stream that runs it now."""
+        action = _action(record.method, record.path)
+        if action is None:  # a background create: queued now, run when its pace says
+            response_id = f"resp_{record.index:04d}"
+            job = self._jobs.add(Job(response_id, record, draw.side.jobs, len(BACKGROUND_STATUSES)))
+            body = record.body if isinstance(record.body, dict) else {}
+            queued = _response(body, record, [], TokenCounts(0, 0, 0, 0, 0), None)
+            queued.update(status="queued", completed_at=None, usage=None)
+            with self._stored_lock:
+                self._stored[response_id] = StoredResponse(queued, list(record.conversation), record, job)
+            return
+        kind, response_id = action
+        with self._stored_lock:
+            found = self._stored.get(response_id)
+        running = found.job if found is not None else None
+        if running is None or running.end is not None or kind in ("delete", "input_items"):
+            return
+        job = running
+        streams = kind == "retrieve" and record.query.get("stream") == "true"
+        if kind == "cancel":
+            job.cancel(draw.now)
+        elif not streams:
+            job.poll()
+        outcome = job.settle(draw.now)
+        if outcome is None and streams:  # streamed while it waits: it runs now, and streams as it runs
+            job.finish("done", draw.now)
+            outcome = "run"
+        if outcome == "run":
+            job.answers = [draw.run(job.record, self)]
+
+    def respond(self, record: RecordedRequest, side: SideScript) -> Rendered:
+        """A background create's `queued` response; a stored response retrieved, streamed, cancelled, listed."""
+        action = _action(record.method, record.path)
+        if action is None:
+            with self._stored_lock:
+                created = self._stored[f"resp_{record.index:04d}"]
+            return _json(record, created.response)
+        kind, response_id = action
+        with self._stored_lock:
+            stored = self._stored.get(response_id)
+        if stored is None:
+            return _not_found(record, response_id)
+        if kind == "delete":
+            with self._stored_lock:
+                self._stored.pop(response_id, None)
+            if stored.job is not None:
+                self._jobs.pop(response_id)
+            return _json(record, {"id": response_id, "object": "response", "deleted": True})
+        if kind == "input_items":
+            return _json(record, _listing(_input_items(stored.record), record.query))  # built only when listed
+        if kind == "cancel" and stored.job is None:
+            return _refused(record, "Only responses created with background=true can be cancelled.", None)
+        streams = kind == "retrieve" and record.query.get("stream") == "true"
+        if streams and record.received_at - stored.record.received_at > STREAM_AGE_LIMIT:
+            return _refused(
+                record, "This response can no longer be streamed because it is more than 5 minutes old", None
+            )
+        response = self._now(stored, record.received_at)
+        job = stored.job
+        if job is not None and job.end is not None:
+            job.seen = True  # the app is shown its end
+        if not streams:
+            return _json(record, response)
+        after = _query_int(record.query.get("starting_after"))
+        created = stored.record.body
+        frames = list(_stream(response, created if isinstance(created, dict) else {}))
+        return Rendered(
+            200,
+            {**SSE_HEADERS, **request_id(record)},
+            frames=iter(frames[max(after + 1, 0) :] if after is not None else frames),
+        )
+
+    def _now(self, stored: StoredResponse, now: float) -> dict[str, Any]:
+        """A stored response as it is at `now`: a background one's status, its final form once it ran."""
+        job = stored.job
+        if job is None or (job.end == "done" and not job.answers):  # answered at once, or a background stream
+            return stored.response
+        if job.end is None:
+            return {**stored.response, "status": BACKGROUND_STATUSES[job.stage(now)]}
+        if job.end == "cancelled":
+            return {**stored.response, "status": "cancelled"}
+        [answer] = job.answered()
+        if answer.status < 400:
+            final = json_body(answer.body)
+            return final if isinstance(final, dict) else stored.response
+        error = json_body(answer.body)
+        error = error.get("error") if isinstance(error, dict) else None
+        error = error if isinstance(error, dict) else {}
+        code = error.get("code") or _FAILED_CODES.get(answer.status, "server_error" if answer.status >= 500 else None)
+        return {
+            **stored.response,
+            "status": "failed",
+            "error": {"code": code or "invalid_prompt", "message": str(error.get("message", ""))},
+        }
+
+    def unused(self, side: SideScript) -> list[str]:
+        """The background responses the app never saw end (never polled to a final status, a cut stream not resumed)."""
+
+        def line(job: Job) -> str:
+            state = job.end if job.end is not None else "not run yet"
+            return (
+                f"{job.id} (background, created by requests[{job.record.index}]): {state}; the app never saw it end. "
+                "Poll it (responses.retrieve) until it is completed, failed, cancelled or incomplete, resume its "
+                "stream, or cancel it."
+            )
+
+        return self._jobs.unseen(line)
+
+
+_FAILED_CODES = {429: "rate_limit_exceeded", 400: "invalid_prompt"}
+"""A failed background response's `error.code` for an error turn's status (`ResponseError.code` in the openai
+SDK's `types/responses/response_error.py`), unless the turn scripts its `code`."""
+
+
+def _json(record: RecordedRequest, value: Any) -> Rendered:
+    return Rendered(200, {**JSON_HEADERS, **request_id(record)}, json_answer(value))
+
+
+def _refused(record: RecordedRequest, message: str, param: str | None, status: int = 400) -> Rendered:
+    return openai_error(ErrorSpec(status=status, message=message), record, param=param)
+
+
+def _not_found(record: RecordedRequest, response_id: str) -> Rendered:
+    """OpenAI's 404 for a response it does not hold (its wording follows its `previous_response_id` 404's)."""
+    return _refused(record, f"Response with id '{response_id}' not found.", None, 404)
+
+
+def _query_int(value: str | None) -> int | None:
+    """A query parameter's integer (`starting_after=4`), or None when absent or not one."""
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _input_items(record: RecordedRequest) -> list[dict[str, Any]]:
+    """The request's input items as `input_items` lists them: each with an id, a message's text as `input_text`."""
+    items = []
+    for k, item in enumerate(record.messages):
+        if not isinstance(item, dict):
+            continue
+        entry = dict(item)
+        if entry.get("type", "message") == "message" and "role" in entry:
+            content = entry.get("content")
+            if isinstance(content, str):
+                kind = "output_text" if entry["role"] == "assistant" else "input_text"
+                entry["content"] = [{"type": kind, "text": content}]
+            entry.setdefault("type", "message")
+            entry.setdefault("status", "completed")
+        entry.setdefault("id", f"msg_{record.index:04d}_in{k}")
+        items.append(entry)
+    return items
+
+
+def _listing(items: list[dict[str, Any]], query: Mapping[str, str]) -> dict[str, Any]:
+    """A cursor page of input items: `order` (`desc` by default), `after`, `limit` (20 by default)."""
+    ordered = items if query.get("order") == "asc" else items[::-1]
+    limit = _query_int(query.get("limit")) or 20
+    chosen, more = page(ordered, [i["id"] for i in ordered], after=query.get("after"), before=None, limit=limit)
+    return {
+        "object": "list",
+        "data": chosen,
+        "first_id": chosen[0]["id"] if chosen else None,
+        "last_id": chosen[-1]["id"] if chosen else None,
+        "has_more": more,
+    }
+
 
 def _wants_encrypted(body: dict[str, Any]) -> bool:
     return "reasoning.encrypted_content" in as_list(body.get("include"))
@@ -479,6 +760,7 @@ def _response(
         "previous_response_id": previous if isinstance(previous, str) else None,
         "reasoning": reasoning if isinstance(reasoning, dict) else {"effort": None, "summary": None},
         "store": body.get("store") is not False,
+        "background": body.get("background") is True,
         "temperature": record.temperature if record.temperature is not None else 1.0,
         "text": text if isinstance(text, dict) else {"format": {"type": "text"}},
         "tool_choice": body.get("tool_choice", "auto"),
@@ -565,5 +847,10 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
                 "response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"]
             )
         yield event("response.output_item.done", output_index=output_index, item=item)
-    final = "response.completed" if response["status"] == "completed" else "response.incomplete"
-    yield event(final, response=response)
+    final = _FINAL_EVENTS.get(response["status"])
+    if final is not None:
+        yield event(final, response=response)
+
+
+_FINAL_EVENTS = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
+"""The event a stream of a response ends with, by its status (a cancelled one's stream just ends)."""

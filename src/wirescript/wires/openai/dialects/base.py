@@ -9,6 +9,7 @@ and `ChatDialect(version="0.20.4")` renders that release.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from ...._text import did_you_mean
 from ....errors import UsageError
 from ....recorded import RecordedRequest
 from ..._answers import PLAIN_IMPOSSIBILITY, AnswerRule
+from ..._caching import Caching
 from ..._rules import Rule, Violation
 from ..chat import ChatShape, OpenAIChatWire
 
@@ -75,6 +77,7 @@ def parse_version(text: str, *, name: str = "version") -> tuple[int, ...]:
     return tuple(int(part) for part in text.strip().split("."))
 
 
+@functools.lru_cache(maxsize=256)  # every stub builds each built-in dialect's wire: its quirks' bounds parsed once
 def _bounds(spec: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
     lower: tuple[int, ...] | None = None
     upper: tuple[int, ...] | None = None
@@ -128,6 +131,8 @@ class ChatDialect(OpenAIChatWire):
     """What a turn is held to: by default only that its tool calls name tools the request offers (a host
     guarantees less than OpenAI: a dialect that documents more declares it)."""
     answer_fields: ClassVar[frozenset[str]] = frozenset()
+    caching: ClassVar[Caching] = Caching()
+    """No prompt caching is modelled for a host (its rules are its own, not OpenAI's): a dialect may declare some."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

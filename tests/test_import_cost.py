@@ -1,0 +1,79 @@
+"""What importing wirescript imports: nothing optional, and for `import wirescript` nothing but itself.
+
+Run in fresh interpreters, so that what the test session has loaded does not hide an import.
+`import wirescript` loads only the package (the public names load on first use); a pytest session
+loads the plugin, which imports neither pydantic nor the models; a stub, built, imports none of the
+optional integrations (MCP, boto3/botocore, aiohttp, PyYAML, jsonschema, uvicorn, the SDKs) and
+none of the features a test may not use (record mode, the loopback server, `intercept`, the builder).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+_NEW_MODULES = """
+import json, sys
+before = set(sys.modules)
+{code}
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+OPTIONAL = (
+    "aiohttp",
+    "anthropic",
+    "boto3",
+    "botocore",
+    "difflib",
+    "google.genai",
+    "httpx",
+    "httpx2",
+    "jsonschema",
+    "mcp",
+    "openai",
+    "uvicorn",
+    "yaml",
+    "wirescript.builder",
+    "wirescript.intercept",
+    "wirescript.recording",
+    "wirescript.server",
+    "wirescript.wires.mcp",
+)
+"""Nothing a stub that uses none of them needs: each is imported when a test first asks for it."""
+
+
+def _new_modules(code: str, *, first: str = "") -> list[str]:
+    script = first + "\n" + _NEW_MODULES.format(code=code)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_import_wirescript_imports_only_the_package() -> None:
+    new = _new_modules("import wirescript", first="import pytest")
+    assert [m for m in new if m.startswith("wirescript") or m in ("pydantic", "pydantic_core")] == ["wirescript"]
+
+
+def test_the_pytest_plugin_imports_no_models() -> None:
+    new = _new_modules("import wirescript.pytest_plugin", first="import pytest")
+    ours = sorted(m for m in new if m.startswith("wirescript"))
+    assert ours == ["wirescript", "wirescript.pytest_plugin"]
+    assert "pydantic" not in new
+
+
+def test_a_stub_imports_nothing_optional() -> None:
+    new = _new_modules("import wirescript\nstub = wirescript.ScriptTransport([{'text': 'hi'}])\nstub.check")
+    assert "wirescript.transport" in new  # the stub was built: the check below is not vacuous
+    assert sorted(m for m in OPTIONAL if m in new) == []
+
+
+@pytest.mark.parametrize("optional", ["wirescript.wires.mcp", "difflib"])
+def test_each_optional_part_is_imported_when_used(optional: str) -> None:
+    use = {
+        "wirescript.wires.mcp": "wirescript.ScriptTransport([], mcp=wirescript.MCPScript(tools=[]))",
+        "difflib": "wirescript._text.did_you_mean('txet', ['text'])",
+    }[optional]
+    new = _new_modules(f"import wirescript, wirescript._text\n{use}")
+    assert optional in new
