@@ -32,7 +32,12 @@ pytest_plugins = ["pytester"]
 APPS = pathlib.Path(__file__).parent / "apps"
 PYTHON = sys.executable
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": USER}
+PARAMS: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 64,
+    "messages": USER,
+    "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+}
 WEATHER_TOOL = {"tool": {"name": "get_weather", "input": {"city": "Paris"}}}
 WEATHER_RESULT = '{"city": "Paris", "sky": "sunny", "celsius": 21}'
 
@@ -869,7 +874,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         (
             f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, citations, "
             "server_tools, tool, tools, "
-            "thinking, thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?\n"
+            "thinking, thinking_signature, usage, stop_reason, error, fault, unchecked); did you mean 'text'?\n"
         ),
     )
 

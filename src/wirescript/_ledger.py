@@ -46,7 +46,7 @@ from .side import SideScript, parse_side
 from .strict import StrictRules, skip_ids
 from .wires import Addresses, RouteWire, Wire, stub_wires
 from .wires._caching import Counting
-from .wires.base import Answered, Draw, Item
+from .wires.base import AnswerChecks, Answered, Draw, Item
 from .wires.routes import RouteHandler
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class Ledger:
     """The records, the problems and the hold gate of one stub, behind one lock."""
 
     __slots__ = (
+        "_answers",
         "_asked_turns",
         "_attempts",
         "_billing",
@@ -103,6 +104,7 @@ class Ledger:
         "_troubled",
         "_vocabulary",
         "_wires",
+        "check_tool_input",
         "checked",
         "claimed",
         "clock",
@@ -128,10 +130,15 @@ class Ledger:
         clock: Clock | None = None,
         usage: object = None,
         prices: object = None,
+        check_tool_input: bool = False,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        if not isinstance(check_tool_input, bool):
+            raise ScriptError(
+                f"check_tool_input: expected True or False, got {type(check_tool_input).__name__} {check_tool_input!r}"
+            )
         if max_records is not None and (
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
@@ -154,7 +161,10 @@ class Ledger:
         every = [*wired, *addressed]
         self._strict_rules = StrictRules(every)
         self.strict = strict
-        self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
+        self.strict_skip = skip_ids(strict_skip, rules={**self._strict_rules.rules, **self._strict_rules.answer_rules})
+        self.check_tool_input = check_tool_input
+        self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
+        """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = tuple(every)
@@ -508,7 +518,7 @@ class Ledger:
         its wire's rules, as its answer begins.
         """
         self._derived(arrival)
-        return render(arrival, request, self._side, self.report, self._streams)
+        return render(arrival, request, self._side, self.report, self._streams, self._answers)
 
     def _derived(self, arrival: Arrival) -> None:
         """Give the arrival's turn its derived usage, when its usage is derived (`usage="derive"`)."""
