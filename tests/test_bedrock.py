@@ -430,7 +430,7 @@ def test_a_client_created_inside_intercept_is_served_and_given_back_after() -> N
 
 
 def test_intercept_leaves_other_services_and_hosts_alone() -> None:
-    from wirescript import _botocore
+    from wirescript._adapters import botocore as _botocore
 
     stub = ScriptTransport([])
     with stub.intercept(hosts=["api.anthropic.com"]):

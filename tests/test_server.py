@@ -308,7 +308,8 @@ def test_an_async_client_streams_over_http_while_the_stub_holds_and_releases() -
 )
 def test_the_asgi_adapter_reads_a_url_as_an_httpx_client_would(host: bytes | None, target: bytes) -> None:
     """The server's requests reach the core as they did through an httpx request: host, port, path, query."""
-    from wirescript import _asgi, _http
+    from wirescript._adapters import asgi as _asgi
+    from wirescript._adapters import http as _http
 
     httpx2 = pytest.importorskip("httpx2")
     raw_path, _, query = target.partition(b"?")

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
-from ._bill import PriceTable, UsageMode
-from ._cursor import check_turns
+from ._core.bill import PriceTable, UsageMode
+from ._core.cursor import check_turns
 from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, ToolCall, Turn, parse_turn, queue_label

@@ -126,7 +126,7 @@ class _Watching:
     __slots__ = ("born", "checked", "previous", "used", "watch")
 
     def __init__(self, *, checked: bool) -> None:
-        from . import _ledger
+        from ._core import ledger as _ledger
 
         self.checked = checked
         self.born: list[ScriptTransport] = []
@@ -146,7 +146,7 @@ class _Watching:
         import warnings
 
         __tracebackhide__ = True
-        from ._ledger import unchecked
+        from ._core.ledger import unchecked
         from .errors import UncheckedStubWarning
 
         for stub in self.born:
@@ -157,7 +157,7 @@ class _Watching:
     def end(self) -> None:
         """Stop watching (a second call does nothing); the watch before it, if any, is back."""
         global _current
-        from . import _ledger
+        from ._core import ledger as _ledger
 
         if _ledger._watch is self.watch:
             _ledger.watch(self.previous)
@@ -814,7 +814,7 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         return "; ".join(dict.fromkeys(problems))
     if kwargs.get("usage") is not None or kwargs.get("prices") is not None:
-        from ._bill import parse_prices, parse_usage
+        from ._core.bill import parse_prices, parse_usage
         from .errors import ScriptError
 
         try:
@@ -935,7 +935,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     uses = "wirescript" in getattr(item, "fixturenames", ())
     if not uses and item.get_closest_marker(MARKER) is not None:
         _marker_options(item)
-    if uses or "wirescript._ledger" in sys.modules:  # a test without the fixture: its stubs nothing checks warn
+    if uses or "wirescript._core.ledger" in sys.modules:  # a test without the fixture: its stubs nothing checks warn
         watching = _Watching(checked=uses)
         item.stash[_WATCHING] = watching
         _current = watching

@@ -17,13 +17,13 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from . import _http
-from ._bill import Bill, PriceTable, UsageMode
+from ._adapters import http as _http
 from ._clock import Clock
-from ._cursor import Ask, PendingTurn, Turnless
+from ._core.bill import Bill, PriceTable, UsageMode
+from ._core.cursor import Ask, PendingTurn, Turnless
+from ._core.ledger import Ledger
+from ._core.signal import seconds
 from ._exchange import PER_EVENT, Answer, Request
-from ._ledger import Ledger
-from ._signal import seconds
 from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
@@ -299,14 +299,14 @@ class ScriptTransport(_TransportBase):
             UsageError: `client` is not a botocore client, or is already attached.
 
         """
-        from . import _botocore
+        from ._adapters import botocore as _botocore
 
         _botocore.attach(client, _botocore.Door(self._serve, self._serve_async))
         return client
 
     def detach(self, client: Any) -> None:
         """Give a client `attach` served back to botocore's own sending; one never attached is left as it is."""
-        from . import _botocore
+        from ._adapters import botocore as _botocore
 
         _botocore.detach(client)
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ._cursor import Refusal, Turnless
-from ._exchange import Answer, OpenStream, Request, tail_at
-from ._faults import plan_fault
-from ._record import Arrival
-from ._report import failed
-from ._steps import Disconnect, Step
-from .errors import ScriptError
-from .recorded import RecordedRequest
-from .script import Turn, queue_label
-from .side import SideScript
-from .wires.base import AnswerChecks, Frame, Rendered, Wire, loud_error, unknown_endpoint
+from .._exchange import Answer, OpenStream, Request, tail_at
+from .._steps import Disconnect, Step
+from ..errors import ScriptError
+from ..recorded import RecordedRequest
+from ..script import Turn, queue_label
+from ..side import SideScript
+from ..wires.base import AnswerChecks, Frame, Rendered, Wire, loud_error, unknown_endpoint
+from .cursor import Refusal, Turnless
+from .faults import plan_fault
+from .record import Arrival
+from .report import failed
 
 __all__ = ["CHUNK_BYTES", "Report", "impossible", "refusal", "render"]
 

@@ -19,13 +19,22 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._answer import render
-from ._bill import Bill, Billing
-from ._clock import Clock
-from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from ._exchange import Answer, OpenStream, Request
-from ._record import Arrival, Attempts, Vocabulary, read, read_item
-from ._report import (
+from .._clock import Clock
+from .._exchange import Answer, OpenStream, Request
+from ..errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
+from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
+from ..script import ScriptLike, Turn, TurnLike, queue_label
+from ..side import SideScript, parse_side
+from ..strict import StrictRules, skip_ids
+from ..wires import Addresses, RouteWire, Wire, stub_wires
+from ..wires._caching import Counting
+from ..wires.base import AnswerChecks, Answered, Draw, Item
+from ..wires.routes import RouteHandler
+from .answer import render
+from .bill import Bill, Billing
+from .cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
+from .record import Arrival, Attempts, Vocabulary, read, read_item
+from .report import (
     LISTED,
     abandoned,
     allowed_kinds,
@@ -38,19 +47,10 @@ from ._report import (
     short_of,
     unfinished,
 )
-from ._signal import Gate, Signal, seconds
-from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
-from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import ScriptLike, Turn, TurnLike, queue_label
-from .side import SideScript, parse_side
-from .strict import StrictRules, skip_ids
-from .wires import Addresses, RouteWire, Wire, stub_wires
-from .wires._caching import Counting
-from .wires.base import AnswerChecks, Answered, Draw, Item
-from .wires.routes import RouteHandler
+from .signal import Gate, Signal, seconds
 
 if TYPE_CHECKING:
-    from .wires.mcp import MCPScript
+    from ..wires.mcp import MCPScript
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -153,7 +153,7 @@ class Ledger:
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
         if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop (nor its import)
-            from .wires.mcp import MCPScript, MCPWire
+            from ..wires.mcp import MCPScript, MCPWire
 
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
