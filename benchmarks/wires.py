@@ -188,7 +188,7 @@ def _capture(wire: Wire, text: str) -> tuple[Canned, Any]:
 
 
 def _botocore_handler(client: Any) -> Callable[..., Any]:
-    from wirescript import _botocore
+    from wirescript._adapters import botocore as _botocore
 
     handler: Callable[..., Any] = _botocore._ATTACHED[client].handler
     return handler

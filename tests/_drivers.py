@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, anthropic_client, httpx, httpx2, openai_client
+from _support import (
+    ANTHROPIC_HX,
+    ANTHROPIC_MAJOR,
+    TOOL_NAMES,
+    anthropic_client,
+    anthropic_tools,
+    chat_tools,
+    httpx,
+    httpx2,
+    openai_client,
+    responses_tools,
+)
 from wirescript import ScriptTransport
 
 __all__ = ["DRIVERS", "Answer", "Driver", "run"]
@@ -68,7 +79,12 @@ def run(driver: Driver, surface: str, stub: ScriptTransport, *, is_async: bool =
 
 # --- anthropic
 
-A_PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 1024, "messages": [{"role": "user", "content": "Hi"}]}
+A_PARAMS: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "Hi"}],
+    "tools": anthropic_tools(),
+}
 
 
 def _a_answer(message: Any) -> Answer:
@@ -111,8 +127,11 @@ async def _a_json_async(client: Any) -> Answer:
 
 # --- openai
 
-C_PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": [{"role": "user", "content": "Hi"}]}
+C_PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": [{"role": "user", "content": "Hi"}], "tools": chat_tools()}
 C_STREAM = {**C_PARAMS, "stream_options": {"include_usage": True}}
+C_HELPER = {**{k: v for k, v in C_STREAM.items() if k != "tools"}, "extra_body": {"tools": chat_tools()}}
+"""The stream helper's: openai 2.x's async helper refuses a `tools` argument of tools that are not strict (it
+auto-parses only strict ones), so the request offers them through the body."""
 
 
 def _loads(text: str) -> Any:
@@ -146,7 +165,7 @@ def _c_raw(client: Any) -> Answer:
 
 
 def _c_helper(client: Any) -> Answer:
-    with client.chat.completions.stream(**C_STREAM) as stream:
+    with client.chat.completions.stream(**C_HELPER) as stream:
         return _c_answer(stream.get_final_completion())
 
 
@@ -160,7 +179,7 @@ async def _c_raw_async(client: Any) -> Answer:
 
 
 async def _c_helper_async(client: Any) -> Answer:
-    async with client.chat.completions.stream(**C_STREAM) as stream:
+    async with client.chat.completions.stream(**C_HELPER) as stream:
         return _c_answer(await stream.get_final_completion())
 
 
@@ -168,7 +187,7 @@ async def _c_json_async(client: Any) -> Answer:
     return _c_answer(await client.chat.completions.create(**C_PARAMS))
 
 
-R_PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi"}
+R_PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi", "tools": responses_tools()}
 
 
 def _r_answer(response: Any) -> Answer:
@@ -214,7 +233,11 @@ async def _r_json_async(client: Any) -> Answer:
 
 # --- gemini
 
-G_PARAMS: dict[str, Any] = {"model": "gemini-test", "contents": "Hi"}
+G_PARAMS: dict[str, Any] = {
+    "model": "gemini-test",
+    "contents": "Hi",
+    "config": {"tools": [{"function_declarations": [{"name": name} for name in TOOL_NAMES]}]},
+}
 
 
 @functools.cache

@@ -55,6 +55,31 @@ SAMPLE_TURNS: dict[str, dict[str, Any]] = {
 }
 """One turn of every shape, shared by the per-wire exactness tests."""
 
+TOOL_NAMES = ("get", "a", "b", "f", "lookup", "create_card", "weather")
+"""The tools the tests' requests offer: every name their scripted tool calls use (a real API calls only
+the tools its request offers)."""
+_ANY_INPUT: dict[str, Any] = {"type": "object"}
+
+
+def anthropic_tools(names: Sequence[str] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """The Messages `tools` offering `names`, any input."""
+    return [{"name": name, "input_schema": _ANY_INPUT} for name in names]
+
+
+def chat_tools(names: Sequence[str] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """The Chat Completions `tools` offering `names`, any arguments."""
+    return [{"type": "function", "function": {"name": name, "parameters": _ANY_INPUT}} for name in names]
+
+
+def responses_tools(names: Sequence[str] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """The Responses `tools` offering `names`, any arguments."""
+    return [{"type": "function", "name": name, "parameters": _ANY_INPUT} for name in names]
+
+
+def gemini_tools(names: Sequence[str] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """The generateContent `tools` declaring `names`, any arguments."""
+    return [{"functionDeclarations": [{"name": name} for name in names]}]
+
 
 def anthropic_client(stub: Any, *, is_async: bool = False, **kwargs: Any) -> Any:
     """A real anthropic client whose HTTP client carries `stub`."""

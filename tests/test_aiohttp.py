@@ -20,7 +20,8 @@ import pytest
 
 aiohttp = pytest.importorskip("aiohttp")
 
-from wirescript import ScriptTransport, _aiohttp  # noqa: E402
+from wirescript import ScriptTransport  # noqa: E402
+from wirescript._adapters import aiohttp as _aiohttp  # noqa: E402
 
 # google-genai subclasses aiohttp's ClientSession, which aiohttp discourages with a warning.
 pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, SAMPLE_TURNS, anthropic_client
+from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, SAMPLE_TURNS, anthropic_client, anthropic_tools
 from wirescript import ScriptTransport, StreamValidationError, validate_anthropic_stream
 
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 256, "messages": USER}
+PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 256, "messages": USER, "tools": anthropic_tools()}
 
 TURNS = SAMPLE_TURNS
 

@@ -64,8 +64,13 @@ def no_retries() -> Any:
     return client(retries={"total_max_attempts": 1})
 
 
+CLAUDE_TOOLS = [{"name": "weather", "input_schema": {"type": "object"}}]
+"""The Messages `tools` of an InvokeModel body: the tool its turns call."""
+
+
 def invoke_body(**extra: Any) -> str:
-    return json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 100, "messages": HI, **extra})
+    body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 100, "messages": HI, "tools": CLAUDE_TOOLS}
+    return json.dumps({**body, **extra})
 
 
 # ---------------------------------------------------------------------------- converse
@@ -219,7 +224,7 @@ def test_faults_cut_and_drop_whole_event_stream_messages() -> None:
     assert "messageStop" not in names
     assert names[-1] == "metadata"
     assert text == "Hello there, world."
-    _, _, tool_input = collect(bedrock.converse_stream(modelId=MODEL, messages=HI)["stream"])
+    _, _, tool_input = collect(bedrock.converse_stream(modelId=MODEL, messages=HI, toolConfig=TOOLS)["stream"])
     with pytest.raises(json.JSONDecodeError):
         json.loads(tool_input)
 
@@ -425,7 +430,7 @@ def test_a_client_created_inside_intercept_is_served_and_given_back_after() -> N
 
 
 def test_intercept_leaves_other_services_and_hosts_alone() -> None:
-    from wirescript import _botocore
+    from wirescript._adapters import botocore as _botocore
 
     stub = ScriptTransport([])
     with stub.intercept(hosts=["api.anthropic.com"]):
@@ -488,7 +493,7 @@ def test_the_loopback_server_serves_a_client_given_endpoint_url(monkeypatch: pyt
             aws_secret_access_key="test-secret",
         )
         first = remote.converse(modelId=MODEL, messages=HI)
-        names, text, _ = collect(remote.converse_stream(modelId=MODEL, messages=HI)["stream"])
+        names, text, _ = collect(remote.converse_stream(modelId=MODEL, messages=HI, toolConfig=TOOLS)["stream"])
     assert first["output"]["message"]["content"] == [{"text": "Over HTTP."}]
     assert text == "Streamed over HTTP."
     assert names[-1] == "metadata"
@@ -514,7 +519,7 @@ def anthropic_bedrock(stub: ScriptTransport, **kwargs: Any) -> Any:
 def test_anthropic_bedrock_streams_a_tool_call() -> None:
     stub = ScriptTransport([{"text": "Let me look.", "tool": {"name": "weather", "input": {"city": "Lima"}}}])
     with anthropic_bedrock(stub).messages.stream(
-        model=PROFILE, max_tokens=100, messages=[{"role": "user", "content": "Weather in Lima?"}]
+        model=PROFILE, max_tokens=100, messages=[{"role": "user", "content": "Weather in Lima?"}], tools=CLAUDE_TOOLS
     ) as stream:
         text = "".join(stream.text_stream)
         message = stream.get_final_message()
@@ -587,7 +592,7 @@ def test_async_anthropic_bedrock_streams_and_creates() -> None:
             http_client=httpx2.AsyncClient(transport=stub),
         )
         asked = [{"role": "user", "content": "Hi"}]
-        async with claude.messages.stream(model=MODEL, max_tokens=10, messages=asked) as stream:
+        async with claude.messages.stream(model=MODEL, max_tokens=10, messages=asked, tools=CLAUDE_TOOLS) as stream:
             streamed = await stream.get_final_message()
         created = await claude.messages.create(model=MODEL, max_tokens=10, messages=asked)
         return streamed, created

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from _support import no_aws_environment
-from wirescript import _botocore
+from wirescript._adapters import botocore as _botocore
 from wirescript.errors import UsageError
 from wirescript.wires.bedrock import eventstream as es
 

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from _blocked import BLOCK_HTTPX
-from wirescript import ScriptTransport, _botocore
+from wirescript import ScriptTransport
+from wirescript._adapters import botocore as _botocore
 from wirescript.wires.bedrock import eventstream as es
 
 aio_session = pytest.importorskip("aiobotocore.session")

@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from _support import anthropic_client, httpx2, openai_client
+from _support import anthropic_client, anthropic_tools, httpx2, openai_client
 from wirescript import ScriptBuilder, ScriptError, ScriptTransport, StubFactory, ToolCall, Turn
 from wirescript.builder import tool_result_text
 
@@ -16,6 +16,7 @@ MODEL = "claude-test"
 
 
 def ask(stub: ScriptTransport, content: Any = "Hi", *, model: str = MODEL, **kwargs: Any) -> Any:
+    kwargs.setdefault("tools", anthropic_tools(["f", "g", "w", "fetch", "clock", "search", "get_weather"]))
     client = anthropic_client(stub, max_retries=0)
     return client.messages.create(model=model, max_tokens=64, messages=[{"role": "user", "content": content}], **kwargs)
 

@@ -370,7 +370,7 @@ a Response object's `background` field, which the API's carries)."""
 
 
 def test_without_usage_every_answer_is_byte_identical_and_nothing_is_derived(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wirescript._bill import Billing
+    from wirescript._core.bill import Billing
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("derived without usage=")

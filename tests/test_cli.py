@@ -67,7 +67,7 @@ def test_check_reports_each_file_and_fails_when_one_is_bad(
         (
             "bad.json: invalid script[0]: unknown field 'txt' (expected one of: text, citations, server_tools, "
             "tool, tools, thinking, "
-            "thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?"
+            "thinking_signature, usage, stop_reason, error, fault, unchecked); did you mean 'text'?"
         ),
         "nope.yml: no such script file",
     ]

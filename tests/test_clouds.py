@@ -13,7 +13,7 @@ import anthropic
 import openai
 import pytest
 
-from _support import httpx2
+from _support import chat_tools, httpx2
 from wirescript import ScriptTransport
 
 pytestmark = pytest.mark.skipif(httpx2 is None, reason="anthropic >= 1 and openai >= 3 run on httpx2")
@@ -190,7 +190,10 @@ def test_azure_chat_stream_with_a_tool_call_and_a_fault(is_async: bool) -> None:
         streams = []
         for _ in range(2):
             stream = client.chat.completions.create(
-                model="dep", messages=[{"role": "user", "content": "Hi"}], stream=True
+                model="dep",
+                messages=[{"role": "user", "content": "Hi"}],
+                stream=True,
+                tools=chat_tools(["get_weather"]),
             )
             if is_async:
                 streams.append([chunk async for chunk in await stream])

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from wirescript import _botocore
+from wirescript._adapters import botocore as _botocore
 from wirescript.script import ErrorSpec, ToolCall, Turn, Usage
 from wirescript.wires import merge_wires
 from wirescript.wires.bedrock import converse as _converse

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from wirescript import Problem, RecordedRequest, ScriptError, Turn
-from wirescript._cursor import Ask, Cursor, Refusal
-from wirescript._signal import Signal
+from wirescript._core.cursor import Ask, Cursor, Refusal
+from wirescript._core.signal import Signal
 from wirescript.wires import default_wires
 
 

@@ -373,7 +373,10 @@ def test_gemini_openai_ends_a_tool_call_stream_with_stop_and_only_there() -> Non
     stub = ScriptTransport([ONE_CALL, ONE_CALL])
     assert finish_reasons(raw_stream(stub, base)) == ["stop"]
     assert (
-        client(stub, base).chat.completions.create(model="gemini-3-flash", messages=USER).choices[0].finish_reason
+        client(stub, base)
+        .chat.completions.create(model="gemini-3-flash", messages=USER, tools=TOOLS)
+        .choices[0]
+        .finish_reason
         == "tool_calls"
     )
     assert [r.provider for r in stub.requests] == ["gemini-openai", "gemini-openai"]

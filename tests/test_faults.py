@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from _drivers import DRIVERS, Answer, Driver, run
-from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR
+from _support import ANTHROPIC_HX, ANTHROPIC_MAJOR, anthropic_tools
 from wirescript import (
     Fault,
     ScriptError,
@@ -734,7 +734,13 @@ def _stream_body(stub: ScriptTransport) -> bytes:
     with ANTHROPIC_HX.Client(transport=stub) as http:
         response = http.post(
             "https://stub.test/v1/messages",
-            json={"model": "claude-test", "max_tokens": 10, "stream": True, "messages": USER},
+            json={
+                "model": "claude-test",
+                "max_tokens": 10,
+                "stream": True,
+                "messages": USER,
+                "tools": anthropic_tools(),
+            },
         )
     return response.content
 

@@ -80,7 +80,8 @@ def test_a_loaded_script_drives_the_real_sdk_per_model(tmp_path: Path) -> None:
     client = anthropic_client(stub)
     user = [{"role": "user", "content": "Hi"}]
     small = client.messages.create(model="claude-small", max_tokens=64, messages=user)
-    big = client.messages.create(model="claude-big", max_tokens=64, messages=user)
+    tools = [{"name": "get_weather", "input_schema": {"type": "object"}}]
+    big = client.messages.create(model="claude-big", max_tokens=64, messages=user, tools=tools)
     assert [b.text for b in small.content if b.type == "text"] == ["Small answer."]
     assert [(b.name, b.input, b.id) for b in big.content if b.type == "tool_use"] == [
         ("get_weather", {"city": "Paris"}, "toolu_1")

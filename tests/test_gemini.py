@@ -14,7 +14,7 @@ genai = pytest.importorskip("google.genai")
 
 from google.genai import errors, types  # noqa: E402
 
-from _support import SAMPLE_TURNS, STACKS  # noqa: E402
+from _support import SAMPLE_TURNS, STACKS, TOOL_NAMES  # noqa: E402
 from wirescript import ScriptTransport  # noqa: E402
 from wirescript.errors import ScriptError  # noqa: E402
 from wirescript.sse import parse_sse  # noqa: E402
@@ -25,6 +25,9 @@ HX: ModuleType = STACKS[0]
 # google-genai builds a TLS context for its websocket API in every Client (about 80 ms) unless
 # `async_client_args` carries one; sharing one keeps this suite fast. No connection is ever made.
 _TLS = ssl.create_default_context()
+
+TOOLS = [{"function_declarations": [{"name": name} for name in TOOL_NAMES]}]
+"""The functions the requests declare: every one the scripts call."""
 
 # Gemini reports no cache writes.
 TURNS = {
@@ -48,6 +51,7 @@ def generate(stub: ScriptTransport, *, stream: bool, is_async: bool, hx: ModuleT
     """One generate call; the responses it yields (one for JSON, the chunks for a stream)."""
     client = gemini_client(stub, hx)
     params = {"model": MODEL, "contents": "Hi", **params}
+    params.setdefault("config", {"tools": TOOLS})
     if is_async:
         return asyncio.run(_generate_async(client, stream, params))
     if stream:
@@ -166,7 +170,7 @@ def test_the_stream_is_data_only_sse_with_one_generate_content_response_per_even
     with client._api_client._httpx_client.stream(
         "POST",
         f"https://generativelanguage.googleapis.com/v1beta/models/{MODEL}:streamGenerateContent?alt=sse",
-        json={"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]},
+        json={"contents": [{"role": "user", "parts": [{"text": "Hi"}]}], "tools": TOOLS},
     ) as response:
         assert response.headers["content-type"] == "text/event-stream"
         body = response.read()

@@ -17,7 +17,10 @@ from wirescript.wires import GeminiWire
 httpx2 = pytest.importorskip("httpx2")
 
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent"
-BODY = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+BODY = {
+    "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+    "tools": [{"functionDeclarations": [{"name": "get_weather"}]}],
+}
 TEXT = "A streamed answer, cut into several chunks of text."
 
 

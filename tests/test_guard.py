@@ -908,8 +908,8 @@ def test_marker_options_are_validated_and_the_closest_wins(pytester: pytest.Pyte
             (
                 "*unknown option 'allow_netwrok'; did you mean 'allow_network'? "
                 "(options: check_overflow, check_unused, allow_network, allowed_hosts, strict, strict_skip, "
-                "dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, min_cache_hit, "
-                "cache_from_request)"
+                "check_tool_input, dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, "
+                "min_cache_hit, cache_from_request)"
             ),
             "*allowed_hosts must be a list of host names, got str 'search.internal'",
             "*allowed_hosts: 'https://search.internal' is not a host name*",

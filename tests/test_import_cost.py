@@ -71,6 +71,8 @@ def test_a_stub_imports_nothing_optional() -> None:
 
 @pytest.mark.parametrize("optional", ["wirescript.wires.mcp", "difflib"])
 def test_each_optional_part_is_imported_when_used(optional: str) -> None:
+    if optional == "wirescript.wires.mcp":
+        pytest.importorskip("jsonschema")  # MCPScript needs the mcp extra
     use = {
         "wirescript.wires.mcp": "wirescript.ScriptTransport([], mcp=wirescript.MCPScript(tools=[]))",
         "difflib": "wirescript._text.did_you_mean('txet', ['text'])",

@@ -27,7 +27,8 @@ import pytest
 
 import wirescript.server
 from _support import ANTHROPIC_HX, STACKS
-from wirescript import ScriptTransport, _ledger
+from wirescript import ScriptTransport
+from wirescript._core import ledger as _ledger
 
 pytest_plugins = ["pytester"]
 

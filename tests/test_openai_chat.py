@@ -14,13 +14,15 @@ import pytest
 from hypothesis import given, settings
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, chat_tools, examples, odd_bodies, openai_client
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
 OPENAI_MAJOR = int(openai.__version__.split(".")[0])
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": USER}
+PARAMS: dict[str, Any] = {"model": "gpt-test", "messages": USER, "tools": chat_tools()}
+HELPER: dict[str, Any] = {"model": "gpt-test", "messages": USER, "extra_body": {"tools": chat_tools()}}
+"""The stream helper's: openai 2.x's async helper refuses `tools` that are not strict, so the body offers them."""
 WEATHER_TOOL = {
     "type": "function",
     "function": {
@@ -147,6 +149,7 @@ def complete(mode: str, is_async: bool, stub: ScriptTransport, **extra: Any) -> 
         got = accumulate(chunks)
         return got["message"], got["finish_reason"], usage[0] if usage else None
     assert mode == "stream-helper"
+    params = {**HELPER, **extra}
     if is_async:
 
         async def helper(client: Any) -> Any:
@@ -201,11 +204,11 @@ def test_both_http_stacks_serve_the_stream_helper(hx: ModuleType, is_async: bool
     stub = ScriptTransport([TURNS["parallel"]])
 
     def body(client: Any) -> Any:
-        with client.chat.completions.stream(**PARAMS) as stream:
+        with client.chat.completions.stream(**HELPER) as stream:
             return stream.get_final_completion()
 
     async def abody(client: Any) -> Any:
-        async with client.chat.completions.stream(**PARAMS) as stream:
+        async with client.chat.completions.stream(**HELPER) as stream:
             return await stream.get_final_completion()
 
     client = strict_client(stub, is_async=is_async, hx=hx)
@@ -608,7 +611,7 @@ def test_malformed_tool_json_reaches_the_app_as_unparsable_arguments() -> None:
     stub = ScriptTransport([turn, turn])
     client = strict_client(stub)
     completion = client.chat.completions.create(**PARAMS)
-    with client.chat.completions.stream(**PARAMS) as stream:
+    with client.chat.completions.stream(**HELPER) as stream:
         streamed = stream.get_final_completion()
     for got in (completion, streamed):
         arguments = got.choices[0].message.tool_calls[0].function.arguments

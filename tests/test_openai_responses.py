@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from openai.types.responses import Response, ResponseStreamEvent
 
-from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client
+from _support import SAMPLE_TURNS, STACKS, examples, odd_bodies, openai_client, responses_tools
 from wirescript import ScriptTransport
 from wirescript.sse import parse_sse
 
 OPENAI_MAJOR = int(openai.__version__.split(".")[0])
-PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi"}
+PARAMS: dict[str, Any] = {"model": "gpt-test", "input": "Hi", "tools": responses_tools()}
 WEATHER_TOOL = {
     "type": "function",
     "name": "weather",
@@ -312,7 +312,7 @@ def test_the_same_script_gives_the_same_bytes() -> None:
 
 
 def test_the_response_echoes_the_request_settings() -> None:
-    stub = ScriptTransport(["ok"])
+    stub = ScriptTransport([{"tool": {"name": "weather", "input": {"city": "Paris"}}}])  # a call: it is required
     response = strict_client(stub).responses.create(
         model="gpt-test",
         input="Hi",

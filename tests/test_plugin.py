@@ -305,8 +305,8 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:12: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, "
-                "min_cache_hit, cache_from_request)"
+                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built, usage, "
+                "prices, max_cost_usd, min_cache_hit, cache_from_request)"
             ),
             "*_ ERROR at setup of TestWrongType.test_app _*",
             (
@@ -317,15 +317,15 @@ def test_a_misspelt_marker_option_points_at_the_users_line(pytester: pytest.Pyte
             (
                 "test_app.py:24: @pytest.mark.wirescript takes keyword options only (check_overflow=..., "
                 "check_unused=..., allow_network=..., allowed_hosts=..., strict=..., strict_skip=..., "
-                "dialect=..., match_recorded=..., allow=..., check_hand_built=..., usage=..., prices=..., "
-                "max_cost_usd=..., min_cache_hit=..., cache_from_request=...), got positional False"
+                "check_tool_input=..., dialect=..., match_recorded=..., allow=..., check_hand_built=..., usage=..., "
+                "prices=..., max_cost_usd=..., min_cache_hit=..., cache_from_request=...), got positional False"
             ),
             "*_ ERROR at setup of test_no_fixture_still_checked _*",
             (
                 "test_app.py:29: @pytest.mark.wirescript(check_overflwo=False): unknown option 'check_overflwo'; "
                 "did you mean 'check_overflow'? (options: check_overflow, check_unused, allow_network, allowed_hosts, "
-                "strict, strict_skip, dialect, match_recorded, allow, check_hand_built, usage, prices, max_cost_usd, "
-                "min_cache_hit, cache_from_request)"
+                "strict, strict_skip, check_tool_input, dialect, match_recorded, allow, check_hand_built, usage, "
+                "prices, max_cost_usd, min_cache_hit, cache_from_request)"
             ),
             "*= short test summary info =*",
         ],
@@ -449,11 +449,12 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
         [
             (
                 "@pytest.mark.wirescript(*, check_overflow=True, check_unused=True, allow_network=False, "
-                "allowed_hosts=(), strict=True, strict_skip=(), match_recorded=False): turn off the wirescript "
-                "fixture's teardown check of requests the script did not answer, or of scripted turns never "
-                "requested; let the test reach the network, or some hosts; turn the strict request rules off for "
-                "the stubs the fixture makes, or some of them (docs/strict-requests.md); fail when a request "
-                "replayed from wirescript.recorded() asks something else than the one recorded for its turn. "
+                "allowed_hosts=(), strict=True, strict_skip=(), check_tool_input=False, match_recorded=False): turn "
+                "off the wirescript fixture's teardown check of requests the script did not answer, or of scripted "
+                "turns never requested; let the test reach the network, or some hosts; turn the strict request and "
+                "answer rules off for the stubs the fixture makes, or some of them, or hold every tool call's input "
+                "to its tool's schema (docs/strict-requests.md); fail when a request replayed from "
+                "wirescript.recorded() asks something else than the one recorded for its turn. "
                 "allow=[problem kinds]: let problems of those kinds pass (check_overflow=False is "
                 "allow=['unscripted', 'unknown_endpoint', 'unreadable', 'script_error']); check_hand_built=False: "
                 "do not check the ScriptTransports the test builds itself. usage='derive': the stubs derive their "

@@ -294,10 +294,15 @@ def _boto_calls(client: Any) -> list[Any]:
     said: list[Any] = []
     answer = client.converse(modelId=MODEL, messages=HI, toolConfig=TOOL_CONFIG)
     said.append((answer["output"]["message"]["content"], answer["stopReason"], answer["usage"]))
-    events = list(client.converse_stream(modelId=MODEL, messages=HI)["stream"])
+    events = list(client.converse_stream(modelId=MODEL, messages=HI, toolConfig=TOOL_CONFIG)["stream"])
     said.append([e for e in events if "metadata" not in e])  # metadata holds latency metrics
     body = json.dumps(
-        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+        {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Hi"}],
+            "tools": [{"name": "weather", "input_schema": {"type": "object"}}],
+        }
     )
     message = json.loads(client.invoke_model(modelId=MODEL, body=body)["body"].read())
     said.append((message["content"], message["stop_reason"], message["usage"]))

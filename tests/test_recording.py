@@ -19,7 +19,7 @@ import anthropic
 import pytest
 
 from _drivers import DRIVERS, SURFACES, run
-from _support import ANTHROPIC_HX, SAMPLE_TURNS, anthropic_client, openai_client
+from _support import ANTHROPIC_HX, SAMPLE_TURNS, anthropic_client, anthropic_tools, chat_tools, openai_client
 from wirescript import (
     RecordingTransport,
     ScriptTransport,
@@ -35,6 +35,7 @@ FAKE_KEY = "sk-wirescript-FAKEKEY-7f3c9e21d4b8"
 """A distinctive key: if any header value reached the file, this string would be in its bytes."""
 
 TOOLS = [{"name": "weather", "description": "Weather of a city", "input_schema": {"type": "object"}}]
+CARD_TOOLS = anthropic_tools(["create_card"])  # what SAMPLE_TURNS["tool"] calls
 
 
 def _record(tmp_path: Path, turns: Any, name: str = "rec.yaml") -> tuple[RecordingTransport, ScriptTransport]:
@@ -89,7 +90,13 @@ def test_the_answer_reaches_the_app_unchanged(tmp_path: Path) -> None:
     bodies = []
     for transport in (direct, rec):
         with ANTHROPIC_HX.Client(transport=transport) as client:
-            body = {"model": "m", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "Hi"}]}
+            body = {
+                "model": "m",
+                "max_tokens": 10,
+                "stream": True,
+                "messages": [{"role": "user", "content": "Hi"}],
+                "tools": anthropic_tools(),
+            }
             with client.stream("POST", "https://api.anthropic.com/v1/messages", json=body) as response:
                 chunks = list(response.iter_raw())
                 bodies.append((response.status_code, response.headers.get("content-type"), b"".join(chunks)))
@@ -181,7 +188,7 @@ def test_a_recording_made_on_anthropic_replays_on_openai_chat(tmp_path: Path) ->
     replay = ScriptTransport(load_script(rec.save()))
     client = openai_client(replay, max_retries=2)
     messages: list[Any] = [{"role": "user", "content": "Weather in Paris and Rome?"}]
-    first = client.chat.completions.create(model="gpt-test", messages=messages)
+    first = client.chat.completions.create(model="gpt-test", messages=messages, tools=chat_tools(["weather"]))
     choice = first.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert [(c.function.name, json.loads(c.function.arguments)) for c in choice.message.tool_calls] == [
@@ -254,7 +261,10 @@ def test_no_key_header_or_cookie_reaches_the_file(tmp_path: Path, name: str) -> 
         http_client=ANTHROPIC_HX.Client(transport=rec),
     )
     client.messages.create(
-        model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "marker-in-the-prompt"}], tools=TOOLS
+        model="claude-a",
+        max_tokens=10,
+        messages=[{"role": "user", "content": "marker-in-the-prompt"}],
+        tools=CARD_TOOLS,
     )
     with pytest.raises(anthropic.AuthenticationError):
         client.messages.create(model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "again"}])
@@ -615,7 +625,7 @@ def test_the_record_command_records_an_app_in_another_process(tmp_path: Path) ->
             assert base_url.startswith("http://127.0.0.1:")
             client = anthropic.Anthropic(api_key=FAKE_KEY, base_url=base_url, max_retries=0)
             first = client.messages.create(
-                model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Card?"}], tools=TOOLS
+                model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Card?"}], tools=CARD_TOOLS
             )
             with client.messages.stream(
                 model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Again"}]

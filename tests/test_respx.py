@@ -16,12 +16,13 @@ import openai
 import pytest
 import respx
 
-from _support import ANTHROPIC_MAJOR
+from _support import ANTHROPIC_MAJOR, chat_tools
 from wirescript import ScriptTransport
 
 ANTHROPIC = "https://api.anthropic.com"
 BODY: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
 USER = [{"role": "user", "content": "Hi"}]
+TOOLS = chat_tools(["weather"])
 
 
 # The app under test: plain httpx, its own client, no transport of ours.
@@ -78,16 +79,16 @@ def test_the_openai_sdk_on_httpx_streams_through_a_respx_route(is_async: bool) -
 
     async def run_async() -> tuple[Any, list[str]]:
         client = openai.AsyncOpenAI(api_key="test-key", http_client=httpx.AsyncClient())
-        first = await client.chat.completions.create(model="gpt-test", messages=USER)
-        chunks = await client.chat.completions.create(model="gpt-test", messages=USER, stream=True)
+        first = await client.chat.completions.create(model="gpt-test", messages=USER, tools=TOOLS)
+        chunks = await client.chat.completions.create(model="gpt-test", messages=USER, stream=True, tools=TOOLS)
         deltas = [c.choices[0].delta.content or "" async for c in chunks if c.choices]
         await client.close()
         return first, deltas
 
     def run() -> tuple[Any, list[str]]:
         with openai.OpenAI(api_key="test-key", http_client=httpx.Client()) as client:
-            first = client.chat.completions.create(model="gpt-test", messages=USER)
-            chunks = client.chat.completions.create(model="gpt-test", messages=USER, stream=True)
+            first = client.chat.completions.create(model="gpt-test", messages=USER, tools=TOOLS)
+            chunks = client.chat.completions.create(model="gpt-test", messages=USER, stream=True, tools=TOOLS)
             return first, [c.choices[0].delta.content or "" for c in chunks if c.choices]
 
     with respx.mock(base_url="https://api.openai.com/v1") as router:
@@ -112,7 +113,7 @@ def test_a_host_route_lets_the_stub_pick_the_wire_by_path(respx_mock: respx.Mock
     stub = ScriptTransport(["From chat.", "From responses."])
     respx_mock.route(host="api.openai.com").mock(side_effect=stub.handle_request)
     with openai.OpenAI(api_key="test-key", http_client=httpx.Client()) as client:
-        chat = client.chat.completions.create(model="gpt-test", messages=USER)
+        chat = client.chat.completions.create(model="gpt-test", messages=USER, tools=TOOLS)
         response = client.responses.create(model="gpt-test", input="Hi")
     assert chat.choices[0].message.content == "From chat."
     assert response.output_text == "From responses."
@@ -127,7 +128,7 @@ def test_an_overflow_through_respx_is_loud_and_not_retried() -> None:
             openai.OpenAI(api_key="test-key", http_client=httpx.Client()) as client,
             pytest.raises(openai.APIStatusError) as info,
         ):
-            client.chat.completions.create(model="gpt-test", messages=USER)
+            client.chat.completions.create(model="gpt-test", messages=USER, tools=TOOLS)
     assert "is past the end of the script: it has 0 turn(s)" in str(info.value)
     assert (route.call_count, stub.overflow) == (1, 1)
 

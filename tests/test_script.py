@@ -29,7 +29,7 @@ def test_a_turn_with_tool_and_tools_lists_every_call_in_order() -> None:
             (
                 "invalid script[1]: unknown field 'txt' (expected one of: text, citations, server_tools, "
                 "tool, tools, thinking, "
-                "thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?"
+                "thinking_signature, usage, stop_reason, error, fault, unchecked); did you mean 'text'?"
             ),
         ),
         (
@@ -105,7 +105,7 @@ def test_several_errors_in_one_turn_are_all_listed() -> None:
         "  - field 'stop_reason': String should have at least 1 character, got str ''\n"
         "  - unknown field 'extra' (expected one of: text, citations, server_tools, tool, tools, thinking, "
         "thinking_signature, usage, "
-        "stop_reason, error, fault)"
+        "stop_reason, error, fault, unchecked)"
     )
 
 

@@ -32,7 +32,12 @@ pytest_plugins = ["pytester"]
 APPS = pathlib.Path(__file__).parent / "apps"
 PYTHON = sys.executable
 USER = [{"role": "user", "content": "Hi"}]
-PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": USER}
+PARAMS: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 64,
+    "messages": USER,
+    "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
+}
 WEATHER_TOOL = {"tool": {"name": "get_weather", "input": {"city": "Paris"}}}
 WEATHER_RESULT = '{"city": "Paris", "sky": "sunny", "celsius": 21}'
 
@@ -303,7 +308,8 @@ def test_an_async_client_streams_over_http_while_the_stub_holds_and_releases() -
 )
 def test_the_asgi_adapter_reads_a_url_as_an_httpx_client_would(host: bytes | None, target: bytes) -> None:
     """The server's requests reach the core as they did through an httpx request: host, port, path, query."""
-    from wirescript import _asgi, _http
+    from wirescript._adapters import asgi as _asgi
+    from wirescript._adapters import http as _http
 
     httpx2 = pytest.importorskip("httpx2")
     raw_path, _, query = target.partition(b"?")
@@ -869,7 +875,7 @@ def test_cli_serve_reports_a_bad_script_file_before_printing_any_url(
         (
             f"wirescript serve: {bad}: invalid script[0]: unknown field 'txt' (expected one of: text, citations, "
             "server_tools, tool, tools, "
-            "thinking, thinking_signature, usage, stop_reason, error, fault); did you mean 'text'?\n"
+            "thinking, thinking_signature, usage, stop_reason, error, fault, unchecked); did you mean 'text'?\n"
         ),
     )
 

@@ -448,7 +448,7 @@ def test_check_lists_scripted_counts_never_requested() -> None:
 
 def test_a_stub_given_no_side_script_serves_the_defaults() -> None:
     # The side script every stub given none shares is built without validation: it must be SideScript()'s.
-    from wirescript._cursor import _NO_SIDE
+    from wirescript._core.cursor import _NO_SIDE
     from wirescript.side import SideScript
 
     made = SideScript()

@@ -266,7 +266,8 @@ def test_anthropic_and_gemini_get_their_own_envelopes() -> None:
 def test_a_responses_chain_continues_a_stored_response_and_refuses_an_unstored_one() -> None:
     stub = ScriptTransport([{"tool": {"name": "get_weather", "input": {}}}, "Sunny.", "Again."])
     client = openai_client(stub)
-    first = client.responses.create(model="gpt-test", input="Weather?")
+    tools: Any = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    first = client.responses.create(model="gpt-test", input="Weather?", tools=tools)
     call = first.output[0]
     # The stored response's function_call is answered: accepted.
     second = client.responses.create(

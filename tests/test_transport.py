@@ -238,7 +238,7 @@ def test_a_function_that_raises_or_returns_garbage_is_loud_not_a_crash() -> None
         (
             "requests[1] POST /v1/messages: invalid script function's answer to requests[1]: unknown field 'txt' "
             "(expected one of: text, citations, server_tools, tool, tools, thinking, thinking_signature, usage, "
-            "stop_reason, error, fault); "
+            "stop_reason, error, fault, unchecked); "
             "did you mean 'text'?"
         ),
     ]

@@ -282,7 +282,8 @@ def test_a_breakpoint_looks_back_twenty_blocks_only() -> None:
 
 
 def test_changing_tool_choice_keeps_the_system_entry_and_misses_the_messages() -> None:
-    stub = ScriptTransport(["One.", "Two."], usage="derive")
+    # `tool_choice` any: the second answer calls a tool, as the real API's must
+    stub = ScriptTransport(["One.", {"tool": {"name": "lookup", "input": {"id": "T-2"}}}], usage="derive")
     client = anthropic_client(stub, max_retries=0)
     long_user = [{"type": "text", "text": SYSTEM_TEXT[::-1], "cache_control": {"type": "ephemeral"}}]
     ask = {

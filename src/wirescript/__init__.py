@@ -14,8 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._bill import Bill, BillRow
     from ._clock import Clock
+    from ._core.bill import Bill, BillRow
     from .builder import ScriptBuilder
     from .catalog import ErrorCase, anthropic_errors, gemini_errors, openai_errors
     from .errors import (
@@ -87,8 +87,8 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "Bill": "_bill",
-    "BillRow": "_bill",
+    "Bill": "_core.bill",
+    "BillRow": "_core.bill",
     "Citation": "script",
     "Clock": "_clock",
     "ErrorCase": "catalog",

@@ -17,8 +17,8 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from ._asgi import Scope
-from ._asgi import Send as MessageSend
+from ._adapters.asgi import Scope
+from ._adapters.asgi import Send as MessageSend
 from .errors import WaitTimeoutError
 from .recorded import REDACTED, RecordedRequest
 from .recording import RecordingTransport

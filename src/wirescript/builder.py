@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, TypeAlias
 
-from ._bill import PriceTable, UsageMode
-from ._cursor import check_turns
+from ._core.bill import PriceTable, UsageMode
+from ._core.cursor import check_turns
 from .errors import ScriptError
 from .recorded import RecordedRequest
 from .script import DEFAULT_QUEUE, ToolCall, Turn, parse_turn, queue_label
@@ -184,6 +184,31 @@ class ScriptBuilder:
         turns[-1] = _checked(parse_turn(fields, where), where)
         return self
 
+    def unchecked(self) -> Self:
+        """Serve the turn added last (to the current queue) even if the real API could not give it to its request.
+
+        For a test of how the app copes with an impossible answer (a tool it never offered, arguments that
+        break a strict schema): the turn gets `"unchecked": true`, so the answer rules do not hold it.
+
+        Raises:
+            ScriptError: There is no turn yet in the current queue, or the last one is an error.
+
+        """
+        turns = self._queues[self._queue]
+        if not turns:
+            raise ScriptError(
+                f"ScriptBuilder.unchecked(): {self._queue_name()} has no turn to mark; add one first (.calls(), ...)"
+            )
+        where = self._where(".unchecked()", len(turns) - 1)
+        last = turns[-1]
+        if last.error is not None:
+            raise ScriptError(
+                f"ScriptBuilder.unchecked(): the last turn, {self._label(len(turns) - 1)}, is an error "
+                f"({last.describe()}), which no answer rule holds"
+            )
+        turns[-1] = _checked(parse_turn({**last.model_dump(exclude_defaults=True), "unchecked": True}, where), where)
+        return self
+
     # ------------------------------------------------------------------ queues
 
     def for_model(self, model: str) -> Self:
@@ -257,11 +282,13 @@ class ScriptBuilder:
         strict_skip: Iterable[str] = (),
         usage: UsageMode = None,
         prices: PriceTable | None = None,
+        check_tool_input: bool = False,
     ) -> ScriptTransport:
         """A fresh `ScriptTransport` serving the script (each call gives an independent stub).
 
-        `strict`, `strict_skip`, `usage` and `prices` are `ScriptTransport`'s: the strict request rules,
-        on by default, derived usage (`"derive"`), off by default, and the bill's prices.
+        `strict`, `strict_skip`, `usage`, `prices` and `check_tool_input` are `ScriptTransport`'s: the strict
+        request and answer rules, on by default, derived usage (`"derive"`), off by default, the bill's prices,
+        and the opt-in check of every tool call's input.
         """
         return ScriptTransport(
             self.script,
@@ -271,6 +298,7 @@ class ScriptBuilder:
             strict_skip=strict_skip,
             usage=usage,
             prices=prices,
+            check_tool_input=check_tool_input,
         )
 
     def __repr__(self) -> str:

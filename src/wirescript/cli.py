@@ -219,7 +219,15 @@ def _serve(commands: _Commands) -> None:
         action="append",
         default=[],
         metavar="RULE",
-        help="a strict rule id not to check (repeatable; the rules: docs/strict-requests.md)",
+        help=(
+            "a strict rule id not to check (repeatable; the request rules: docs/strict-requests.md, the answer "
+            "rules: docs/answers.md)"
+        ),
+    )
+    parser.add_argument(
+        "--check-tool-input",
+        action="store_true",
+        help="hold every scripted tool call's input to its tool's schema, strict or not",
     )
     parser.set_defaults(handler=_run_serve)
 
@@ -247,6 +255,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         max_records=args.max_records,
         strict=not args.no_strict,
         strict_skip=args.strict_skip,
+        check_tool_input=args.check_tool_input,
     )
 
 
@@ -321,6 +330,7 @@ def serve_command(
     err: IO[str] | None = None,
     strict: bool = True,
     strict_skip: Iterable[str] = (),
+    check_tool_input: bool = False,
 ) -> int:
     """`wirescript serve SCRIPT`: serve a script file until SIGINT or SIGTERM; return the exit status.
 
@@ -331,8 +341,8 @@ def serve_command(
     exit status 2, before anything is printed on stdout. `max_records` bounds the records kept, so
     that a long session does not grow without end: the last 10,000 by default
     (`wirescript.server.MAX_RECORDS`), None for all; the request count, the problems and their
-    requests are kept whatever it is (see `ScriptTransport`). `strict` and `strict_skip` are
-    `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`).
+    requests are kept whatever it is (see `ScriptTransport`). `strict`, `strict_skip` and
+    `check_tool_input` are `ScriptTransport`'s (`--no-strict`, `--strict-skip RULE`, `--check-tool-input`).
     """
     from .errors import ScriptError, UsageError
     from .files import load_script
@@ -349,6 +359,7 @@ def serve_command(
                 max_records=max_records,
                 strict=strict,
                 strict_skip=strict_skip,
+                check_tool_input=check_tool_input,
             )
             server = ScriptServer(stub, host=host, port=port)
             server.start()

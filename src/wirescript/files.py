@@ -32,7 +32,7 @@ from pydantic import TypeAdapter
 
 from . import script as script_module
 from . import side as side_module
-from ._cursor import check_turns
+from ._core.cursor import check_turns
 from ._readfile import NotReadable, read_regular
 from .errors import ScriptError
 from .script import DEFAULT_QUEUE, MAX_DEPTH, Turn, parse_turns, queue_label

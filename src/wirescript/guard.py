@@ -283,7 +283,7 @@ class NetworkGuard:
             if refused is None:
                 return None
             message = refused
-        from . import _http
+        from ._adapters import http as _http
         from .wires.base import loud_error
 
         answer = loud_error(403, "permission_error", message, "wirescript_network_blocked")

@@ -54,7 +54,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _aiohttp, _hooks
+from . import _hooks
+from ._adapters import aiohttp as _aiohttp
 from .errors import UsageError
 from .wires import Wire, default_wires, hosted_wires
 from .wires._hosts import ALL_HOSTS, host_matcher

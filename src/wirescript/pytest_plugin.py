@@ -82,11 +82,13 @@ _BUDGET_HELP = (
 _OVERFLOW_ALIAS = ("unscripted", "unknown_endpoint", "unreadable", "script_error")  # OVERFLOW_KINDS, unimported
 _MARKER_HELP = (
     "wirescript(*, check_overflow=True, check_unused=True, allow_network=False, allowed_hosts=(), strict=True, "
-    "strict_skip=(), match_recorded=False): turn off the wirescript fixture's teardown check of requests the "
-    "script did not answer, or of scripted turns never requested; let the test reach the network, or some "
-    "hosts; turn the strict request rules off for the stubs the fixture makes, or some of them "
-    "(docs/strict-requests.md); fail when a request replayed from wirescript.recorded() asks something else "
-    "than the one recorded for its turn." + _LOUD_HELP + _BUDGET_HELP
+    "strict_skip=(), check_tool_input=False, match_recorded=False): turn off the wirescript fixture's teardown "
+    "check of requests the script did not answer, or of scripted turns never requested; let the test reach the "
+    "network, or some hosts; turn the strict request and answer rules off for the stubs the fixture makes, or "
+    "some of them, or hold every tool call's input to its tool's schema (docs/strict-requests.md); fail when a "
+    "request replayed from wirescript.recorded() asks something else than the one recorded for its turn."
+    + _LOUD_HELP
+    + _BUDGET_HELP
 )
 _OPTIONS = (
     "check_overflow",
@@ -95,12 +97,13 @@ _OPTIONS = (
     "allowed_hosts",
     "strict",
     "strict_skip",
+    "check_tool_input",
     "dialect",
     "match_recorded",
     *_LOUD_OPTIONS,
     *_BUDGET_OPTIONS,
 )
-_STUB_OPTIONS = ("strict", "strict_skip", "dialect", "usage", "prices")
+_STUB_OPTIONS = ("strict", "strict_skip", "check_tool_input", "dialect", "usage", "prices")
 """Marker options that are defaults of the stubs the fixture makes (an argument of the fixture call wins)."""
 
 
@@ -123,7 +126,7 @@ class _Watching:
     __slots__ = ("born", "checked", "previous", "used", "watch")
 
     def __init__(self, *, checked: bool) -> None:
-        from . import _ledger
+        from ._core import ledger as _ledger
 
         self.checked = checked
         self.born: list[ScriptTransport] = []
@@ -143,7 +146,7 @@ class _Watching:
         import warnings
 
         __tracebackhide__ = True
-        from ._ledger import unchecked
+        from ._core.ledger import unchecked
         from .errors import UncheckedStubWarning
 
         for stub in self.born:
@@ -154,7 +157,7 @@ class _Watching:
     def end(self) -> None:
         """Stop watching (a second call does nothing); the watch before it, if any, is back."""
         global _current
-        from . import _ledger
+        from ._core import ledger as _ledger
 
         if _ledger._watch is self.watch:
             _ledger.watch(self.previous)
@@ -228,6 +231,7 @@ class StubFactory:
         check_hand_built: bool = True,
         strict: bool | None = None,
         strict_skip: Iterable[str] | None = None,
+        check_tool_input: bool | None = None,
         dialect: str | None = None,
         record_mode: str = "none",
         test: pytest.Item | None = None,
@@ -243,7 +247,14 @@ class StubFactory:
         self._check_overflow = True  # every problem kind has its own switch now: `allow`
         self._check_unused = check_unused
         self._guard = guard
-        given = {"strict": strict, "strict_skip": strict_skip, "dialect": dialect, "usage": usage, "prices": prices}
+        given = {
+            "strict": strict,
+            "strict_skip": strict_skip,
+            "check_tool_input": check_tool_input,
+            "dialect": dialect,
+            "usage": usage,
+            "prices": prices,
+        }
         self._defaults = {name: value for name, value in given.items() if value is not None}
         self._stubs: list[ScriptTransport] = []
         self._interceptions: list[Interception] = []
@@ -284,8 +295,8 @@ class StubFactory:
         """A new `ScriptTransport` for `script` (`kwargs` go to it), checked at teardown.
 
         `intercept=True` (the known provider hosts), a list of hosts or `"*"`: the stub also
-        intercepts every httpx/httpx2 client until the test ends. The marker's `strict` and
-        `strict_skip` are the defaults of `strict=` and `strict_skip=`; arguments given here win.
+        intercepts every httpx/httpx2 client until the test ends. The marker's `strict`, `strict_skip`
+        and `check_tool_input` are the defaults of the stub's; arguments given here win.
         """
         from .builder import ScriptBuilder
         from .transport import ScriptTransport
@@ -569,7 +580,8 @@ def wirescript(request: pytest.FixtureRequest) -> Iterator[StubFactory]:
     would refuse included) or a scripted turn was never requested.
     `@pytest.mark.wirescript(check_overflow=False, check_unused=False)` on the test, its class or its
     module turns either check off; `strict=False` or `strict_skip=[rule ids]` turn the strict request
-    rules off for the stubs the fixture makes (`wirescript(script, strict=...)` wins over the marker).
+    and answer rules off for the stubs the fixture makes, `check_tool_input=True` holds every tool call's
+    input to its tool's schema (`wirescript(script, strict=...)` wins over the marker).
 
     During the test a network guard refuses any connection that is not to loopback, and any DNS
     lookup of a known provider host, at once (and fails the test at teardown, even when the app
@@ -734,7 +746,9 @@ def _options_model() -> type[Any]:
         strict: bool = True
         """Check requests against the strict rules (the stubs' `strict=` default)."""
         strict_skip: list[str] | tuple[str, ...] = ()
-        """Strict rule ids not to check (the stubs' `strict_skip=` default)."""
+        """Strict rule ids not to check, request and answer rules (the stubs' `strict_skip=` default)."""
+        check_tool_input: bool = False
+        """Hold every tool call's input to its tool's schema, strict or not (the stubs' `check_tool_input=` default)."""
         dialect: str | None = None
         """The host dialect the stubs answer as (the stubs' `dialect=` default: `wirescript.dialects()`)."""
         match_recorded: bool = False
@@ -800,7 +814,7 @@ def _check(kwargs: Mapping[str, Any]) -> str | None:
                 problems.append(f"{name} must be True or False, got {type(value).__name__} {value!r}")
         return "; ".join(dict.fromkeys(problems))
     if kwargs.get("usage") is not None or kwargs.get("prices") is not None:
-        from ._bill import parse_prices, parse_usage
+        from ._core.bill import parse_prices, parse_usage
         from .errors import ScriptError
 
         try:
@@ -921,7 +935,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     uses = "wirescript" in getattr(item, "fixturenames", ())
     if not uses and item.get_closest_marker(MARKER) is not None:
         _marker_options(item)
-    if uses or "wirescript._ledger" in sys.modules:  # a test without the fixture: its stubs nothing checks warn
+    if uses or "wirescript._core.ledger" in sys.modules:  # a test without the fixture: its stubs nothing checks warn
         watching = _Watching(checked=uses)
         item.stash[_WATCHING] = watching
         _current = watching

@@ -96,8 +96,9 @@ ProblemKind: TypeAlias = Literal[
 - `unfinished_stream`: it was answered with a stream that the app never read to its end (a loop that
   breaks early, a `stream=True` result dropped unread, a client gone mid-stream); found by `check()`,
   so at the fixture's teardown. A stream the stub's own fault cuts is not one;
-- `impossible_answer`: its turn is an answer the real API could not give to it (a server tool the
-  request did not enable, say); it got a loud error instead (see `docs/server-tools.md`).
+- `impossible_answer`: its turn is an answer the real API could not give to it (a tool or a server
+  tool the request did not offer, input or text breaking a schema the provider guarantees, text
+  where the tool choice forces a call); it got a loud error instead (see `docs/answers.md`).
 """
 
 OVERFLOW_KINDS: frozenset[str] = frozenset({"unscripted", "unknown_endpoint", "unreadable", "script_error", "strict"})

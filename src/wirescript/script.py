@@ -550,6 +550,11 @@ class Turn(_Model):
     """Answer with an HTTP error instead of a message."""
     fault: Fault | None = None
     """Damage the response on the wire."""
+    unchecked: bool | None = None
+    """True: serve the turn even if the real API could not give it to the request (a tool the request does not
+    offer, input or text that breaks a schema the provider guarantees, text where a tool call is forced):
+    for a test of how the app copes with an impossible answer. Without it such a turn is an
+    `impossible_answer` (see the answer rules in `docs/answers.md`)."""
 
     @field_validator("usage", mode="before")
     @classmethod
@@ -621,6 +626,7 @@ _ANSWER_FIELDS = (
     "thinking_signature",
     "usage",
     "stop_reason",
+    "unchecked",
 )
 """The fields of a message answer, which an `error` turn cannot have."""
 

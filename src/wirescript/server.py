@@ -35,9 +35,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _asgi, _http
-from ._asgi import Receive, Scope
-from ._asgi import Send as MessageSend
+from ._adapters import asgi as _asgi
+from ._adapters import http as _http
+from ._adapters.asgi import Receive, Scope
+from ._adapters.asgi import Send as MessageSend
 from ._control import (
     CONTROL_PREFIX,
     TOKEN_HEADER,

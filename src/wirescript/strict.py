@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
 from .wires import DIALECTS, default_wires
+from .wires._answers import ANSWER_DOCS, AnswerRule
 from .wires._rules import Rule, Violation, is_int, is_number
 from .wires.anthropic.rules import check_anthropic
 from .wires.base import Wire
@@ -41,15 +42,19 @@ from .wires.gemini.rules import check_gemini
 from .wires.openai.rules import check_openai_chat, check_openai_responses, previous_response_not_found
 
 __all__ = [
+    "ANSWER_DOCS",
+    "ANSWER_RULES",
     "BODY_FOR_ANOTHER_WIRE",
     "DIALECT_RULES",
     "DOCS_PAGE",
     "FIELD_TYPE",
     "RULES",
     "WIRES",
+    "AnswerRule",
     "Rule",
     "StrictRules",
     "Violation",
+    "answer_rules_table",
     "check_anthropic",
     "check_converse",
     "check_gemini",
@@ -127,11 +132,13 @@ class _Shape(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _plan(kinds: tuple[type[Wire], ...]) -> tuple[dict[str, Rule], tuple[_Shape | None, ...]]:
-    """The rules and body shapes of a stub whose wires are of these classes: what they declare, worked out once.
+def _plan(
+    kinds: tuple[type[Wire], ...],
+) -> tuple[dict[str, Rule], tuple[_Shape | None, ...], dict[str, AnswerRule]]:
+    """The rules, body shapes and answer rules of a stub whose wires are of these classes: worked out once.
 
     Raises:
-        UsageError: Two different rules share an id.
+        UsageError: Two different rules (request or answer rules) share an id.
 
     """
     shapes: list[_Shape | None] = []
@@ -159,7 +166,14 @@ def _plan(kinds: tuple[type[Wire], ...]) -> tuple[dict[str, Rule], tuple[_Shape 
         known = rules.setdefault(rule.id, rule)
         if known != rule:
             raise UsageError(f"the {owner} wire declares a rule {rule.id!r} that another rule's id names already")
-    return rules, tuple(shapes)
+    answers: dict[str, AnswerRule] = {}
+    for kind in kinds:
+        for answer in kind.answer_rules:
+            if answers.setdefault(answer.id, answer) != answer or answer.id in rules:
+                raise UsageError(
+                    f"the {kind.name} wire declares an answer rule {answer.id!r} that another rule's id names already"
+                )
+    return rules, tuple(shapes), answers
 
 
 class _Body(NamedTuple):
@@ -227,14 +241,17 @@ class StrictRules:
 
     """
 
-    __slots__ = ("_bodies", "rules")
+    __slots__ = ("_bodies", "answer_rules", "rules")
 
     def __init__(self, wires: Iterable[Wire]) -> None:
         wired = tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
-        rules, shapes = _plan(tuple(type(wire) for wire in wired))
+        rules, shapes, answers = _plan(tuple(type(wire) for wire in wired))
         self.rules: Mapping[str, Rule] = rules
-        """Every rule of the stub, by id: what `strict_skip` may name (read only)."""
+        """Every request rule of the stub, by id (read only)."""
+        self.answer_rules: Mapping[str, AnswerRule] = answers
+        """Every answer rule of the stub's wires (`Wire.answer_rules`), by id (read only): with `rules`, what
+        `strict_skip` may name."""
         pairs = zip(wired, shapes, strict=True)
         self._bodies = {id(wire): _Body(wire, wired, shape) for wire, shape in pairs if shape is not None}
 
@@ -281,6 +298,13 @@ RULES: dict[str, Rule] = dict(_DEFAULT.rules)
 
 DIALECT_RULES: dict[str, Rule] = {rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.rules}
 """Every rule of the built-in host dialects (`docs/dialects.md`), by id: what a stub serving them checks too."""
+
+ANSWER_RULES: dict[str, AnswerRule] = {
+    **_DEFAULT.answer_rules,
+    **{rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.answer_rules},
+}
+"""Every answer rule of the default wires and the built-in host dialects, by id (a stub's own:
+`StrictRules(stub.wires).answer_rules`): what a scripted turn is held to against its request."""
 
 WIRES = tuple(wire.name for wire in _DEFAULT_WIRES if wire.unknown_field is not None)
 """The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
@@ -370,15 +394,15 @@ def explain(violation: Violation) -> str:
 
 
 def skip_ids(
-    value: object, name: str = "strict_skip", *, rules: Mapping[str, Rule] | None = None, outside: bool = False
+    value: object, name: str = "strict_skip", *, rules: Mapping[str, object] | None = None, outside: bool = False
 ) -> frozenset[str]:
     """Validate a list of rule ids to skip (`strict_skip`), at construction.
 
     Args:
         value: The ids: a list, tuple or set of strings, each a key of `rules`.
         name: The option's name, for the message.
-        rules: The rules of the stub (`StrictRules.rules`); None: the default wires' and the host dialects'
-            (`RULES`, `DIALECT_RULES`).
+        rules: The request and answer rules of the stub (`StrictRules.rules` and `StrictRules.answer_rules`);
+            None: the default wires' and the host dialects' (`RULES`, `DIALECT_RULES`, `ANSWER_RULES`).
         outside: Let through an id of a wire the rules do not know (one whose prefix, `acme` of
             `acme.safe-prompt-type`, no rule has): the stub that has that wire checks it (the pytest
             marker's `strict_skip`, given to stubs whose wires are not known yet).
@@ -391,7 +415,7 @@ def skip_ids(
             of the wires declares; the message names the closest rule id.
 
     """
-    known = {**RULES, **DIALECT_RULES} if rules is None else rules
+    known = {**RULES, **DIALECT_RULES, **ANSWER_RULES} if rules is None else rules
     prefixes = {rule.partition(".")[0] for rule in known} if outside else set()
     if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
         hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
@@ -403,7 +427,8 @@ def skip_ids(
         if item not in known and (not outside or item.partition(".")[0] in prefixes):
             raise ScriptError(
                 f"{name}: unknown strict rule {item!r}{did_you_mean(item, known)} (the stub's wires declare "
-                f"{len(known)} rules, each a key of their Wire.rules; the built-in ones are listed in {DOCS_PAGE})"
+                f"{len(known)} rules, each a key of their Wire.rules or Wire.answer_rules; the built-in ones are "
+                f"listed in {DOCS_PAGE})"
             )
     return frozenset(ids)
 
@@ -454,6 +479,38 @@ def rules_table(wires: Iterable[Wire] | None = None) -> str:
             out.append(f"| `{rule.id}` | {_cell(rule.summary)} | {_cell(rule.retired or '')} | {_cell(rule.source)} |")
         out.append("")
     return "\n".join(out)
+
+
+def answer_rules_table(wires: Iterable[Wire] | None = None) -> str:
+    """The answer rules of `wires` as Markdown: one table, in the order each wire checks them.
+
+    Each row names the rule's id, the wires that hold a turn to it, what answer it calls impossible
+    and where the provider guarantees the behaviour; an opt-in rule (`check_tool_input=True`) says so.
+    What `docs/answers.md` shows is this, over the default wires and the built-in host dialects
+    (a test keeps the page and the rules the same).
+
+    Args:
+        wires: The wires (a stub's: `stub.wires`); None: the default wires and the built-in dialects' wires.
+
+    """
+    if wires is None:
+        wired: list[Wire] = [*default_wires(), *(kind() for kinds in DIALECTS.values() for kind in kinds)]
+    else:
+        wired = list(wires)
+    owners: dict[str, list[str]] = {}
+    listed: dict[str, AnswerRule] = {}
+    for wire in wired:
+        for rule in wire.answer_rules:
+            listed.setdefault(rule.id, rule)
+            names = owners.setdefault(rule.id, [])
+            if wire.name not in names:
+                names.append(wire.name)
+    out = ["| id | held by | an impossible answer | source |", "|---|---|---|---|"]
+    for rule in listed.values():
+        held = ", ".join(f"`{name}`" for name in owners[rule.id])
+        summary = f"{rule.summary} *Opt-in: `check_tool_input=True`.*" if rule.opt_in else rule.summary
+        out.append(f"| `{rule.id}` | {held} | {_cell(summary)} | {_cell(rule.source)} |")
+    return "\n".join([*out, ""])
 
 
 def _cell(text: str) -> str:

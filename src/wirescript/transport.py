@@ -17,13 +17,13 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from . import _http
-from ._bill import Bill, PriceTable, UsageMode
+from ._adapters import http as _http
 from ._clock import Clock
-from ._cursor import Ask, PendingTurn, Turnless
+from ._core.bill import Bill, PriceTable, UsageMode
+from ._core.cursor import Ask, PendingTurn, Turnless
+from ._core.ledger import Ledger
+from ._core.signal import seconds
 from ._exchange import PER_EVENT, Answer, Request
-from ._ledger import Ledger
-from ._signal import seconds
 from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
@@ -86,8 +86,10 @@ class ScriptTransport(_TransportBase):
             and their requests are kept. A record costs about 2.4 KB (5 times the body for a long chat).
         strict: Refuse what the real API would refuse (on by default): a request that breaks one of
             its wires' strict rules (`Wire.rules`; the built-in ones in `docs/strict-requests.md`) gets
-            the provider's own error, consumes no turn and is a `strict` problem. False turns them off.
-        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), any wire's.
+            the provider's own error, consumes no turn and is a `strict` problem; a turn the real API could not
+            give to its request (`Wire.answer_rules`, `docs/answers.md`) is an `impossible_answer`. False: neither.
+        strict_skip: Rule ids not to check (`["anthropic.cache-control-limit"]`), request or answer rules.
+        check_tool_input: Hold every tool call's input to its tool's schema, strict tool or not (opt-in).
         mcp: A scripted MCP server (`wirescript.MCPScript`), answered in-process at its path (`/mcp`)
             next to the model, consuming no turn; its requests are recorded too (`docs/mcp.md`).
         dialect: Answer as one OpenAI-compatible host, whatever the host (`docs/dialects.md`): an id of
@@ -99,8 +101,9 @@ class ScriptTransport(_TransportBase):
         prices: Dollars per million tokens by model (`{model: {"input", "output", …}}`) for `stub.bill`.
 
     Raises:
-        ScriptError: The script is malformed (the message names the turn and the field), `strict`
-            is not a bool, `strict_skip` names an unknown rule (naming the closest), or `usage`/`prices` are wrong.
+        ScriptError: The script is malformed (the message names the turn and the field), `strict` or
+            `check_tool_input` is no bool, `strict_skip` names an unknown rule (naming the closest), or
+            `usage`/`prices` are wrong.
         UsageError: `dialect` is no dialect id of `dialects()` (the message names the closest) nor a `Wire`.
 
     Use it as the transport of any httpx or httpx2 client::
@@ -126,9 +129,23 @@ class ScriptTransport(_TransportBase):
         clock: Clock | None = None,
         usage: UsageMode = None,
         prices: PriceTable | None = None,
+        check_tool_input: bool = False,
     ) -> None:
         self._ledger = Ledger(
-            script, fallback, wires, side, routes, max_records, strict, strict_skip, mcp, dialect, clock, usage, prices
+            script,
+            fallback,
+            wires,
+            side,
+            routes,
+            max_records,
+            strict,
+            strict_skip,
+            mcp,
+            dialect,
+            clock,
+            usage,
+            prices,
+            check_tool_input,
         )
         self.max_records = max_records
         self.hold_timeout = seconds(hold_timeout, "hold_timeout")
@@ -157,8 +174,13 @@ class ScriptTransport(_TransportBase):
 
     @property
     def strict_skip(self) -> frozenset[str]:
-        """The strict rule ids not checked (`strict_skip=`)."""
+        """The strict rule ids not checked (`strict_skip=`): request and answer rules."""
         return self._ledger.strict_skip
+
+    @property
+    def check_tool_input(self) -> bool:
+        """Whether every tool call's input is held to its tool's schema, strict or not (`check_tool_input=`)."""
+        return self._ledger.check_tool_input
 
     # ------------------------------------------------------------------ evidence
 
@@ -277,14 +299,14 @@ class ScriptTransport(_TransportBase):
             UsageError: `client` is not a botocore client, or is already attached.
 
         """
-        from . import _botocore
+        from ._adapters import botocore as _botocore
 
         _botocore.attach(client, _botocore.Door(self._serve, self._serve_async))
         return client
 
     def detach(self, client: Any) -> None:
         """Give a client `attach` served back to botocore's own sending; one never attached is left as it is."""
-        from . import _botocore
+        from ._adapters import botocore as _botocore
 
         _botocore.detach(client)
 

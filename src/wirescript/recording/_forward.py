@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import _http
+from .._adapters import http as _http
 from ..wires import Wire, merge_wires
 
 __all__ = ["FORWARDING", "Episodes", "Forwarding", "Rehost"]

@@ -28,10 +28,11 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from .. import __version__, _http
-from .._cursor import Refusal
-from .._record import UNREADABLE as _UNREADABLE
-from .._record import Vocabulary, read
+from .. import __version__
+from .._adapters import http as _http
+from .._core.cursor import Refusal
+from .._core.record import UNREADABLE as _UNREADABLE
+from .._core.record import Vocabulary, read
 from ..errors import ScriptError, UsageError
 from ..files import script_format
 from ..intercept import Interception
@@ -344,7 +345,7 @@ class RecordingTransport(Forwarding):
             UsageError: `client` is not a botocore client, or is already attached.
 
         """
-        from .. import _botocore
+        from .._adapters import botocore as _botocore
 
         _botocore.attach(client, _botocore.serve_with(self.handle_request, client), fast_retries=False)
         with self._lock:
@@ -353,7 +354,7 @@ class RecordingTransport(Forwarding):
 
     def detach(self, client: Any) -> None:
         """Give a client `attach` recorded back to botocore's own sending."""
-        from .. import _botocore
+        from .._adapters import botocore as _botocore
 
         _botocore.detach(client)
 

@@ -49,6 +49,7 @@ from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
 from ..sse import json_dumps
+from ._answers import AnswerChecks, AnswerRule, AnswerViolation, Choice, Offer, OfferedTool, Output, hold
 from ._caching import Caching
 from ._hosts import host_matcher
 from ._render import RETRYABLE, error_message, json_answer, retry_headers
@@ -57,11 +58,18 @@ from ._rules import Rule, Violation, json_type
 __all__ = [
     "CANONICAL_STOP_REASONS",
     "RETRYABLE",
+    "AnswerChecks",
+    "AnswerRule",
+    "AnswerViolation",
     "Answered",
     "Caching",
+    "Choice",
     "Draw",
     "Frame",
     "Item",
+    "Offer",
+    "OfferedTool",
+    "Output",
     "Parsed",
     "Rendered",
     "Rule",
@@ -248,6 +256,13 @@ class Wire(ABC):
     `RecordedRequest.retry_count`; without one, the stub derives the count from what it answered."""
     rules: ClassVar[Sequence[Rule]] = ()
     """The strict rules it checks (`check`): the ids `strict_skip` may name, with its stub's `any.*` rules."""
+    answer_rules: ClassVar[Sequence[AnswerRule]] = ()
+    """The answer rules it holds a scripted turn to (`answer_problem`), in the order they are checked: what
+    the request it answers lets the model say (`offer`). Their ids are ones `strict_skip` may name too."""
+    answer_fields: ClassVar[frozenset[str]] = frozenset()
+    """The top-level request fields that may bind an answer without tool calls (`tool_choice`,
+    `response_format`): a turn that calls no tool is held to the answer rules only when its request carries
+    one of them, so a plain text answer costs nothing."""
     label: ClassVar[str] = ""
     """Its API's name in messages (`Anthropic Messages (POST /v1/messages)`); its `endpoint` when empty."""
     own_fields: ClassVar[tuple[str, ...]] = ()
@@ -325,6 +340,38 @@ class Wire(ABC):
         wire of one's own never drops them silently.
         """
         return f"the {self.name} wire renders no server tools or citations; take them out of the turn for it"
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """What the request lets the model answer with, for the answer rules; None: nothing the wire can tell.
+
+        Called only for a turn the answer rules may hold (one that calls a tool, or a request carrying one of
+        `answer_fields`), before `render`, under no lock: it reads the record alone (its `tools`, which a
+        continued thread's `resolve` filled in, and its body). The default tells nothing.
+        """
+        return None
+
+    def answer_problem(
+        self, turn: Turn, record: RecordedRequest, checks: AnswerChecks | None = None
+    ) -> AnswerViolation | None:
+        """Why the real API could not have answered `record` with `turn`, or None.
+
+        Called before `render` for a turn with server tools or citations (`server_tools_problem`, always) and,
+        with `checks` (strict mode on, the turn not `unchecked`), for a turn the answer rules may hold: its
+        rules (`answer_rules`) over what the request offers (`offer`), in order, skipping the ids in
+        `checks.skip`. A violation makes the request an `impossible_answer` problem, answered loudly instead of
+        rendered.
+        """
+        if turn.server_tools is not None or turn.citations is not None:
+            why = self.server_tools_problem(turn, record)
+            if why is not None:
+                return AnswerViolation(None, why)
+        if checks is None or not self.answer_rules:
+            return None
+        offer = self.offer(record)
+        if offer is None:
+            return None
+        rules = self.answer_rules if offer.rules is None else offer.rules
+        return hold(turn, offer, rules, checks, self.canonical_stop(turn))
 
     @abstractmethod
     def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:

@@ -11,7 +11,9 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
 from .. import _messages
+from .._answers import Offer
 from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_json
+from .._messages_answers import ANSWER_FIELDS, ANSWER_RULES, messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
 from .._render import error_message, retry_headers
@@ -68,6 +70,8 @@ class AnthropicWire(Wire):
     )
     retry_count_header = "x-stainless-retry-count"
     rules = RULES
+    answer_rules = ANSWER_RULES
+    answer_fields = ANSWER_FIELDS
     models: ClassVar[ModelTable[ClaudeModel]] = CLAUDE_MODELS
     """The Claude models the model-dependent strict rules know (output limits, prefills, sampling): a
     subclass may declare an updated table (`CLAUDE_MODELS.updated({...})`); an unknown model is never refused."""
@@ -221,6 +225,23 @@ class AnthropicWire(Wire):
             else _stream(message, arguments, malformed_tool_json, joined)
         )
         return Rendered(200, {**_SSE_HEADERS, "request-id": request_id}, frames=frames)
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The request's tools (a continued thread's included), `tool_choice` and JSON output format.
+
+        A continued thread this wire does not know, sent without `tools`, may have tools of its own: its tool
+        names are not checked.
+        """
+        body = record.body
+        if not isinstance(body, dict):
+            return None
+        tools: list[Any] | None = record.tools
+        thread = body.get("thread")
+        if not tools and "tools" not in body and isinstance(thread, dict) and thread.get("type") == "continue":
+            with self._threads_lock:
+                known = str(thread.get("previous_message_id")) in self._threads
+            tools = None if not known else tools
+        return messages_offer(body, tools)
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why the Messages API could not have answered with these server tools or citations (not enabled), or None."""

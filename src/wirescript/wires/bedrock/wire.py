@@ -26,7 +26,11 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import json_dumps
 from .. import _messages
+from .._answers import Offer
 from .._decode import as_float, as_int, as_list, decoded_error, decoded_turn, decoded_usage, json_body
+from .._messages_answers import ANSWER_FIELDS as MESSAGES_ANSWER_FIELDS
+from .._messages_answers import ANSWER_RULES as MESSAGES_ANSWER_RULES
+from .._messages_answers import messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
 from .._render import retry_headers
@@ -34,6 +38,7 @@ from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
+from .answers import CONVERSE_ANSWER_FIELDS, CONVERSE_ANSWER_RULES, converse_offer
 from .caching import BEDROCK_CACHING
 from .rules import RULES, check_converse, check_invoke
 
@@ -138,6 +143,8 @@ class BedrockWire(Wire):
     boto_service = "bedrock-runtime"
     retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
     rules = RULES
+    answer_rules = (*CONVERSE_ANSWER_RULES, *MESSAGES_ANSWER_RULES)
+    answer_fields = CONVERSE_ANSWER_FIELDS | MESSAGES_ANSWER_FIELDS
     caching = BEDROCK_CACHING
     label = "Amazon Bedrock runtime (Converse; InvokeModel for Claude)"
 
@@ -218,6 +225,23 @@ class BedrockWire(Wire):
             return Rendered(200, {"content-type": "application/json", **headers}, json_dumps(msg).encode())
         events = _chunks(msg, arguments, malformed_tool_json)
         return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=events)
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """Converse's `toolConfig` and `outputConfig`; InvokeModel's Claude body as the Messages rules read it.
+
+        Another model's own InvokeModel body (Nova's, Mistral's) is held to nothing.
+        """
+        found = operation(record.path)
+        body = record.body
+        if found is None or not isinstance(body, dict):
+            return None
+        if found[1] in ("converse", "converse-stream"):
+            return converse_offer(body, record.model)
+        if not _claude_body(body, record.model):
+            return None
+        offer = messages_offer(body, record.tools)
+        offer.rules = MESSAGES_ANSWER_RULES
+        return offer
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why Bedrock could not have answered with these server tools or citations, or None.

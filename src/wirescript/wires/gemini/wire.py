@@ -18,6 +18,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import encode_event, json_dumps
+from .._answers import Offer
 from .._caching import Caching
 from .._decode import (
     as_dict,
@@ -35,6 +36,7 @@ from .._render import chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import grounding
+from .answers import ANSWER_FIELDS, ANSWER_RULES, gemini_offer
 from .caching import GEMINI_CACHING, CachedContents
 from .rules import RULES, check_gemini
 
@@ -178,6 +180,8 @@ class GeminiWire(Wire):
     retryable = GEMINI_RETRYABLE
     malformed_tool_json_applies_to_json = True
     rules = RULES
+    answer_rules = ANSWER_RULES
+    answer_fields = ANSWER_FIELDS
     caching: ClassVar[Caching] = GEMINI_CACHING
     label = "Gemini generateContent"
     own_fields = ("contents", "generationConfig", "generation_config", "systemInstruction", "system_instruction")
@@ -325,6 +329,10 @@ class GeminiWire(Wire):
             frames = _stream(pieces, finish, envelope, metadata, array=True)
             return Rendered(200, dict(_JSON_HEADERS), frames=frames)
         return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
+        return gemini_offer(record.body) if isinstance(record.body, dict) else None
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why Gemini could not have answered with this grounding or code execution (not enabled), or None."""

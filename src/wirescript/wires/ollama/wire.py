@@ -20,11 +20,12 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import json_dumps
+from .._answers import PLAIN_IMPOSSIBILITY, AnswerRule, Offer, OfferedTool
 from .._decode import as_float, as_int, as_list, since_last_assistant
 from .._render import alphanumeric, chunks, default_usage, error_message, retry_headers
 from ..base import Frame, Parsed, Rendered, Wire
 
-__all__ = ["DONE_REASONS", "OllamaWire"]
+__all__ = ["DONE_REASONS", "TOOL_NOT_OFFERED", "OllamaWire"]
 
 DONE_REASONS = {"max_tokens": "length", "model_context_window_exceeded": "length"}
 """A canonical stop reason as Ollama's `done_reason`; the others (`end_turn`, `tool_use`, …) are `stop`."""
@@ -46,6 +47,16 @@ def _line(value: Mapping[str, Any]) -> bytes:
     return json_dumps(value).encode() + b"\n"
 
 
+TOOL_NOT_OFFERED = AnswerRule(
+    "ollama_native.answer.tool-not-offered",
+    "ollama_native",
+    "tool_offered",
+    "A tool call naming a tool the request's `tools` does not hold (a typo), or any tool call when the request "
+    "offers none.",
+    PLAIN_IMPOSSIBILITY,
+)
+
+
 class OllamaWire(Wire):
     """Ollama's `POST /api/chat` (default address `localhost:11434`), streamed or not."""
 
@@ -55,6 +66,7 @@ class OllamaWire(Wire):
     label = "Ollama's native chat (POST /api/chat)"
     events: ClassVar[frozenset[str]] = frozenset({"chunk", "done"})
     addresses = ("localhost:11434", "127.0.0.1:11434")
+    answer_rules = (TOOL_NOT_OFFERED,)
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/api/chat`."""
@@ -90,6 +102,10 @@ class OllamaWire(Wire):
             max_tokens=as_int(options.get("num_predict")),
             temperature=as_float(options.get("temperature")),
         )
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The tools the request offers, by name (`format` and `tool_choice` bind nothing Ollama guarantees)."""
+        return Offer({name: OfferedTool(name) for name in record.tool_names})
 
     def _done_reason(self, turn: Turn) -> str:
         stop = self.canonical_stop(turn)

@@ -17,6 +17,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, ToolCall, Turn
 from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from .._answers import AnswerRule, Offer
 from .._caching import Caching
 from .._decode import (
     as_dict,
@@ -34,6 +35,7 @@ from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, Parsed, Rendered, Wire
 from . import builtins
+from .answers import CHAT_ANSWER_FIELDS, CHAT_ANSWER_RULES, chat_offer
 from .caching import OPENAI_CACHING
 from .common import (
     COMPATIBLE_HOSTS,
@@ -127,6 +129,8 @@ class OpenAIChatWire(Wire):
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
     rules: ClassVar[Sequence[Rule]] = CHAT_RULES
+    answer_rules: ClassVar[Sequence[AnswerRule]] = CHAT_ANSWER_RULES
+    answer_fields: ClassVar[frozenset[str]] = CHAT_ANSWER_FIELDS
     models: ClassVar[ModelTable[OpenAIModel]] = OPENAI_MODELS
     """The OpenAI models the model-dependent strict rules know (the o-series): a subclass may declare an
     updated table (`OPENAI_MODELS.updated({...})`); an unknown model is never refused."""
@@ -269,6 +273,10 @@ class OpenAIChatWire(Wire):
                 shape, record, chunk_head, turn, calls, finish, counts if include_usage else None, joined
             )
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=frames)
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The request's tools (and legacy `functions`), `tool_choice`, `parallel_tool_calls` and `response_format`."""
+        return chat_offer(record.body) if isinstance(record.body, dict) else None
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why Chat Completions could not have answered with these server tools or citations, or None."""

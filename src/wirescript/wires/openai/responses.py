@@ -35,6 +35,7 @@ from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...side import SideScript
 from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from .._answers import Offer
 from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._jobs import Job, Jobs, page
@@ -42,6 +43,7 @@ from .._render import chunks, json_answer
 from .._rules import Violation
 from ..base import Draw, Frame, Parsed, Rendered, Wire
 from . import builtins
+from .answers import RESPONSES_ANSWER_FIELDS, RESPONSES_ANSWER_RULES, responses_offer
 from .builtins import BUILTIN_EVENTS
 from .caching import OPENAI_CACHING
 from .common import (
@@ -198,6 +200,8 @@ class OpenAIResponsesWire(Wire):
     retry_count_header = RETRY_COUNT_HEADER
     malformed_tool_json_applies_to_json = True
     rules = RESPONSES_RULES
+    answer_rules = RESPONSES_ANSWER_RULES
+    answer_fields = RESPONSES_ANSWER_FIELDS
     caching: ClassVar[Caching] = OPENAI_CACHING
     label = "OpenAI Responses (POST /responses)"
     own_fields = ("input", "instructions", "previous_response_id", "max_output_tokens")
@@ -359,6 +363,10 @@ class OpenAIResponsesWire(Wire):
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
+
+    def offer(self, record: RecordedRequest) -> Offer | None:
+        """The request's tools (and those its input adds), `tool_choice`, `parallel_tool_calls` and `text.format`."""
+        return responses_offer(record.body, record.conversation) if isinstance(record.body, dict) else None
 
     def server_tools_problem(self, turn: Turn, record: RecordedRequest) -> str | None:
         """Why the Responses API could not have answered with these built-in tools (not offered), or None."""

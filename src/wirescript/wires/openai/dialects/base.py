@@ -18,11 +18,12 @@ from typing import Any, ClassVar, Literal
 from ...._text import did_you_mean
 from ....errors import UsageError
 from ....recorded import RecordedRequest
+from ..._answers import PLAIN_IMPOSSIBILITY, AnswerRule
 from ..._caching import Caching
 from ..._rules import Rule, Violation
 from ..chat import ChatShape, OpenAIChatWire
 
-__all__ = ["ChatDialect", "Quirk", "parse_version"]
+__all__ = ["DIALECT_TOOL_NOT_OFFERED", "ChatDialect", "Quirk", "parse_version"]
 
 Side = Literal["answer", "refusal"]
 
@@ -107,6 +108,16 @@ def _bounds(spec: str | None) -> tuple[tuple[int, ...] | None, tuple[int, ...] |
     return lower, upper
 
 
+DIALECT_TOOL_NOT_OFFERED = AnswerRule(
+    "dialect.answer.tool-not-offered",
+    "dialect",
+    "tool_offered",
+    "A tool call naming a tool the request's `tools` does not hold (a typo), or any tool call when the request "
+    "offers none, on an OpenAI-compatible host.",
+    PLAIN_IMPOSSIBILITY,
+)
+
+
 class ChatDialect(OpenAIChatWire):
     """A host whose Chat Completions differ from OpenAI's: its quirks, as data, rendered and enforced.
 
@@ -132,6 +143,10 @@ class ChatDialect(OpenAIChatWire):
     field_types: ClassVar[Mapping[str, tuple[str, ...]]] = {}  # no `any.field-type` refusal in OpenAI's words
     hosts: ClassVar[tuple[str, ...]] = ()
     rules: ClassVar[Sequence[Rule]] = ()
+    answer_rules: ClassVar[Sequence[AnswerRule]] = (DIALECT_TOOL_NOT_OFFERED,)
+    """What a turn is held to: by default only that its tool calls name tools the request offers (a host
+    guarantees less than OpenAI: a dialect that documents more declares it)."""
+    answer_fields: ClassVar[frozenset[str]] = frozenset()
     caching: ClassVar[Caching] = Caching()
     """No prompt caching is modelled for a host (its rules are its own, not OpenAI's): a dialect may declare some."""
 

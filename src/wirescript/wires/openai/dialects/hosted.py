@@ -7,7 +7,7 @@ from typing import Any
 from ....recorded import RecordedRequest
 from ....sse import encode_event, json_dumps
 from ..._render import alphanumeric
-from ..chat import ChatShape
+from ..chat import ChatShape, OpenAIChatWire
 from .base import ChatDialect, Quirk
 
 __all__ = ["AzureWire", "GeminiOpenAIWire", "GroqWire", "TogetherWire", "XAIWire"]
@@ -147,6 +147,10 @@ class AzureWire(ChatDialect):
     name = "azure"
     label = "Azure OpenAI Chat Completions (POST /openai/deployments/{deployment}/chat/completions)"
     quirks = (PROMPT_FILTER, CONTENT_FILTER)
+    # OpenAI's models and API: Azure documents the same strict function calling and structured outputs
+    # (learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs).
+    answer_rules = OpenAIChatWire.answer_rules
+    answer_fields = OpenAIChatWire.answer_fields
 
     def shaped(self, active: frozenset[str]) -> ChatShape:
         """The prompt and content filter annotations."""

@@ -23,9 +23,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ._exchange import PER_EVENT, UNREADABLE, Answer, OpenStream, Request, run, whole
-from ._steps import Step
-from .errors import UsageError
+from .._exchange import PER_EVENT, UNREADABLE, Answer, OpenStream, Request, run, whole
+from .._steps import Step
+from ..errors import UsageError
 
 __all__ = [
     "PER_EVENT",

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from . import _hooks
+from .. import _hooks
 
 __all__ = ["SUPPORTED", "spot", "supported"]
 

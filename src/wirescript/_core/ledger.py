@@ -19,13 +19,22 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._answer import render
-from ._bill import Bill, Billing
-from ._clock import Clock
-from ._cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from ._exchange import Answer, OpenStream, Request
-from ._record import Arrival, Attempts, Vocabulary, read, read_item
-from ._report import (
+from .._clock import Clock
+from .._exchange import Answer, OpenStream, Request
+from ..errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
+from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
+from ..script import ScriptLike, Turn, TurnLike, queue_label
+from ..side import SideScript, parse_side
+from ..strict import StrictRules, skip_ids
+from ..wires import Addresses, RouteWire, Wire, stub_wires
+from ..wires._caching import Counting
+from ..wires.base import AnswerChecks, Answered, Draw, Item
+from ..wires.routes import RouteHandler
+from .answer import render
+from .bill import Bill, Billing
+from .cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
+from .record import Arrival, Attempts, Vocabulary, read, read_item
+from .report import (
     LISTED,
     abandoned,
     allowed_kinds,
@@ -38,19 +47,10 @@ from ._report import (
     short_of,
     unfinished,
 )
-from ._signal import Gate, Signal, seconds
-from .errors import ScriptError, UncheckedStubWarning, WaitTimeoutError
-from .recorded import OVERFLOW_KINDS, Problem, RecordedRequest
-from .script import ScriptLike, Turn, TurnLike, queue_label
-from .side import SideScript, parse_side
-from .strict import StrictRules, skip_ids
-from .wires import Addresses, RouteWire, Wire, stub_wires
-from .wires._caching import Counting
-from .wires.base import Answered, Draw, Item
-from .wires.routes import RouteHandler
+from .signal import Gate, Signal, seconds
 
 if TYPE_CHECKING:
-    from .wires.mcp import MCPScript
+    from ..wires.mcp import MCPScript
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -86,6 +86,7 @@ class Ledger:
     """The records, the problems and the hold gate of one stub, behind one lock."""
 
     __slots__ = (
+        "_answers",
         "_asked_turns",
         "_attempts",
         "_billing",
@@ -104,6 +105,7 @@ class Ledger:
         "_troubled",
         "_vocabulary",
         "_wires",
+        "check_tool_input",
         "checked",
         "claimed",
         "clock",
@@ -129,10 +131,15 @@ class Ledger:
         clock: Clock | None = None,
         usage: object = None,
         prices: object = None,
+        check_tool_input: bool = False,
     ) -> None:
         """The ledger of `ScriptTransport(...)`'s arguments, each checked (`ScriptError`/`UsageError` naming it)."""
         if not isinstance(strict, bool):
             raise ScriptError(f"strict: expected True or False, got {type(strict).__name__} {strict!r}")
+        if not isinstance(check_tool_input, bool):
+            raise ScriptError(
+                f"check_tool_input: expected True or False, got {type(check_tool_input).__name__} {check_tool_input!r}"
+            )
         if max_records is not None and (
             isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1
         ):
@@ -147,7 +154,7 @@ class Ledger:
         walked, addressed = stub_wires(wires, dialect)
         wired = [route_wire, *walked] if route_wire.routes else walked
         if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop (nor its import)
-            from .wires.mcp import MCPScript, MCPWire
+            from ..wires.mcp import MCPScript, MCPWire
 
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
@@ -155,7 +162,10 @@ class Ledger:
         every = [*wired, *addressed]
         self._strict_rules = StrictRules(every)
         self.strict = strict
-        self.strict_skip = skip_ids(strict_skip, rules=self._strict_rules.rules)
+        self.strict_skip = skip_ids(strict_skip, rules={**self._strict_rules.rules, **self._strict_rules.answer_rules})
+        self.check_tool_input = check_tool_input
+        self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
+        """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = tuple(every)
@@ -511,7 +521,7 @@ class Ledger:
         its wire's rules, as its answer begins.
         """
         self._derived(arrival)
-        return render(arrival, request, self._side, self.report, self._streams)
+        return render(arrival, request, self._side, self.report, self._streams, self._answers)
 
     def _derived(self, arrival: Arrival) -> None:
         """Give the arrival's turn its derived usage, when its usage is derived (`usage="derive"`)."""

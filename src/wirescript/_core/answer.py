@@ -18,17 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ._cursor import Refusal, Turnless
-from ._exchange import Answer, OpenStream, Request, tail_at
-from ._faults import plan_fault
-from ._record import Arrival
-from ._report import failed
-from ._steps import Disconnect, Step
-from .errors import ScriptError
-from .recorded import RecordedRequest
-from .script import Turn, queue_label
-from .side import SideScript
-from .wires.base import Frame, Rendered, Wire, loud_error, unknown_endpoint
+from .._exchange import Answer, OpenStream, Request, tail_at
+from .._steps import Disconnect, Step
+from ..errors import ScriptError
+from ..recorded import RecordedRequest
+from ..script import Turn, queue_label
+from ..side import SideScript
+from ..wires.base import AnswerChecks, Frame, Rendered, Wire, loud_error, unknown_endpoint
+from .cursor import Refusal, Turnless
+from .faults import plan_fault
+from .record import Arrival
+from .report import failed
 
 __all__ = ["CHUNK_BYTES", "Report", "impossible", "refusal", "render"]
 
@@ -40,7 +40,12 @@ CHUNK_BYTES = 16 * 1024
 
 
 def render(
-    arrival: Arrival, request: Request, side: SideScript, report: Report, streams: dict[int, OpenStream]
+    arrival: Arrival,
+    request: Request,
+    side: SideScript,
+    report: Report,
+    streams: dict[int, OpenStream],
+    checks: AnswerChecks | None = None,
 ) -> Answer:
     """The answer to a decided request. Never raises: a failure is reported and answered loudly.
 
@@ -50,12 +55,14 @@ def render(
         side: The stub's side script, for a turnless wire.
         report: Where a problem found on the way goes (the ledger's `report`), before its answer is rendered.
         streams: The stub's open streamed answers, by request index: a streamed answer is added to them.
+        checks: What a turn is held to against its request (the answer rules the stub skips, its opt-in
+            checks); None: only the server tools it runs (strict mode off).
 
     """
     record, wire, decision = arrival.record, arrival.wire, arrival.decision
     if isinstance(decision, Turn) and wire is not None:
         try:
-            answer = _turn(wire, record, decision, request, report, streams)
+            answer = _turn(wire, record, decision, request, report, streams, checks)
         except Exception as exc:  # a wirescript or wire bug must be loud, never a retried "Connection error."
             streams.pop(record.index, None)
             answer = failed("rendering the answer", exc)
@@ -104,18 +111,33 @@ def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
 
 
 def _turn(
-    wire: Wire, record: RecordedRequest, turn: Turn, request: Request, report: Report, streams: dict[int, OpenStream]
+    wire: Wire,
+    record: RecordedRequest,
+    turn: Turn,
+    request: Request,
+    report: Report,
+    streams: dict[int, OpenStream],
+    checks: AnswerChecks | None,
 ) -> Answer | Refusal:
     """A scripted turn as its wire renders it, its fault planned; or why it cannot be sent as scripted.
 
-    A turn with server tools or citations is first held against the request (`Wire.server_tools_problem`):
-    an answer the real API could not give to it is an `impossible_answer`, not rendered.
+    A turn is first held against the request it answers (`Wire.answer_problem`): its server tools always,
+    and, in strict mode, the wire's answer rules, for a turn that may break one (it calls a tool, or its
+    request carries one of the wire's `answer_fields`); an `unchecked` turn is held to nothing. An answer the real API
+    could not give is an `impossible_answer`, not rendered. A plain text answer pays a few attribute reads.
     """
-    if turn.server_tools is not None or turn.citations is not None:
-        why = wire.server_tools_problem(turn, record)
-        if why is not None:
-            return impossible(record, why)
     fault = turn.fault
+    if turn.unchecked or turn.error is not None or (fault is not None and fault.raw is not None):
+        checks = None  # an error, or bytes of its own: no answer of the model's to hold against the request
+    elif checks is not None and turn.tool is None and not turn.tools:
+        body = record.body
+        fields = wire.answer_fields
+        if not fields or not isinstance(body, dict) or body.keys().isdisjoint(fields):
+            checks = None
+    if not turn.unchecked and (checks is not None or turn.server_tools is not None or turn.citations is not None):
+        violation = wire.answer_problem(turn, record, checks)
+        if violation is not None:
+            return impossible(record, violation.message)
     per_event = request.per_event
     # Unfaulted and read in chunks: nothing looks at events one by one, so the wire may join them.
     joined = fault is None and not per_event

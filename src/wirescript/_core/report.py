@@ -7,13 +7,13 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from typing import get_args
 
-from ._cursor import PendingTurn, Refusal
-from ._text import did_you_mean, ordinal
-from .errors import UsageError
-from .recorded import ProblemKind, RecordedRequest
-from .script import queue_label
-from .strict import DOCS_PAGE, explain
-from .wires.base import Violation
+from .._text import did_you_mean, ordinal
+from ..errors import UsageError
+from ..recorded import ProblemKind, RecordedRequest
+from ..script import queue_label
+from ..strict import DOCS_PAGE, explain
+from ..wires.base import Violation
+from .cursor import PendingTurn, Refusal
 
 __all__ = [
     "LISTED",

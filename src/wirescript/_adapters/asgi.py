@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from ._exchange import Answer, Request, run, whole
-from ._steps import Disconnect, Sleep
+from .._exchange import Answer, Request, run, whole
+from .._steps import Disconnect, Sleep
 
 __all__ = ["Dropped", "Receive", "Scope", "Send", "Stalled", "Unreadable", "before", "read", "refused", "respond"]
 

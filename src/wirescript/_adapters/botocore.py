@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
-from ._exchange import Answer, Request, run, whole
-from ._steps import Disconnect, Sleep, Step
-from .errors import UsageError
+from .._exchange import Answer, Request, run, whole
+from .._steps import Disconnect, Sleep, Step
+from ..errors import UsageError
 
 __all__ = ["Attachment", "Door", "HttpxServer", "Server", "attach", "detach", "serve_with"]
 
@@ -106,7 +106,7 @@ class HttpxServer:
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, Mapping[str, str], Iterable[bytes]]:
         """Answer one request through the transport (see `Server.serve`)."""
-        from . import _http
+        from . import http as _http
 
         hx = _http.default_module()
         request = hx.Request(method, url, headers=dict(headers), content=body, extensions=self._extensions)

@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ._faults import check_script_faults
-from ._text import did_you_mean, ordinal
-from .errors import ScriptError
-from .recorded import ProblemKind, RecordedRequest
-from .script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
-from .side import SIDE_KEY, JobPace, SideScript, parse_side
-from .wires.base import Violation, Wire, known_stop_reasons
+from .._text import did_you_mean, ordinal
+from ..errors import ScriptError
+from ..recorded import ProblemKind, RecordedRequest
+from ..script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
+from ..side import SIDE_KEY, JobPace, SideScript, parse_side
+from ..wires.base import Violation, Wire, known_stop_reasons
+from .faults import check_script_faults
 
 __all__ = ["TURNLESS", "Ask", "Cursor", "Decision", "PendingTurn", "Refusal", "Turnless", "check_turns"]
 

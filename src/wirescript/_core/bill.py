@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ._cache_store import CacheStore, Counter, Moment, approximate_tokens
-from ._text import did_you_mean
-from .errors import ScriptError, UsageError
-from .recorded import RecordedRequest
-from .script import Turn, Usage
-from .wires._caching import Prompt, Tally, output_text
+from .._cache_store import CacheStore, Counter, Moment, approximate_tokens
+from .._text import did_you_mean
+from ..errors import ScriptError, UsageError
+from ..recorded import RecordedRequest
+from ..script import Turn, Usage
+from ..wires._caching import Prompt, Tally, output_text
 
 if TYPE_CHECKING:
-    from .wires.base import Wire
+    from ..wires.base import Wire
 
 __all__ = ["PRICE_KEYS", "Bill", "BillRow", "Billing", "PriceTable", "UsageMode", "parse_prices", "parse_usage"]
 

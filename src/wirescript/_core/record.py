@@ -16,15 +16,15 @@ from urllib.parse import parse_qsl
 
 from pydantic_core import from_json
 
-from ._cursor import Ask, Decision, Refusal
-from ._exchange import UNREADABLE, Request
-from ._report import failed
-from ._signal import Gate
-from .recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
-from .script import Turn
-from .sse import json_dumps
-from .wires import Addresses
-from .wires.base import Item, Parsed, Wire
+from .._exchange import UNREADABLE, Request
+from ..recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
+from ..script import Turn
+from ..sse import json_dumps
+from ..wires import Addresses
+from ..wires.base import Item, Parsed, Wire
+from .cursor import Ask, Decision, Refusal
+from .report import failed
+from .signal import Gate
 
 __all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read", "read_item"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ._exchange import tail_at
-from ._steps import Disconnect, Sleep, Step, Timeout
-from ._text import did_you_mean
-from .errors import ScriptError
-from .script import Fault, Turn
-from .wires.base import Frame, Wire
+from .._exchange import tail_at
+from .._steps import Disconnect, Sleep, Step, Timeout
+from .._text import did_you_mean
+from ..errors import ScriptError
+from ..script import Fault, Turn
+from ..wires.base import Frame, Wire
 
 __all__ = ["FaultPlan", "check_script_faults", "plan_fault"]
 

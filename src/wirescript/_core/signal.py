@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ScriptError
+from ..errors import ScriptError
 
 __all__ = ["Gate", "Signal", "seconds"]
 
