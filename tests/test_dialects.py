@@ -588,3 +588,46 @@ def test_every_quirk_has_a_source_and_a_unique_id() -> None:
     assert len({q.id for q in quirks}) == len(quirks)
     assert all(q.source and q.summary and q.side in ("answer", "refusal") for q in quirks)
     assert all((q.side == "refusal") == (q.rule is not None) for q in quirks)
+
+
+def test_addresses_route_by_each_wires_own_addresses() -> None:
+    # The table is worked out once per list of addresses; a wire whose instance
+    # declares other addresses than its class is routed by its own, and a bad one is refused.
+    from wirescript.wires import Addresses, hosted_wires
+    from wirescript.wires.openai.dialects import MistralWire
+
+    built_in = hosted_wires()
+    mine = MistralWire()
+    mine.addresses = ("mistral.internal:8080",)  # type: ignore[misc]
+    table = Addresses([*built_in, mine])
+    path = "/v1/chat/completions"
+    url = type("URL", (), {"port": 8080})()
+    assert table.find("POST", path, "mistral.internal", url) is mine
+    assert table.find("POST", path, "api.mistral.ai", url) is next(w for w in built_in if w.name == mine.name)
+    assert Addresses(built_in).find("POST", path, "mistral.internal", url) is None
+    mine.addresses = ("http://nowhere/",)  # type: ignore[misc]
+    with pytest.raises(UsageError, match="expected 'host' or 'host:port'"):
+        Addresses([*built_in, mine])
+
+
+def test_a_dialects_active_quirks_follow_its_quirks_as_they_are_now() -> None:
+    # What holds at the newest release is worked out once per class: a class given other quirks, or an
+    # instance that declares its own, is read anew.
+    fixed = Quirk("acme.fixed", "answer", "Fixed in 2.0.", "an example", versions="<2.0")
+
+    class Versioned(ChatDialect):
+        name = "acme-versioned"
+        quirks = (ACME_TRIM, fixed)
+
+    class Own(Versioned):
+        def __init__(self) -> None:
+            self.quirks = (fixed,)  # type: ignore[misc]
+            super().__init__()
+
+    assert Versioned().active == {"acme.trims-content"}
+    assert Versioned("1.0").active == {"acme.trims-content", "acme.fixed"}
+    assert Own().active == frozenset()
+    Versioned.quirks = (fixed,)
+    assert Versioned().active == frozenset()
+    Versioned.quirks = [ACME_TRIM]
+    assert Versioned().active == {"acme.trims-content"}

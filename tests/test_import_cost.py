@@ -79,3 +79,24 @@ def test_each_optional_part_is_imported_when_used(optional: str) -> None:
     }[optional]
     new = _new_modules(f"import wirescript, wirescript._text\n{use}")
     assert optional in new
+
+
+def test_a_plain_test_builds_no_record_or_side_validator() -> None:
+    # Records are made with `model_construct`, and a stub given no side script shares one of defaults: their
+    # models' validators and serializers are built only when something validates or dumps one (pydantic's
+    # `defer_build`), so the import does not pay for them.
+    pytest.importorskip("httpx2", reason="the legacy SDKs' environment has no httpx2")
+    code = (
+        "import anthropic, httpx2, wirescript\n"
+        "from wirescript.recorded import RecordedRequest\n"
+        "from wirescript.side import JobPace, SideScript\n"
+        "stub = wirescript.ScriptTransport([{'text': 'hi'}])\n"
+        "client = anthropic.Anthropic(api_key='k', http_client=httpx2.Client(transport=stub), max_retries=0)\n"
+        "client.messages.create(model='m', max_tokens=5, messages=[{'role': 'user', 'content': 'q'}])\n"
+        "stub.check()\n"
+        "built = any(m.__pydantic_complete__ for m in (RecordedRequest, SideScript, JobPace))\n"
+        "dumped = stub.requests[0].model_dump(mode='json')['provider']\n"
+        "print([built, dumped, RecordedRequest.__pydantic_complete__])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "[False, 'anthropic', True]"

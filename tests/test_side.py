@@ -444,3 +444,15 @@ def test_check_lists_scripted_counts_never_requested() -> None:
     )
     stub.check(unused_turns=False)
     ScriptTransport([], side={"count_tokens": 7}).check()  # one count for every request: nothing to use up
+
+
+def test_a_stub_given_no_side_script_serves_the_defaults() -> None:
+    # The side script every stub given none shares is built without validation: it must be SideScript()'s.
+    from wirescript._core.cursor import _NO_SIDE
+    from wirescript.side import SideScript
+
+    made = SideScript()
+    assert made == _NO_SIDE
+    assert _NO_SIDE.jobs == made.jobs
+    assert _NO_SIDE.model_fields_set == made.model_fields_set == set()
+    assert _NO_SIDE.model_dump() == made.model_dump()

@@ -182,8 +182,9 @@ class RecordedRequest(BaseModel):
     """
 
     # JSON mode (`model_dump_json`, `model_dump(mode="json")`) writes the raw `content` as base64, so a
-    # gzip or UTF-16 body serializes too.
-    model_config = ConfigDict(arbitrary_types_allowed=True, ser_json_bytes="base64")
+    # gzip or UTF-16 body serializes too. The stub builds records with `model_construct`, so the
+    # validator and serializer are built only when something validates or dumps one (`defer_build`).
+    model_config = ConfigDict(arbitrary_types_allowed=True, ser_json_bytes="base64", defer_build=True)
 
     index: int
     """The request's position in `stub.requests` (0-based, arrival order)."""

@@ -35,7 +35,7 @@ class JobPace(BaseModel):
     turns either way off; with both off a job runs only when its API's own limit lets it expire.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when first validated
 
     polls: int | None = Field(default=2, ge=1, strict=True)
     """The retrieve at which a job ends (2: the first shows it running, the second ended); None: never by polls."""
@@ -57,7 +57,7 @@ class JobPace(BaseModel):
 class SideScript(BaseModel):
     """Scripted answers of the side endpoints; whatever it leaves out is answered deterministically."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when first validated
 
     count_tokens: int | list[int] | None = Field(default=None)
     """The token count every count request gets (an int), or one count per request in arrival order

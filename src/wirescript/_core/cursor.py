@@ -18,7 +18,7 @@ from .._text import did_you_mean, ordinal
 from ..errors import ScriptError
 from ..recorded import ProblemKind, RecordedRequest
 from ..script import DEFAULT_QUEUE, ScriptLike, Turn, TurnLike, parse_turn, parse_turns, queue_label
-from ..side import SIDE_KEY, SideScript, parse_side
+from ..side import SIDE_KEY, JobPace, SideScript, parse_side
 from ..wires.base import Violation, Wire, known_stop_reasons
 from .faults import check_script_faults
 
@@ -32,8 +32,12 @@ _STOP_EXAMPLES = (
 )
 
 
-_NO_SIDE = SideScript()
-"""The side script of a stub given none: frozen and only read, so every such stub shares it."""
+_NO_SIDE = SideScript.model_construct(
+    set(), count_tokens=None, embeddings={}, models=[], jobs=JobPace.model_construct(set(), polls=2, after=60.0)
+)
+"""The side script of a stub given none: frozen and only read, so every such stub shares it. Its defaults,
+unvalidated and each given (a default left to pydantic costs an `inspect.signature` of its factory), so that
+a test that scripts no side answers never builds the side script's validators; equal to `SideScript()`."""
 
 
 class PendingTurn(NamedTuple):

@@ -101,6 +101,7 @@ class Ledger:
         "_side",
         "_streams",
         "_strict_rules",
+        "_telling",
         "_troubled",
         "_vocabulary",
         "_wires",
@@ -170,6 +171,8 @@ class Ledger:
         self._wires = tuple(every)
         self._settling = frozenset(w for w in every if type(w).settle is not Wire.settle)
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
+        self._telling = tuple(w for w in every if type(w).unused is not Wire.unused)
+        """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
                 if isinstance(wire, Counting):
@@ -268,7 +271,7 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in self._wires if (lines := w.unused(self._side))]
+        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in self._telling if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )

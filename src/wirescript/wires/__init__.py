@@ -105,8 +105,9 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
         except UsageError as exc:
             raise UsageError(f"wires[{index}]: the {wire.name} wire's hosts: {exc}") from None
     wires = [*given, *(wire for wire in default_wires() if wire.name not in names)]
-    _share_conversations(wires)
-    _pair_caches(wires, given)
+    if given:  # the default wires come paired (`default_wires`): only a given one needs pairing
+        _share_conversations(wires)
+        _pair_caches(wires, given)
     if bind:
         bind_stops(wires)
     return wires

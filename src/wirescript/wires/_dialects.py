@@ -7,8 +7,9 @@ native wire together (no provider package imports another's).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import NoReturn
 
 from .._text import did_you_mean
 from ..errors import UsageError
@@ -95,12 +96,20 @@ def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
 
 def hosted_wires() -> list[Wire]:
     """A fresh wire of every built-in dialect that has default addresses: what a stub without `dialect=` routes."""
-    found: list[Wire] = []
+    return [make() for make in _hosted_kinds()]
+
+
+@functools.lru_cache(maxsize=1)
+def _hosted_kinds() -> tuple[Callable[[], Wire], ...]:
+    """How to make each of `hosted_wires`, in order (its class, at the newest release): found once per process.
+
+    A built-in dialect's `addresses` are declared on its class, so every stub routes the same ones.
+    """
+    found: list[Callable[[], Wire]] = []
     for key, classes in DIALECTS.items():
-        for wire in (*(kind(None) for kind in classes), *(kind() for kind in _NATIVE.get(key, ()))):
-            if wire.addresses:
-                found.append(wire)
-    return found
+        found += [functools.partial(kind, None) for kind in classes if kind.addresses]
+        found += [kind for kind in _NATIVE.get(key, ()) if kind.addresses]
+    return tuple(found)
 
 
 class Addresses:
@@ -119,12 +128,10 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        table: dict[str, list[tuple[int | None, Wire]]] = {}
-        for wire in wires:
-            for address in wire.addresses:
-                host, port = _address(address, wire)
-                table.setdefault(host, []).append((port, wire))
-        self._by_host = {host: tuple(entries) for host, entries in table.items()}
+        places = _places(tuple(tuple(wire.addresses) for wire in self.wires))
+        if places is None:
+            _refuse_bad_address(self.wires)
+        self._by_host = {host: tuple((port, self.wires[at]) for port, at in entries) for host, entries in places}
 
     def __bool__(self) -> bool:
         return bool(self._by_host)
@@ -141,11 +148,30 @@ class Addresses:
         return None
 
 
-def _address(address: str, wire: Wire) -> tuple[str, int | None]:
-    parsed = _parsed_address(address)
-    if parsed is None:
-        raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
-    return parsed
+_Places = tuple[tuple[str, tuple[tuple[int | None, int], ...]], ...]
+"""Per host, in order: each (port or None, position of the wire whose address it is)."""
+
+
+@functools.lru_cache(maxsize=64)  # every stub without `dialect=` routes the same addresses: one table for them
+def _places(addresses: tuple[tuple[str, ...], ...]) -> _Places | None:
+    """The table of wires with these `addresses`, in order (worked out once); None when one is no address."""
+    table: dict[str, list[tuple[int | None, int]]] = {}
+    for at, declared in enumerate(addresses):
+        for address in declared:
+            parsed = _parsed_address(address)
+            if parsed is None:
+                return None
+            table.setdefault(parsed[0], []).append((parsed[1], at))
+    return tuple((host, tuple(entries)) for host, entries in table.items())
+
+
+def _refuse_bad_address(wires: Sequence[Wire]) -> NoReturn:
+    """Raise the error that names the first of `wires` whose address is neither `host` nor `host:port`."""
+    for wire in wires:
+        for address in wire.addresses:
+            if _parsed_address(address) is None:
+                raise UsageError(f"the {wire.name} wire's address {address!r}: expected 'host' or 'host:port'")
+    raise AssertionError("every address parses")  # pragma: no cover - called only when one does not
 
 
 @functools.lru_cache(maxsize=512)  # every stub routes the built-in dialects' addresses: each parsed once

@@ -62,6 +62,22 @@ class Quirk:
         return cls(rule.id, "refusal", rule.summary, rule.source, rule=rule)
 
 
+def _active(quirks: Sequence[Quirk], version: tuple[int, ...] | None) -> frozenset[str]:
+    return frozenset(q.id for q in quirks if q.applies(version))
+
+
+def _newest(kind: type[ChatDialect]) -> frozenset[str]:
+    """`_active` of a dialect class's quirks (a tuple) at its newest release: worked out once per class and quirks."""
+    quirks = kind.quirks
+    found = _NEWEST.get(kind)
+    if found is None or found[0] is not quirks:
+        found = _NEWEST[kind] = (quirks, _active(quirks, None))
+    return found[1]
+
+
+_NEWEST: dict[type[ChatDialect], tuple[Sequence[Quirk], frozenset[str]]] = {}
+"""Per dialect class: its quirks when last asked, and those that hold at its newest release (every stub's case)."""
+
 _VERSION = re.compile(r"\d+(\.\d+){0,3}")
 
 
@@ -150,7 +166,8 @@ class ChatDialect(OpenAIChatWire):
             parsed = parse_version(version, name=f"dialect {self.name!r} version")
         self.version = version
         """The release it renders (None: the newest)."""
-        self.active: frozenset[str] = frozenset(q.id for q in self.quirks if q.applies(parsed))
+        newest = parsed is None and self.quirks is type(self).quirks and isinstance(self.quirks, tuple)
+        self.active: frozenset[str] = _newest(type(self)) if newest else _active(self.quirks, parsed)
         """The ids of the quirks that hold for its version."""
         self.shape = self.shaped(self.active)
 
