@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import threading
+import time
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
 import anthropic
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -146,3 +149,22 @@ def no_aws_environment(monkeypatch: Any, tmp_path: Any) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def thread_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Observe (not replace) `time.sleep` in the calling thread: the seconds each call asked for.
+
+    Only this thread's: another test's background thread (openai-agents' trace exporter sleeps
+    0.2 s) may still run on the same worker, and its sleeps are not the SDK's retries.
+    """
+    slept: list[float] = []
+    real_sleep = time.sleep
+    me = threading.get_ident()
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == me:
+            slept.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    return slept

@@ -9,7 +9,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from _support import ANTHROPIC_MAJOR, anthropic_client
+from _support import ANTHROPIC_MAJOR, anthropic_client, thread_sleeps
 from wirescript import ScriptTransport
 
 PARAMS: dict[str, Any] = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
@@ -84,30 +84,8 @@ def test_an_error_turn_carries_scripted_type_message_code_and_headers() -> None:
     assert info.value.response.headers["x-custom"] == "1"
 
 
-def record_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Observe (not replace) the SDK's retry sleeps, in this thread only.
-
-    Another test's background thread (openai-agents' trace exporter sleeps 0.2 s) may still run
-    on this worker; its sleeps are not the SDK's retries.
-    """
-    import threading
-    import time
-
-    sleeps: list[float] = []
-    real_sleep = time.sleep
-    me = threading.get_ident()
-
-    def sleep(seconds: float) -> None:
-        if threading.get_ident() == me:
-            sleeps.append(seconds)
-        real_sleep(seconds)
-
-    monkeypatch.setattr(anthropic._base_client.time, "sleep", sleep)
-    return sleeps
-
-
 def test_retryable_errors_run_the_sdks_real_retry_loop_without_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    sleeps = record_sleeps(monkeypatch)
+    sleeps = thread_sleeps(monkeypatch)
     stub = ScriptTransport([{"error": {"status": 429}}, {"error": {"status": 529}}, {"text": "finally"}])
     message = anthropic_client(stub, max_retries=2).messages.create(**PARAMS)
     assert message.content[0].text == "finally"
@@ -126,7 +104,7 @@ def test_retries_stop_at_max_retries_and_the_last_error_surfaces() -> None:
 
 
 def test_a_scripted_retry_after_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    sleeps = record_sleeps(monkeypatch)
+    sleeps = thread_sleeps(monkeypatch)
     stub = ScriptTransport([{"error": {"status": 429, "headers": {"retry-after-ms": "20"}}}, "ok"])
     anthropic_client(stub).messages.create(**PARAMS)
     assert sleeps == [0.02]

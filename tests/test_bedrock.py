@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from _blocked import BLOCK_HTTPX
-from _support import no_aws_environment
+from _support import no_aws_environment, thread_sleeps
 from wirescript import ScriptTransport
 from wirescript.builder import tool_result_text as builder_tool_result_text
 from wirescript.errors import ScriptError, UsageError
@@ -307,17 +307,7 @@ def test_a_scripted_exception_type_wins_over_the_status() -> None:
 def test_botocore_retries_for_real_without_sleeping(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     stub = ScriptTransport([{"error": {"status": 429}}, {"error": {"status": 429}}, "Finally."])
     bedrock = stub.attach(client(retries={"mode": mode, "total_max_attempts": 3}))
-    # botocore sleeps its backoff with time.sleep; only this thread's sleeps are its retries'.
-    slept: list[float] = []
-    real_sleep = time.sleep
-    me = threading.get_ident()
-
-    def sleep(seconds: float) -> None:
-        if threading.get_ident() == me:
-            slept.append(seconds)
-        real_sleep(seconds)
-
-    monkeypatch.setattr(time, "sleep", sleep)
+    slept = thread_sleeps(monkeypatch)  # botocore sleeps its backoff with time.sleep
     response = bedrock.converse(modelId=MODEL, messages=HI)
     assert sum(slept) < 0.05, slept  # the real backoff is 0.7 s (legacy) to 4 s (adaptive)
     assert response["ResponseMetadata"]["RetryAttempts"] == 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from _support import no_aws_environment
+from _support import no_aws_environment, thread_sleeps
 from wirescript._adapters import botocore as _botocore
 from wirescript.errors import UsageError
 from wirescript.wires.bedrock import eventstream as es
@@ -249,17 +248,7 @@ def test_botocores_retries_run_for_real_without_sleeping(mode: str, monkeypatch:
     server.seen.clear()
 
     # botocore sleeps its backoff with time.sleep (the adaptive mode's token bucket waits on a condition).
-    # Only this thread's sleeps: another test's background thread may still sleep on this worker.
-    slept: list[float] = []
-    real_sleep = time.sleep
-    me = threading.get_ident()
-
-    def sleep(seconds: float) -> None:
-        if threading.get_ident() == me:
-            slept.append(seconds)
-        real_sleep(seconds)
-
-    monkeypatch.setattr(time, "sleep", sleep)
+    slept = thread_sleeps(monkeypatch)
     started = time.perf_counter()
     answer = client.converse(modelId=MODEL, messages=USER)
     elapsed = time.perf_counter() - started
