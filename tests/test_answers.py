@@ -571,6 +571,28 @@ def test_chat_completions_parse_and_responses_parse_are_served() -> None:
     assert "'city' is a required property" in stub.problems[0].reason
 
 
+@pytest.mark.skipif(not HAS_JSONSCHEMA, reason="the schema checks need jsonschema")
+def test_a_decimal_step_is_held_as_the_decimals_a_model_writes() -> None:
+    """`multipleOf: 0.01` (a money field): 19.99 conforms, though 19.99 / 0.01 is not whole in binary floats."""
+    from pydantic import BaseModel, Field
+
+    class Price(BaseModel):
+        amount: float = Field(multiple_of=0.01)
+
+    stub = ScriptTransport(
+        [{"text": '{"amount": 19.99}'}, {"text": '{"amount": 0.07}'}, {"text": '{"amount": 19.991}'}]
+    )
+    client = openai_client(stub)
+    for amount in (19.99, 0.07):
+        parsed = client.chat.completions.parse(model="gpt-test", messages=USER, response_format=Price)
+        assert parsed.choices[0].message.parsed == Price(amount=amount)
+    with pytest.raises(openai.BadRequestError):  # the step is still held
+        client.chat.completions.parse(model="gpt-test", messages=USER, response_format=Price)
+    [problem] = stub.problems
+    assert "openai_chat.answer.output-format" in problem.reason
+    assert "19.991 is not a multiple of 0.01" in problem.reason
+
+
 def test_anthropic_tool_runner_and_parse_are_served() -> None:
     from pydantic import BaseModel
 

@@ -147,7 +147,33 @@ def _validator(key: str, dialect: SchemaDialect) -> Any:
         cls.check_schema(converted)
     except schema_error:
         return None
-    return cls(converted)
+    return _decimal_steps(cls)(converted)
+
+
+@functools.cache
+def _decimal_steps(cls: Any) -> Any:
+    """`cls` with `multipleOf` read as the decimals a model writes: 19.99 is a multiple of 0.01.
+
+    jsonschema divides in binary floating point (19.99 / 0.01 is 1998.9999999999998), so it would
+    refuse the amounts a strict money field is made of. `validators.extend` is its public way to
+    replace one keyword.
+    """
+    from decimal import Decimal, InvalidOperation
+
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.validators import extend
+
+    def multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "number") or not validator.is_type(step, "number") or step == 0:
+            return
+        try:
+            whole = Decimal(repr(instance)) % Decimal(repr(step)) == 0
+        except (InvalidOperation, ValueError):  # inf, nan, a step too fine for the context: not held
+            return
+        if not whole:
+            yield ValidationError(f"{instance!r} is not a multiple of {step!r}")
+
+    return extend(cls, {"multipleOf": multiple_of})
 
 
 @functools.cache
