@@ -8,7 +8,9 @@ of bytes, which load does not move). Besides the five workloads per provider (ea
 copy as its A/A control) it measures a test's first request and its set-up + teardown, record mode
 over a bare passthrough (`benchmarks.pertest`), the other wires at 1 and 100 deltas
 (`benchmarks.wires`: OpenAI Responses, Gemini, Bedrock Converse and ConverseStream), the MCP tool
-loop (`benchmarks.mcp`, full mode) and the import with pytest loaded, each against its target.
+loop (`benchmarks.mcp`, full mode), the asynchronous surfaces (`benchmarks.jobs`: a 1,000-item batch,
+a background response polled 100 times), derived usage (`benchmarks.bill`: a 50-request cached tool
+loop with `usage="derive"`) and the import with pytest loaded, each against its target.
 Full mode takes a few minutes and reports every target;
 ``--strict`` makes a missed target fail too. ``--markdown`` also prints the tables of docs/performance.md.
 ``--json PATH`` saves the results (``benchmarks/results.py``), which ``python -m benchmarks.plot`` draws.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from . import bill, jobs
 from .contenders import CONTENDERS, capture
 from .paired import PairedRow
 from .pertest import IMPORT_TARGET as IMPORT_WITH_PYTEST_TARGET
@@ -92,6 +95,10 @@ class Plan:
     """(rounds, samples) of the other wires at 1 delta, then at 100."""
     mcp: tuple[int, int] | None = (9, 200)
     """(rounds, calls per round) of the MCP tool loop (`benchmarks.mcp`); None: not measured."""
+    jobs: int = 9
+    """Rounds of the 1,000-item batch and the 100-poll background response (`benchmarks.jobs`)."""
+    bill: int = 15
+    """Rounds of the 50-request cached tool loop with `usage="derive"` (`benchmarks.bill`)."""
 
 
 FULL = Plan(
@@ -124,6 +131,8 @@ QUICK = Plan(
     paired=(4, 3),
     wires=(3, 3, 2, 2),
     mcp=None,
+    jobs=2,
+    bill=3,
 )
 
 
@@ -253,10 +262,12 @@ def measure(plan: Plan, names: list[str] | None, progress: bool) -> Findings:
     found.paired += measure_wires(one_rounds, one_samples, long_rounds=long_rounds, long_samples=long_samples)
     if plan.mcp is not None:
         found.paired += _mcp(*plan.mcp)
+    found.paired += jobs.measure_rows(plan.jobs)
+    found.paired.append(bill.measure_row(plan.bill))
     for paired in found.paired:
         _judge(found, paired)
     if progress:
-        _say(f"  per test, record mode, the other wires and MCP: {time.perf_counter() - started:.1f} s")
+        _say(f"  per test, record mode, the other wires, MCP, jobs and the bill: {time.perf_counter() - started:.1f} s")
 
     main = chosen[0]
     started = time.perf_counter()

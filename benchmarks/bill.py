@@ -27,6 +27,9 @@ import httpx2
 
 from wirescript import ScriptTransport
 
+from .paired import PairedRow, paired_row
+from .timing import Stats
+
 BILL_TARGET = 1.5
 """The loop with derived usage over the same loop without, CPU time per loop: at most 1.5x."""
 
@@ -84,6 +87,23 @@ def measure(rounds: int) -> tuple[float, float, float]:
         derive.append(b)
         ratios.append(b / a)
     return statistics.median(plain), statistics.median(derive), statistics.median(ratios)
+
+
+def measure_row(rounds: int) -> PairedRow:
+    """The loop as a row of `python -m benchmarks`: `usage="derive"` and a plain copy (A/A) over the plain loop.
+
+    One sample per side per round, the sides in a rotating order.
+    """
+    _loop(None), _loop("derive")  # warm up
+    sides = {"floor": None, "floor-copy": None, "wirescript": "derive"}
+    times: dict[str, list[tuple[float, ...]]] = {name: [] for name in sides}
+    order = list(sides)
+    for number in range(rounds):
+        for name in order[number % 3 :] + order[: number % 3]:
+            times[name].append((_loop(sides[name]),))
+    stats = {name: Stats(tuple(kept), tuple(kept)) for name, kept in times.items()}
+    label = f"{REQUESTS}-request cached tool loop, usage='derive' over plain"
+    return paired_row("bill", label, BILL_TARGET, stats, gate=2 * BILL_TARGET)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,12 +30,17 @@ import openai
 
 from wirescript import ScriptTransport
 
+from .paired import PairedRow, paired_row
+from .timing import Stats
+
 BATCH_TARGET = 3.0
 """A 1,000-item batch on the stub over the SDK's own calls on canned answers, CPU time: at most 3x."""
 POLL_TARGET = 2.0
 """A background response's retrieve on the stub over the SDK's on canned answers, CPU time: at most 2x."""
 
 ITEMS = 1000
+GROSS = 2.0
+"""The gate of `python -m benchmarks --quick`: twice a row's target in the rounds' fastest samples."""
 POLLS = 100
 
 
@@ -146,6 +151,55 @@ def measure_poll(rounds: int) -> tuple[float, float, float]:
         stub.check()
     low, high = statistics.median(floor), statistics.median(mine)
     return high / low, high, low
+
+
+def _rotated(rounds: int, run: dict[str, Any]) -> dict[str, Stats]:
+    """Each side's samples, round by round, the sides in a rotating order (`run[name]()` is one round)."""
+    times: dict[str, list[tuple[float, ...]]] = {name: [] for name in run}
+    order = list(run)
+    for number in range(rounds):
+        for name in order[number % len(order) :] + order[: number % len(order)]:
+            times[name].append(tuple(run[name]()))
+    return {name: Stats(tuple(kept), tuple(kept)) for name, kept in times.items()}
+
+
+def measure_rows(rounds: int) -> list[PairedRow]:
+    """Both loops as rows of `python -m benchmarks`: the stub and the floor's copy (A/A) over the floor."""
+    batch, poll = _Canned(), _Canned()
+    _batch_run(batch.capture(_batch_stub()))
+    _poll_run(poll.capture(_poll_stub()))
+
+    def on_stub(run: Any, build: Any) -> Any:
+        def one() -> Any:
+            stub = build()
+            kept = run(stub)
+            stub.check()
+            return kept
+
+        return one
+
+    batches = _rotated(
+        rounds,
+        {
+            "floor": lambda: [_batch_run(batch.replay())],
+            "floor-copy": lambda: [_batch_run(batch.replay())],
+            "wirescript": on_stub(lambda stub: [_batch_run(stub)], _batch_stub),
+        },
+    )
+    polls = _rotated(
+        rounds,
+        {
+            "floor": lambda: _poll_run(poll.replay()),
+            "floor-copy": lambda: _poll_run(poll.replay()),
+            "wirescript": on_stub(_poll_run, _poll_stub),
+        },
+    )
+    batch_label = f"Anthropic Message Batch of {ITEMS:,} items: create, poll, results"
+    poll_label = f"background Response: one retrieve of {POLLS} polls"
+    return [
+        paired_row("jobs", batch_label, BATCH_TARGET, batches, gate=GROSS * BATCH_TARGET),
+        paired_row("jobs", poll_label, POLL_TARGET, polls, gate=GROSS * POLL_TARGET),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
