@@ -191,12 +191,78 @@ def _episodes(path: Path) -> list[RecordingTransport]:
     return [rec]
 
 
+_TEXTS: list[Any] = [
+    " ".join(f"word{n}" for n in range(60)),  # longer than a line: folded
+    "First line.\n\n  indented line\nlast line with trailing newline\n",  # a literal block
+    "- a: b # not a comment",
+    "'single' and \"double\" quotes: null yes 123 ~",
+    "  leading and trailing spaces  ",
+    "Zürich ☃ 🌧 ünïcödé, a tab\there and a bell \x07",
+    {
+        "text": "Numbers.",
+        "tool": {
+            "name": "get",
+            "input": {"big": 2**70, "tiny": 1e-30, "neg": -0.0, "list": [True, None, "x" * 120], "": "empty key"},
+        },
+    },
+    {"thinking": "Line one.\nLine two.", "text": "x" * 250},
+]
+"""Texts that test how YAML writes a string: folded, as a literal block, quoted, escaped."""
+
+_ROTATED = "sk-test-~~~?>?~~~-0123456789"  # wirescript: allow[WS101] a planted fake
+"""A key whose encodings differ between the base64 alphabets (`+/` and `-_`)."""
+
+
+def _texts(path: Path) -> list[RecordingTransport]:
+    """Every kind of string YAML writes, streamed and not, on two wires."""
+    import openai
+
+    upstream = ScriptTransport([*_TEXTS, *_TEXTS])
+    rec = RecordingTransport(path, upstream=upstream)
+    claude = anthropic_client(rec)
+    gpt = openai.OpenAI(api_key="test-key", http_client=httpx2.Client(transport=rec))
+    tools = anthropic_tools(["get"])
+    for number in range(len(_TEXTS)):
+        ask = [{"role": "user", "content": f"Say {number}"}]
+        with claude.messages.stream(model="claude-sonnet-5", max_tokens=64, messages=ask, tools=tools) as stream:
+            stream.get_final_message()
+    chat_tools = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object"}}}]
+    for number in range(len(_TEXTS)):
+        ask = [{"role": "user", "content": f"Say {number}"}]
+        gpt.chat.completions.create(model="claude-sonnet-5", messages=ask, tools=chat_tools)
+    return [rec]
+
+
+def _echoed(path: Path) -> list[RecordingTransport]:
+    """A key echoed back in every encoding record mode searches for, in long and several-line texts."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    def echo(request: Any) -> Any:
+        raw = _ROTATED.encode()
+        forms = [_ROTATED, raw.hex(), raw.hex().upper(), quote(_ROTATED, safe=""), quote_plus(_ROTATED, safe="")]
+        forms += [quote(_ROTATED, safe="").lower()]
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            forms += [encode(prefix + raw).decode() for prefix in (b"", b"k", b"ke")]
+        text = " | ".join(forms) + "\nsecond line " + " ".join(forms)
+        body = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-5"}
+        body |= {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None}
+        body |= {"usage": {"input_tokens": 1, "output_tokens": 2}}
+        return httpx2.Response(200, json=body)
+
+    rec = RecordingTransport(path, upstream=httpx2.MockTransport(echo))
+    client = anthropic_client(rec, api_key=_ROTATED)
+    client.messages.create(model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": "Hi"}])
+    return [rec]
+
+
 def recordings() -> dict[str, Callable[[Path], list[RecordingTransport]]]:
     """Each recording by name: it writes `<name>.yaml` or `.json` (and maybe more) into a folder."""
     from test_record_secrets import CASES
 
     found: dict[str, Callable[[Path], list[RecordingTransport]]] = {f"shapes-{wire}": _shapes(wire) for wire in DRIVERS}
     found |= {"weather": _weather, "side-and-models": _side_and_models, "episodes": _episodes}
+    found |= {"texts": _texts, "echoed": _echoed}
     found |= {f"secrets-{case}": _secrets(case) for case in CASES}
     return found
 
