@@ -8,6 +8,7 @@ reads what these write; `_append` appends to it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -105,8 +106,12 @@ def yaml_item(item: Item, indent: str) -> list[str]:
     return [f"{indent}# {item.summary}", *(f"{indent}{line}" for line in dumped.rstrip("\n").split("\n"))]
 
 
+@functools.cache
 def _dumper() -> Any:
-    """PyYAML's safe dumper, writing text of several lines as a literal block (`|`), as a person would."""
+    """PyYAML's safe dumper, writing text of several lines as a literal block (`|`), as a person would.
+
+    Made once: a dumper class holds no state of its own (each `yaml.dump` makes its own instance).
+    """
     import yaml
 
     class Dumper(yaml.SafeDumper):
