@@ -260,3 +260,28 @@ def test_a_key_pasted_into_the_prompt_stays_out_of_the_summary_comment(tmp_path:
     for text in (prompt, "an ordinary question"):
         again.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
     assert drift(replay.requests, recorded_summaries(saved)) == []
+
+
+def test_every_credential_value_is_searched_for_however_many_a_recorder_has_seen() -> None:
+    """Each credential value is taken apart once and remembered: a new value under a known name, a value seen
+    before, and values past the number remembered are all redacted, Basic passwords and SigV4 parts included."""
+    from wirescript.recording._secrets import Credentials
+
+    credentials = Credentials({"x-api-key", "authorization"}, {"key"})
+    sent: list[str] = []
+    for number in range(1100):  # past what is remembered
+        key = f"sk-rotating-{number:06d}-abcdef"
+        sent.append(key)
+        credentials.add(httpx2.Request("POST", "https://api.example/v1", headers={"x-api-key": key}))
+    password = "hunter2-hunter2-hunter2"
+    basic = base64.b64encode(f"user:{password}".encode()).decode()
+    for _ in range(2):  # the second time from what is remembered
+        credentials.add(httpx2.Request("POST", "https://api.example/v1", headers={"authorization": f"Basic {basic}"}))
+        credentials.add(httpx2.Request("POST", "https://api.example/v1", headers={"x-api-key": sent[0]}))
+    credentials.add(httpx2.Request("GET", "https://api.example/v1?key=query-key-0123456789"))
+    scrubber = credentials.scrubber()
+    for secret in [*sent, password, basic, "query-key-0123456789"]:
+        text, count = scrubber.text(f"echo {secret} and {secret.encode().hex()}")
+        assert count == 2, secret
+        assert secret not in text
+    assert scrubber.text("short sk-1 and ordinary words")[1] == 0

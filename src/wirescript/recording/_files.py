@@ -8,6 +8,7 @@ reads what these write; `_append` appends to it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -99,14 +100,121 @@ def _yaml_side(side: dict[str, Any]) -> list[str]:
 
 def yaml_item(item: Item, indent: str) -> list[str]:
     """The lines of one turn: its summary comment, then the turn as a one-item YAML list."""
+    lines = _plain_item(item.data)
+    if lines is None:
+        import yaml
+
+        dumped = yaml.dump([item.data], Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
+        lines = dumped.rstrip("\n").split("\n")
+    return [f"{indent}# {item.summary}", *(f"{indent}{line}" for line in lines)]
+
+
+_WIDTH = 100
+"""The line width PyYAML is given: a plain scalar that would reach it may be folded, so it is PyYAML's to write."""
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9_(][A-Za-z0-9_()'/.+=;<>$^~ -]*")
+"""A string PyYAML writes as it is, unquoted, when it is not read back as another type: ASCII letters, digits and
+punctuation that is no YAML indicator (no `:`, `#`, `,`, `?`, brackets, quotes, `&*!|>%@` or backslash), not
+starting with `-`, no line break."""
+
+
+class _NotPlain(Exception):
+    """A value `_plain_item` leaves to PyYAML."""
+
+
+def _plain_item(data: Any) -> list[str] | None:
+    """The lines PyYAML writes for `[data]`, for a turn of plain values only (None: anything else).
+
+    Most turns hold short texts, names, ids and counts; PyYAML's pure-Python emitter spends a
+    hundred microseconds on each. What this writes is exactly what `yaml.dump` writes for them
+    (a property test compares the two); a float, a quoted or folded string, a non-ASCII one, a
+    list in a list, or a key that is no plain string is left to PyYAML.
+    """
+    lines: list[str] = []
+    try:
+        if isinstance(data, dict) and data:
+            _mapping(data, "- ", "  ", lines)
+        else:
+            lines.append(f"- {_scalar(data, 2)}")
+    except _NotPlain:
+        return None
+    return lines
+
+
+def _mapping(data: dict[Any, Any], first: str, indent: str, lines: list[str]) -> None:
+    """The keys of a non-empty mapping, the first after `first`, the others after `indent`."""
+    lead = first
+    for key, value in data.items():
+        name = _plain_text(key, len(lead))
+        if isinstance(value, dict) and value:
+            lines.append(f"{lead}{name}:")
+            _mapping(value, indent + "  ", indent + "  ", lines)
+        elif isinstance(value, list) and value:
+            lines.append(f"{lead}{name}:")
+            for element in value:  # a list in a mapping is not indented
+                if isinstance(element, dict) and element:
+                    _mapping(element, f"{indent}- ", indent + "  ", lines)
+                elif isinstance(element, list) and element:
+                    raise _NotPlain
+                else:
+                    lines.append(f"{indent}- {_scalar(element, len(indent) + 2)}")
+        else:
+            lines.append(f"{lead}{name}: {_scalar(value, len(lead) + len(name) + 2)}")
+        lead = indent
+
+
+def _scalar(value: Any, column: int) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return str(value)
+    if isinstance(value, str):
+        return _plain_text(value, column)
+    if value == {} and isinstance(value, dict):
+        return "{}"
+    if value == [] and isinstance(value, list):
+        return "[]"
+    raise _NotPlain
+
+
+def _plain_text(value: Any, column: int) -> str:
+    """`value` as PyYAML writes a plain string starting at `column`, or `_NotPlain`."""
+    if type(value) is not str or column + len(value) >= _WIDTH or not _PLAIN_TEXT.fullmatch(value):
+        raise _NotPlain
+    if value[-1] == " " or _resolved(value) != _STR:
+        raise _NotPlain
+    return value
+
+
+_STR = "tag:yaml.org,2002:str"
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(value: str) -> str:
+    """The tag PyYAML reads a plain `value` as (`yes` is a bool, `12` an int, `~` null, `2026-12-01` a date)."""
     import yaml
 
-    dumped = yaml.dump([item.data], Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
-    return [f"{indent}# {item.summary}", *(f"{indent}{line}" for line in dumped.rstrip("\n").split("\n"))]
+    return str(_resolver().resolve(yaml.ScalarNode, value, (True, False)))
 
 
+@functools.cache
+def _resolver() -> Any:
+    """The resolver of the dumper's (`yaml.SafeDumper` resolves as `yaml.resolver.Resolver`)."""
+    import yaml
+
+    assert issubclass(_dumper(), yaml.resolver.Resolver)
+    return yaml.resolver.Resolver()
+
+
+@functools.cache
 def _dumper() -> Any:
-    """PyYAML's safe dumper, writing text of several lines as a literal block (`|`), as a person would."""
+    """PyYAML's safe dumper, writing text of several lines as a literal block (`|`), as a person would.
+
+    Made once: a dumper class holds no state of its own (each `yaml.dump` makes its own instance).
+    """
     import yaml
 
     class Dumper(yaml.SafeDumper):

@@ -54,6 +54,8 @@ def _mixed(run: str) -> bool:
 
 _NAMES_KEPT = 1024
 """How many distinct header names a recorder remembers the classification of."""
+_VALUES_KEPT = 1024
+"""How many distinct credential header values a recorder remembers the secret values of."""
 
 
 class Credentials:
@@ -67,11 +69,14 @@ class Credentials:
         self._scrubber: Scrubber | None = None
         self._sensitive: dict[bytes, bool] = {}
         """Per raw header name: whether its value is a credential."""
+        self._known: dict[bytes, frozenset[str]] = {}
+        """Per raw credential header value: the secret values in it (`_pieces`, the long enough ones)."""
 
     def add(self, request: Any) -> None:
         """Collect the credential values of an httpx/httpx2 request, as it is about to be sent."""
         found: set[str] = set()
         sensitive = self._sensitive
+        known = self._known
         for raw_name, raw_value in request.headers.raw:
             secret = sensitive.get(raw_name)
             if secret is None:  # each header name classified once (an SDK sends the same twenty every time)
@@ -80,13 +85,18 @@ class Credentials:
                 if len(sensitive) < _NAMES_KEPT:
                     sensitive[raw_name] = secret
             if secret:
-                found.update(_pieces(raw_value.decode("latin-1")))
+                pieces = known.get(raw_value)
+                if pieces is None:  # each credential value taken apart once (a client sends its one key every time)
+                    pieces = _long(_pieces(raw_value.decode("latin-1")))
+                    if len(known) < _VALUES_KEPT:
+                        known[raw_value] = pieces
+                found |= pieces
         query = request.url.query
-        text = query.decode("latin-1") if isinstance(query, bytes) else str(query)
-        for name, value in parse_qsl(text, keep_blank_values=False):
-            if name.lower() in self._query or is_sensitive_header(name.lower()):
-                found.update(_pieces(value))
-        found = {value for value in found if len(value) >= MIN_SECRET}
+        if query:
+            text = query.decode("latin-1") if isinstance(query, bytes) else str(query)
+            for name, value in parse_qsl(text, keep_blank_values=False):
+                if name.lower() in self._query or is_sensitive_header(name.lower()):
+                    found |= _long(_pieces(value))
         with self._lock:
             if not found <= self._values:
                 self._values |= found
@@ -157,6 +167,11 @@ def _pieces(value: str) -> set[str]:
         if name.lower() == "credential":  # SigV4: <key id>/<date>/<region>/<service>/aws4_request
             pieces.add(given.split("/", 1)[0])
     return pieces
+
+
+def _long(pieces: set[str]) -> frozenset[str]:
+    """The pieces long enough to be searched for (`MIN_SECRET`)."""
+    return frozenset(piece for piece in pieces if len(piece) >= MIN_SECRET)
 
 
 def _basic(token: str) -> set[str]:

@@ -18,6 +18,7 @@ credential a request sent come back into it through its answer: every one is rep
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 import json
 import os
@@ -59,8 +60,10 @@ _USER_AGENTS = {
 """The SDK distribution a `User-Agent` names (the side endpoints and Bedrock serve several SDKs)."""
 
 
-def _sdks_of(user_agent: str) -> set[str]:
-    return {sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent)}
+@functools.lru_cache(maxsize=64)
+def _sdks_of(user_agent: str) -> frozenset[str]:
+    """The SDK distributions a `User-Agent` names (worked out once per agent: a client sends one every time)."""
+    return frozenset(sdk for pattern, sdk in _USER_AGENTS.items() if pattern.search(user_agent))
 
 
 class _Intercepting(Interception):
@@ -410,7 +413,7 @@ class RecordingTransport(Forwarding):
             entry = _Entry(record, summary(record))
             self._entries.append(entry)
             self._libraries.add(_http.http_module(request).__name__)
-            self._libraries.update(_sdks_of(request.headers.get("user-agent", "")))
+            self._libraries.update(_sdks_of(record.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
                     f"{record.summary()}: not recorded: "
@@ -449,11 +452,7 @@ class RecordingTransport(Forwarding):
                 self._notes.append(f"{entry.record.summary()}: {note}")
 
     def _finisher(self, entry: _Entry, wire: Wire | None) -> _http.Finished:
-        def finished(status: int, headers: dict[str, str], body: bytes) -> None:
-            if wire is not None:
-                self._keep(entry, wire, status, headers, body)
-
-        return finished
+        return _ignored if wire is None else functools.partial(self._keep, entry, wire)
 
     def _keep(self, entry: _Entry, wire: Wire, status: int, headers: Mapping[str, str], body: bytes) -> None:
         """Decode an answer into its entry's turn; never raises (the app is reading its response)."""
@@ -483,6 +482,10 @@ class RecordingTransport(Forwarding):
 
 
 # ---------------------------------------------------------------------- what is written
+
+
+def _ignored(status: int, headers: dict[str, str], body: bytes) -> None:
+    """The end of an answer no wire reads: nothing is kept of it."""
 
 
 def _turn(item: Item) -> Turn:
@@ -536,7 +539,9 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=32)
 def _version(distribution: str) -> str:
+    """The installed version of `distribution`, looked up once (a look-up reads the package metadata on disk)."""
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
