@@ -100,3 +100,10 @@ def test_a_plain_test_builds_no_record_or_side_validator() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[False, 'anthropic', True]"
+
+
+def test_the_dialect_ids_known_without_their_classes_are_theirs() -> None:
+    # `dialects()` answers from a table written down, so that listing them imports no dialect's class.
+    from wirescript.wires import _dialects
+
+    assert _dialects.dialects() == tuple(_dialects.DIALECTS)

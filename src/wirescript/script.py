@@ -876,6 +876,7 @@ def _turns() -> TypeAdapter[list[Turn]]:
     """The validator of a whole list of turns, built when the first script is validated."""
     return TypeAdapter(list[Turn])
 
+
 _ENCODABLE: dict[str, bool] = {"wirescript.encodable": True}
 """The validation context that tells `Turn` its input is known to hold no lone surrogate (`_all_encodable`)."""
 

@@ -11,25 +11,30 @@ helpers the provider packages share, so that none of them imports another.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ._caching import Caching
-from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
+from ._dialects import Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
-from .anthropic import AnthropicWire
-from .anthropic.batches import AnthropicBatchesWire
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
-from .bedrock import BedrockWire
-from .gemini import GeminiCachesWire, GeminiWire
-from .gemini.batches import GeminiBatchesWire
-from .ollama import OllamaWire
-from .openai import OpenAIChatWire, OpenAIResponsesWire
-from .openai.batches import OpenAIBatchesWire
-from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
-from .openai.dialects import ChatDialect, Quirk
-from .routes import RouteWire
-from .side import EmbeddingsWire, ModelsWire, TokenCountWire
+
+if TYPE_CHECKING:
+    from ._dialects import DIALECTS
+    from .anthropic import AnthropicWire
+    from .anthropic.batches import AnthropicBatchesWire
+    from .bedrock import BedrockWire
+    from .gemini import GeminiCachesWire, GeminiWire
+    from .gemini.batches import GeminiBatchesWire
+    from .ollama import OllamaWire
+    from .openai import OpenAIChatWire, OpenAIResponsesWire
+    from .openai.batches import OpenAIBatchesWire
+    from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
+    from .openai.dialects import ChatDialect, Quirk
+    from .routes import RouteWire
+    from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
 __all__ = [
     "DIALECTS",
@@ -67,8 +72,56 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    "DIALECTS": "._dialects",
+    "AnthropicWire": ".anthropic",
+    "AnthropicBatchesWire": ".anthropic.batches",
+    "BedrockWire": ".bedrock",
+    "GeminiCachesWire": ".gemini",
+    "GeminiWire": ".gemini",
+    "GeminiBatchesWire": ".gemini.batches",
+    "OllamaWire": ".ollama",
+    "OpenAIChatWire": ".openai",
+    "OpenAIResponsesWire": ".openai",
+    "OpenAIBatchesWire": ".openai.batches",
+    "OpenAIConversationsWire": ".openai.conversations",
+    "OpenAITracesWire": ".openai.conversations",
+    "ChatDialect": ".openai.dialects",
+    "Quirk": ".openai.dialects",
+    "RouteWire": ".routes",
+    "EmbeddingsWire": ".side",
+    "ModelsWire": ".side",
+    "TokenCountWire": ".side",
+}
+"""Where each provider's wire class lives: imported when first asked for, so that importing wirescript (and
+building a stub that serves no request of theirs) loads none of the provider packages."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
+    from .anthropic import AnthropicWire
+    from .anthropic.batches import AnthropicBatchesWire
+    from .bedrock import BedrockWire
+    from .gemini import GeminiCachesWire, GeminiWire
+    from .gemini.batches import GeminiBatchesWire
+    from .openai import OpenAIChatWire, OpenAIResponsesWire
+    from .openai.batches import OpenAIBatchesWire
+    from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
+    from .side import EmbeddingsWire, ModelsWire, TokenCountWire
+
     responses = OpenAIResponsesWire()
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
     side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
@@ -115,6 +168,9 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
 
 def _share_conversations(wires: list[Wire]) -> None:
     """Give the Conversations wire the conversations of the Responses wire that serves `conversation=`."""
+    from .openai import OpenAIResponsesWire
+    from .openai.conversations import OpenAIConversationsWire
+
     responses = next((wire for wire in wires if isinstance(wire, OpenAIResponsesWire)), None)
     for wire in wires:
         if responses is not None and isinstance(wire, OpenAIConversationsWire):
@@ -148,6 +204,8 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[li
 
 def _pair_caches(wires: Sequence[Wire], given: Sequence[Wire]) -> None:
     """Give the default `cachedContents` endpoints the explicit caches of the stub's Gemini wire (a given one too)."""
+    from .gemini import GeminiCachesWire, GeminiWire
+
     gemini = next((w for w in wires if isinstance(w, GeminiWire)), None)
     if gemini is None:
         return
