@@ -248,7 +248,7 @@ class StrictRules:
     def __init__(self, wires: Iterable[Wire]) -> None:
         wired = tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
-        rules, shapes, answers = _plan(tuple(type(wire) for wire in wired))
+        rules, shapes, answers = _plan(tuple(map(type, wired)))
         self.rules: Mapping[str, Rule] = rules
         """Every request rule of the stub, by id (read only)."""
         self.answer_rules: Mapping[str, AnswerRule] = answers

@@ -7,6 +7,7 @@ native wire together (no provider package imports another's).
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -160,10 +161,15 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        places = _places(tuple(tuple(wire.addresses) for wire in self.wires))
+        declared = tuple(map(_ADDRESSES, self.wires))
+        try:
+            places = _places(declared)
+        except TypeError:  # a wire of one's own declares them in a list
+            places = _places(tuple(tuple(addresses) for addresses in declared))
         if places is None:
             _refuse_bad_address(self.wires)
-        self._by_host = {host: tuple((port, self.wires[at]) for port, at in entries) for host, entries in places}
+        self._by_host = places
+        """Per host: each (port or None, position of the wire whose address it is): shared by every stub alike."""
 
     def __bool__(self) -> bool:
         return bool(self._by_host)
@@ -174,13 +180,16 @@ class Addresses:
         if entries is None:
             return None
         port = getattr(url, "port", None)
-        for wanted, wire in entries:
+        for wanted, at in entries:
+            wire = self.wires[at]
             if (wanted is None or wanted == port) and wire.matches(method, path, host=host):
                 return wire
         return None
 
 
-_Places = tuple[tuple[str, tuple[tuple[int | None, int], ...]], ...]
+_ADDRESSES = operator.attrgetter("addresses")
+
+_Places = Mapping[str, tuple[tuple[int | None, int], ...]]
 """Per host, in order: each (port or None, position of the wire whose address it is)."""
 
 
@@ -194,7 +203,7 @@ def _places(addresses: tuple[tuple[str, ...], ...]) -> _Places | None:
             if parsed is None:
                 return None
             table.setdefault(parsed[0], []).append((parsed[1], at))
-    return tuple((host, tuple(entries)) for host, entries in table.items())
+    return MappingProxyType({host: tuple(entries) for host, entries in table.items()})
 
 
 def _refuse_bad_address(wires: Sequence[Wire]) -> NoReturn:
