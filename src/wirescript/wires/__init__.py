@@ -95,8 +95,8 @@ _LAZY = {
     "ModelsWire": ".side",
     "TokenCountWire": ".side",
 }
-"""Where each provider's wire class lives: imported when first asked for, so that importing wirescript (and
-building a stub that serves no request of theirs) loads none of the provider packages."""
+"""Where each provider's wire class lives: imported when first asked for (or by the first stub built), so that
+importing wirescript and its transport loads none of the provider packages."""
 
 
 def __getattr__(name: str) -> Any:
@@ -234,7 +234,7 @@ def _later_plan() -> tuple[tuple[type[Later], ...], tuple[type[Later], ...], tup
     kinds = []
     for kind in (*walked, *addressed):
         later = Later.of(kind, makers[kind.__name__][0] if kind.__name__ in makers else None)
-        later._stop_map = stops
+        later._stop_map = stops  # the stand-in classes serve this plan alone: its stop map is theirs
         kinds.append(later)
     return tuple(kinds[: len(walked)]), tuple(kinds[len(walked) :]), partners
 
