@@ -63,6 +63,22 @@ def test_the_pytest_plugin_imports_no_models() -> None:
     assert "pydantic" not in new
 
 
+PROVIDERS = tuple(f"wirescript.wires.{name}" for name in ("anthropic", "openai", "gemini", "bedrock", "ollama", "side"))
+"""The provider packages: loaded when a stub is first built, not by the import a test session makes."""
+
+
+def test_the_import_a_test_session_makes_loads_no_provider_package() -> None:
+    new = _new_modules("import wirescript, wirescript.pytest_plugin, wirescript.transport", first="import pytest")
+    assert "wirescript.transport" in new
+    assert "wirescript.strict" in new
+    assert sorted(m for m in new if m.startswith(PROVIDERS)) == []
+
+
+def test_the_strict_tables_load_the_providers_when_first_read() -> None:
+    new = _new_modules("import wirescript.strict as strict\nassert 'anthropic.messages-empty' in strict.RULES")
+    assert "wirescript.wires.anthropic.rules" in new
+
+
 def test_a_stub_imports_nothing_optional() -> None:
     new = _new_modules("import wirescript\nstub = wirescript.ScriptTransport([{'text': 'hi'}])\nstub.check")
     assert "wirescript.transport" in new  # the stub was built: the check below is not vacuous
@@ -100,3 +116,10 @@ def test_a_plain_test_builds_no_record_or_side_validator() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[False, 'anthropic', True]"
+
+
+def test_the_dialect_ids_known_without_their_classes_are_theirs() -> None:
+    # `dialects()` answers from a table written down, so that listing them imports no dialect's class.
+    from wirescript.wires import _dialects
+
+    assert _dialects.dialects() == tuple(_dialects.DIALECTS)

@@ -44,6 +44,7 @@ LAYERS: list[set[str]] = [
         "wires.mcp.wire",
         "wires.mcp.rules",
         "wires._dialects",
+        "wires._later",
         "wires._answers",
         "wires._schema",
         "wires._messages_answers",

@@ -80,6 +80,8 @@ class _Model(BaseModel):
         frozen=True,
         strict=False,
         allow_inf_nan=False,
+        # Each model's validator is built when a script is first validated, not when wirescript is imported.
+        defer_build=True,
     )
 
 
@@ -395,8 +397,10 @@ class Usage(_Model):
         return self
 
 
-_DERIVE = Usage(derive=True)
-"""`usage: "derive"`: every count worked out from the request."""
+@functools.cache
+def _derive() -> Usage:
+    """`usage: "derive"`: every count worked out from the request (built on first use, as the models are)."""
+    return Usage(derive=True)
 
 
 class ErrorSpec(_Model):
@@ -560,7 +564,7 @@ class Turn(_Model):
     @classmethod
     def _derive_shorthand(cls, value: Any) -> Any:
         if value == "derive":
-            return _DERIVE
+            return _derive()
         if isinstance(value, str):
             raise ValueError(f"expected token counts (a dict) or 'derive', got the string {clip(value, 40)!r}")
         return value
@@ -860,14 +864,18 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
             value = dict(value)
         items.append(value)
     try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
-        return _TURNS.validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)
+        return _turns().validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)
     except ValidationError as exc:
         bad = next(int(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"] and isinstance(e["loc"][0], int))
         parse_turn(items[bad], f"{where}[{bad}]")  # the same message as validating that turn alone
         raise  # pragma: no cover - the turn alone fails as it did in the list
 
 
-_TURNS: TypeAdapter[list[Turn]] = TypeAdapter(list[Turn])
+@functools.cache
+def _turns() -> TypeAdapter[list[Turn]]:
+    """The validator of a whole list of turns, built when the first script is validated."""
+    return TypeAdapter(list[Turn])
+
 
 _ENCODABLE: dict[str, bool] = {"wirescript.encodable": True}
 """The validation context that tells `Turn` its input is known to hold no lone surrogate (`_all_encodable`)."""

@@ -27,19 +27,21 @@ observed, and every check reads only what it must, letting anything else through
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
-from .wires import DIALECTS, default_wires
 from .wires._answers import ANSWER_DOCS, AnswerRule
 from .wires._rules import Rule, Violation, is_int, is_number
-from .wires.anthropic.rules import check_anthropic
 from .wires.base import Wire
-from .wires.bedrock.rules import check_converse
-from .wires.gemini.rules import check_gemini
-from .wires.openai.rules import check_openai_chat, check_openai_responses, previous_response_not_found
+
+if TYPE_CHECKING:
+    from .wires.anthropic.rules import check_anthropic
+    from .wires.bedrock.rules import check_converse
+    from .wires.gemini.rules import check_gemini
+    from .wires.openai.rules import check_openai_chat, check_openai_responses, previous_response_not_found
 
 __all__ = [
     "ANSWER_DOCS",
@@ -246,7 +248,7 @@ class StrictRules:
     def __init__(self, wires: Iterable[Wire]) -> None:
         wired = tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
-        rules, shapes, answers = _plan(tuple(type(wire) for wire in wired))
+        rules, shapes, answers = _plan(tuple(map(type, wired)))
         self.rules: Mapping[str, Rule] = rules
         """Every request rule of the stub, by id (read only)."""
         self.answer_rules: Mapping[str, AnswerRule] = answers
@@ -288,26 +290,73 @@ class _BodyChecked(Protocol):
         """Its rules over `body`; `context` holds `history`, `previous_items`, `betas`, `anthropic_version`, `model`."""
 
 
-_DEFAULT_WIRES = default_wires()
-_DEFAULT = StrictRules(_DEFAULT_WIRES)
-_BY_NAME: dict[str, Wire] = {wire.name: wire for wire in _DEFAULT_WIRES}
-_CHECKED: dict[str, _BodyChecked] = {wire.name: wire for wire in _DEFAULT_WIRES if isinstance(wire, _BodyChecked)}
+class _Defaults(NamedTuple):
+    """The default wires' rules, worked out when first asked for (so that importing this module imports no wire)."""
 
-RULES: dict[str, Rule] = dict(_DEFAULT.rules)
-"""Every rule of the default wires, by id (a stub's own rules: `StrictRules(stub.wires).rules`)."""
+    wires: tuple[Wire, ...]
+    strict: StrictRules
+    by_name: dict[str, Wire]
+    checked: dict[str, _BodyChecked]
+    rules: dict[str, Rule]
+    dialect_rules: dict[str, Rule]
+    answer_rules: dict[str, AnswerRule]
+    names: tuple[str, ...]
 
-DIALECT_RULES: dict[str, Rule] = {rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.rules}
-"""Every rule of the built-in host dialects (`docs/dialects.md`), by id: what a stub serving them checks too."""
 
-ANSWER_RULES: dict[str, AnswerRule] = {
-    **_DEFAULT.answer_rules,
-    **{rule.id: rule for kinds in DIALECTS.values() for kind in kinds for rule in kind.answer_rules},
+@functools.cache
+def _defaults() -> _Defaults:
+    from .wires import DIALECTS, default_wires
+
+    wires = tuple(default_wires())
+    strict = StrictRules(wires)
+    kinds = [kind for kinds in DIALECTS.values() for kind in kinds]
+    return _Defaults(
+        wires,
+        strict,
+        {wire.name: wire for wire in wires},
+        {wire.name: wire for wire in wires if isinstance(wire, _BodyChecked)},
+        dict(strict.rules),
+        {rule.id: rule for kind in kinds for rule in kind.rules},
+        {**strict.answer_rules, **{rule.id: rule for kind in kinds for rule in kind.answer_rules}},
+        tuple(wire.name for wire in wires if wire.unknown_field is not None),
+    )
+
+
+_LAZY = {"RULES": "rules", "DIALECT_RULES": "dialect_rules", "ANSWER_RULES": "answer_rules", "WIRES": "names"}
+"""The module's tables of the default wires (see their docs below), made on first use."""
+
+_CHECKS = {
+    "check_anthropic": ".wires.anthropic.rules",
+    "check_converse": ".wires.bedrock.rules",
+    "check_gemini": ".wires.gemini.rules",
+    "check_openai_chat": ".wires.openai.rules",
+    "check_openai_responses": ".wires.openai.rules",
+    "previous_response_not_found": ".wires.openai.rules",
 }
-"""Every answer rule of the default wires and the built-in host dialects, by id (a stub's own:
-`StrictRules(stub.wires).answer_rules`): what a scripted turn is held to against its request."""
+"""The per-provider checks this module offers, imported from their provider's package on first use."""
 
-WIRES = tuple(wire.name for wire in _DEFAULT_WIRES if wire.unknown_field is not None)
-"""The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
+if TYPE_CHECKING:
+    RULES: dict[str, Rule]
+    """Every rule of the default wires, by id (a stub's own rules: `StrictRules(stub.wires).rules`)."""
+    DIALECT_RULES: dict[str, Rule]
+    """Every rule of the built-in host dialects (`docs/dialects.md`), by id: what a stub serving them checks too."""
+    ANSWER_RULES: dict[str, AnswerRule]
+    """Every answer rule of the default wires and the built-in host dialects, by id (a stub's own:
+    `StrictRules(stub.wires).answer_rules`): what a scripted turn is held to against its request."""
+    WIRES: tuple[str, ...]
+    """The default wires the `any.*` rules check (the `name` of each wire in `wirescript.wires`)."""
+
+
+def __getattr__(name: str) -> Any:
+    field = _LAZY.get(name)
+    if field is not None:
+        value = getattr(_defaults(), field)
+    elif name in _CHECKS:
+        value = getattr(importlib.import_module(_CHECKS[name], __package__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:
@@ -323,8 +372,9 @@ def check_wire_mismatch(wire: str, body: dict[str, Any], *, skip: frozenset[str]
         None when the body fits the wire, or the wire is not one of `WIRES`.
 
     """
-    found = _BY_NAME.get(wire)
-    return _DEFAULT.mismatch(found, body, skip) if found is not None else None
+    defaults = _defaults()
+    found = defaults.by_name.get(wire)
+    return defaults.strict.mismatch(found, body, skip) if found is not None else None
 
 
 def check_request(
@@ -360,7 +410,7 @@ def check_request(
     violation = check_wire_mismatch(wire, body, skip=skip)
     if violation is not None:
         return violation
-    found = _CHECKED.get(wire)
+    found = _defaults().checked.get(wire)
     if found is None:
         return None
     return found.check_body(
@@ -415,7 +465,11 @@ def skip_ids(
             of the wires declares; the message names the closest rule id.
 
     """
-    known = {**RULES, **DIALECT_RULES, **ANSWER_RULES} if rules is None else rules
+    if rules is None:
+        defaults = _defaults()
+        known: Mapping[str, object] = {**defaults.rules, **defaults.dialect_rules, **defaults.answer_rules}
+    else:
+        known = rules
     prefixes = {rule.partition(".")[0] for rule in known} if outside else set()
     if isinstance(value, str) or not isinstance(value, Iterable) or isinstance(value, dict):
         hint = f"; write {name}=[{value!r}]" if isinstance(value, str) else ""
@@ -444,7 +498,7 @@ def rules_table(wires: Iterable[Wire] | None = None) -> str:
         wires: The wires (a stub's: `stub.wires`); None: the default wires.
 
     """
-    wired = tuple(default_wires() if wires is None else wires)
+    wired = _defaults().wires if wires is None else tuple(wires)
     rules = StrictRules(wired).rules
     owners: dict[str, list[str]] = {rule_id: [] for rule_id in rules}
     for wire in wired:
@@ -494,6 +548,8 @@ def answer_rules_table(wires: Iterable[Wire] | None = None) -> str:
 
     """
     if wires is None:
+        from .wires import DIALECTS, default_wires
+
         wired: list[Wire] = [*default_wires(), *(kind() for kinds in DIALECTS.values() for kind in kinds)]
     else:
         wired = list(wires)

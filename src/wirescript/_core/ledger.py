@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import functools
 import threading
 import warnings
 import weakref
@@ -28,11 +29,12 @@ from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
 from ..wires import Addresses, RouteWire, Wire, stub_wires
 from ..wires._caching import Counting
+from ..wires._later import built, is_later
 from ..wires.base import AnswerChecks, Answered, Draw, Item
 from ..wires.routes import RouteHandler
 from .answer import render
 from .bill import Bill, Billing
-from .cursor import TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
+from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from .record import Arrival, Attempts, Vocabulary, read, read_item
 from .report import (
     LISTED,
@@ -150,34 +152,40 @@ class Ledger:
         self._billing = Billing(usage, prices, keep=max_records)
         self._asked_turns: dict[int, Turn] = {}
         """The turns a script function or the fallback answered with, by request index (for the bill)."""
-        route_wire = RouteWire(routes)
+        route_wire = RouteWire(routes) if routes is not None else None
         walked, addressed = stub_wires(wires, dialect)
-        wired = [route_wire, *walked] if route_wire.routes else walked
+        routed = route_wire is not None and bool(route_wire.routes)
+        wired = [route_wire, *walked] if route_wire is not None and routed else walked
         if mcp is not None:  # without one, no request pays for an MCP wire in the matching loop (nor its import)
             from ..wires.mcp import MCPScript, MCPWire
 
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
-            wired.insert(1 if route_wire.routes else 0, MCPWire(mcp))
+            wired.insert(1 if routed else 0, MCPWire(mcp))
         every = [*wired, *addressed]
         self._strict_rules = StrictRules(every)
         self.strict = strict
-        self.strict_skip = skip_ids(strict_skip, rules={**self._strict_rules.rules, **self._strict_rules.answer_rules})
+        if isinstance(strict_skip, tuple) and not strict_skip:  # the default: nothing to look up
+            self.strict_skip: frozenset[str] = frozenset()
+        else:
+            rules = {**self._strict_rules.rules, **self._strict_rules.answer_rules}
+            self.strict_skip = skip_ids(strict_skip, rules=rules)
         self.check_tool_input = check_tool_input
         self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
-        self._wires = tuple(every)
-        self._settling = frozenset(w for w in every if type(w).settle is not Wire.settle)
+        self._wires = held = tuple(every)
+        settling, telling = _declaring(tuple(map(type, held)))
+        self._settling = frozenset(held[at] for at in settling)
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
-        self._telling = tuple(w for w in every if type(w).unused is not Wire.unused)
+        self._telling = tuple(held[at] for at in telling)
         """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
-                if isinstance(wire, Counting):
+                if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
-        first = (1 if route_wire.routes else 0) + (mcp is not None) + len(wires or ())  # walked before the addresses
+        first = int(routed) + (mcp is not None) + len(wires or ())  # walked before the addresses
         self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
@@ -200,8 +208,8 @@ class Ledger:
 
     @property
     def wires(self) -> tuple[Wire, ...]:
-        """The stub's wires, in matching order."""
-        return self._wires
+        """The stub's wires, in matching order (each built, if no request reached it yet)."""
+        return built(self._wires)
 
     def own(self, owner: Any) -> None:
         """Called once by the shell holding this ledger: the watch is told; never checked, it warns when collected."""
@@ -271,7 +279,9 @@ class Ledger:
             held = [] if "hold_timeout" in allowed else list(self._held.values())
             pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
         records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
-        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in self._telling if (lines := w.unused(self._side))]
+        # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
+        telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if not is_later(w)]
+        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
         )
@@ -596,6 +606,13 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
+
+
+@functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once
+def _declaring(kinds: tuple[type[Wire], ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The positions of the wire classes that override `Wire.settle`, and of those that override `Wire.unused`."""
+    settling = tuple(at for at, kind in enumerate(kinds) if kind.settle is not Wire.settle)
+    return settling, tuple(at for at, kind in enumerate(kinds) if kind.unused is not Wire.unused)
 
 
 class Drawing(Draw):

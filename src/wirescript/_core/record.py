@@ -8,7 +8,9 @@ generic ones (`authorization`, `cookie`, …) and any header whose name looks li
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -86,9 +88,11 @@ class Vocabulary:
         self.first = self.walked[:first]
         self.rest = self.walked[first:]
         self.wires = (*self.walked, *(addresses.wires if addresses else ()))
-        self.headers = SENSITIVE_HEADERS.union(*(w.credential_headers for w in wires))
-        self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
-        self.retry_headers = tuple(dict.fromkeys(h.lower() for w in wires if (h := w.retry_count_header)))
+        declared = tuple(map(_CREDENTIALS, wires))
+        try:
+            self.headers, self.query, self.retry_headers = _credentials(declared)
+        except TypeError:  # a wire of one's own declares them in lists
+            self.headers, self.query, self.retry_headers = _credentials.__wrapped__(declared)
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
@@ -161,6 +165,19 @@ class Vocabulary:
 
     def _classified(self, name: str, value: str) -> tuple[str, str, bool]:
         return name, value, name in self.headers or is_sensitive_header(name)
+
+
+_CREDENTIALS = operator.attrgetter("credential_headers", "credential_query", "retry_count_header")
+
+
+@functools.lru_cache(maxsize=64)  # every stub of the default wires declares the same: worked out once
+def _credentials(
+    declared: tuple[tuple[Iterable[str], Iterable[str], str | None], ...],
+) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """`Vocabulary`'s credential headers, query names and retry-count headers of wires declaring these."""
+    headers = SENSITIVE_HEADERS.union(*(names for names, _, _ in declared))
+    query = frozenset(name.lower() for _, names, _ in declared for name in names) | {"api_key", "api-key"}
+    return headers, query, tuple(dict.fromkeys(h.lower() for _, _, h in declared if h))
 
 
 _Shared = TypeVar("_Shared")

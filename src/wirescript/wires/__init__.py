@@ -11,25 +11,32 @@ helpers the provider packages share, so that none of them imports another.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ._caching import Caching
-from ._dialects import DIALECTS, Addresses, dialect_wires, dialects, hosted_wires
+from ._dialects import Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
-from .anthropic import AnthropicWire
-from .anthropic.batches import AnthropicBatchesWire
-from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, bind_stops
-from .bedrock import BedrockWire
-from .gemini import GeminiCachesWire, GeminiWire
-from .gemini.batches import GeminiBatchesWire
-from .ollama import OllamaWire
-from .openai import OpenAIChatWire, OpenAIResponsesWire
-from .openai.batches import OpenAIBatchesWire
-from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
-from .openai.dialects import ChatDialect, Quirk
-from .routes import RouteWire
-from .side import EmbeddingsWire, ModelsWire, TokenCountWire
+from ._later import Later, become
+from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, _stop_map, bind_stops
+
+if TYPE_CHECKING:
+    from ._dialects import DIALECTS
+    from .anthropic import AnthropicWire
+    from .anthropic.batches import AnthropicBatchesWire
+    from .bedrock import BedrockWire
+    from .gemini import GeminiCachesWire, GeminiWire
+    from .gemini.batches import GeminiBatchesWire
+    from .ollama import OllamaWire
+    from .openai import OpenAIChatWire, OpenAIResponsesWire
+    from .openai.batches import OpenAIBatchesWire
+    from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
+    from .openai.dialects import ChatDialect, Quirk
+    from .routes import RouteWire
+    from .side import EmbeddingsWire, ModelsWire, TokenCountWire
 
 __all__ = [
     "DIALECTS",
@@ -67,8 +74,56 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    "DIALECTS": "._dialects",
+    "AnthropicWire": ".anthropic",
+    "AnthropicBatchesWire": ".anthropic.batches",
+    "BedrockWire": ".bedrock",
+    "GeminiCachesWire": ".gemini",
+    "GeminiWire": ".gemini",
+    "GeminiBatchesWire": ".gemini.batches",
+    "OllamaWire": ".ollama",
+    "OpenAIChatWire": ".openai",
+    "OpenAIResponsesWire": ".openai",
+    "OpenAIBatchesWire": ".openai.batches",
+    "OpenAIConversationsWire": ".openai.conversations",
+    "OpenAITracesWire": ".openai.conversations",
+    "ChatDialect": ".openai.dialects",
+    "Quirk": ".openai.dialects",
+    "RouteWire": ".routes",
+    "EmbeddingsWire": ".side",
+    "ModelsWire": ".side",
+    "TokenCountWire": ".side",
+}
+"""Where each provider's wire class lives: imported when first asked for (or by the first stub built), so that
+importing wirescript and its transport loads none of the provider packages."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 def default_wires() -> list[Wire]:
     """A fresh instance of every wire, in matching order (wires keep per-stub state)."""
+    from .anthropic import AnthropicWire
+    from .anthropic.batches import AnthropicBatchesWire
+    from .bedrock import BedrockWire
+    from .gemini import GeminiCachesWire, GeminiWire
+    from .gemini.batches import GeminiBatchesWire
+    from .openai import OpenAIChatWire, OpenAIResponsesWire
+    from .openai.batches import OpenAIBatchesWire
+    from .openai.conversations import OpenAIConversationsWire, OpenAITracesWire
+    from .side import EmbeddingsWire, ModelsWire, TokenCountWire
+
     responses = OpenAIResponsesWire()
     side: list[Wire] = [TokenCountWire(), EmbeddingsWire(), ModelsWire()]  # no path of theirs is a generation wire's
     side += [OpenAIConversationsWire(responses.conversations), OpenAITracesWire()]
@@ -115,6 +170,9 @@ def merge_wires(extra: Sequence[Wire] | None, *, bind: bool = True) -> list[Wire
 
 def _share_conversations(wires: list[Wire]) -> None:
     """Give the Conversations wire the conversations of the Responses wire that serves `conversation=`."""
+    from .openai import OpenAIResponsesWire
+    from .openai.conversations import OpenAIConversationsWire
+
     responses = next((wire for wire in wires if isinstance(wire, OpenAIResponsesWire)), None)
     for wire in wires:
         if responses is not None and isinstance(wire, OpenAIConversationsWire):
@@ -133,6 +191,8 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[li
         UsageError: As `merge_wires`; an unknown dialect (naming the closest) or one of `extra`'s names.
 
     """
+    if not extra and dialect is None:  # the common stub: its wires are built when a request reaches them
+        return later_wires()
     chosen = dialect_wires(dialect) if dialect is not None else []
     given = list(extra or ())
     taken = {wire.name for wire in given if isinstance(wire, Wire)}
@@ -146,8 +206,59 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[li
     return walked, addressed
 
 
+def later_wires() -> tuple[list[Wire], list[Wire]]:
+    """`stub_wires(None)` as stand-ins (`wirescript.wires._later`): each wire is built when a request reaches it.
+
+    The same wires, in the same order, with the same stop map: each stand-in has its class's
+    declarations, and becomes its wire (in place) before any of its own methods runs.
+    """
+    walked_kinds, addressed_kinds, partners = _later_plan()
+    walked: list[Wire] = [object.__new__(kind) for kind in walked_kinds]
+    for at, partner in partners:
+        walked[at]._partner = walked[partner]  # type: ignore[attr-defined]
+    return walked, [object.__new__(kind) for kind in addressed_kinds]
+
+
+@functools.cache
+def _later_plan() -> tuple[tuple[type[Later], ...], tuple[type[Later], ...], tuple[tuple[int, int], ...]]:
+    """The stand-in classes of `default_wires()` and `hosted_wires()`, in order, and who pairs with whom (made once)."""
+    walked = [type(wire) for wire in default_wires()]
+    addressed = [type(wire) for wire in hosted_wires()]
+    stops = _stop_map((*walked, *addressed))  # what `bind_stops` gives the eager wires
+    makers = {
+        "OpenAIConversationsWire": (_conversations, "OpenAIResponsesWire"),
+        "GeminiCachesWire": (_caches, "GeminiWire"),
+    }
+    names = [kind.__name__ for kind in walked]
+    partners = tuple((at, names.index(makers[name][1])) for at, name in enumerate(names) if name in makers)
+    kinds = []
+    for kind in (*walked, *addressed):
+        later = Later.of(kind, makers[kind.__name__][0] if kind.__name__ in makers else None)
+        later._stop_map = stops  # the stand-in classes serve this plan alone: its stop map is theirs
+        kinds.append(later)
+    return tuple(kinds[: len(walked)]), tuple(kinds[len(walked) :]), partners
+
+
+def _conversations(stand_in: Wire) -> Wire:
+    """The Conversations wire, on the conversations of the stub's Responses wire (as `default_wires` makes it)."""
+    from .openai.conversations import OpenAIConversationsWire
+
+    responses = become(stand_in._partner)  # type: ignore[attr-defined]
+    return OpenAIConversationsWire(responses.conversations)  # type: ignore[attr-defined]
+
+
+def _caches(stand_in: Wire) -> Wire:
+    """The `cachedContents` endpoints, on the explicit caches of the stub's Gemini wire."""
+    from .gemini import GeminiCachesWire
+
+    gemini = become(stand_in._partner)  # type: ignore[attr-defined]
+    return GeminiCachesWire(gemini.cached_contents)  # type: ignore[attr-defined]
+
+
 def _pair_caches(wires: Sequence[Wire], given: Sequence[Wire]) -> None:
     """Give the default `cachedContents` endpoints the explicit caches of the stub's Gemini wire (a given one too)."""
+    from .gemini import GeminiCachesWire, GeminiWire
+
     gemini = next((w for w in wires if isinstance(w, GeminiWire)), None)
     if gemini is None:
         return

@@ -7,58 +7,89 @@ native wire together (no provider package imports another's).
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._text import did_you_mean
 from ..errors import UsageError
 from .base import Wire
-from .ollama import OllamaWire
-from .openai.dialects import (
-    AzureWire,
-    ChatDialect,
-    DeepSeekWire,
-    GeminiOpenAIWire,
-    GroqWire,
-    LMStudioWire,
-    MistralWire,
-    OllamaChatWire,
-    OpenRouterWire,
-    SGLangWire,
-    TogetherWire,
-    VLLMWire,
-    XAIWire,
-)
+
+if TYPE_CHECKING:
+    from .openai.dialects import ChatDialect
+
+    DIALECTS: Mapping[str, tuple[type[ChatDialect], ...]]
+    """Every built-in dialect id, with its Chat Completions dialect class (Ollama's native wire goes with `ollama`)."""
 
 __all__ = ["DIALECTS", "Addresses", "address_table", "dialect_wires", "dialects", "hosted_wires", "quirk_table"]
 
-
-DIALECTS: Mapping[str, tuple[type[ChatDialect], ...]] = MappingProxyType(
-    {
-        "ollama": (OllamaChatWire,),
-        "vllm": (VLLMWire,),
-        "sglang": (SGLangWire,),
-        "lmstudio": (LMStudioWire,),
-        "groq": (GroqWire,),
-        "mistral": (MistralWire,),
-        "deepseek": (DeepSeekWire,),
-        "openrouter": (OpenRouterWire,),
-        "together": (TogetherWire,),
-        "xai": (XAIWire,),
-        "gemini-openai": (GeminiOpenAIWire,),
-        "azure": (AzureWire,),
-    }
+_IDS = (
+    "ollama",
+    "vllm",
+    "sglang",
+    "lmstudio",
+    "groq",
+    "mistral",
+    "deepseek",
+    "openrouter",
+    "together",
+    "xai",
+    "gemini-openai",
+    "azure",
 )
-"""Every built-in dialect id, with its Chat Completions dialect class (Ollama's native wire goes with `ollama`)."""
+"""The ids of `DIALECTS`, in order, known without importing a dialect's class (a test keeps them the same)."""
 
-_NATIVE: Mapping[str, tuple[type[Wire], ...]] = MappingProxyType({"ollama": (OllamaWire,)})
-"""The dialects' wires that are not Chat Completions (Ollama's `/api/chat`), which take no version."""
+
+@functools.cache
+def _tables() -> tuple[Mapping[str, tuple[type[ChatDialect], ...]], Mapping[str, tuple[type[Wire], ...]]]:
+    """`DIALECTS` and the dialects' native wires (`_native`): their classes imported on first use."""
+    from .ollama import OllamaWire
+    from .openai.dialects import (
+        AzureWire,
+        DeepSeekWire,
+        GeminiOpenAIWire,
+        GroqWire,
+        LMStudioWire,
+        MistralWire,
+        OllamaChatWire,
+        OpenRouterWire,
+        SGLangWire,
+        TogetherWire,
+        VLLMWire,
+        XAIWire,
+    )
+
+    chat: Mapping[str, tuple[type[ChatDialect], ...]] = MappingProxyType(
+        {
+            "ollama": (OllamaChatWire,),
+            "vllm": (VLLMWire,),
+            "sglang": (SGLangWire,),
+            "lmstudio": (LMStudioWire,),
+            "groq": (GroqWire,),
+            "mistral": (MistralWire,),
+            "deepseek": (DeepSeekWire,),
+            "openrouter": (OpenRouterWire,),
+            "together": (TogetherWire,),
+            "xai": (XAIWire,),
+            "gemini-openai": (GeminiOpenAIWire,),
+            "azure": (AzureWire,),
+        }
+    )
+    # The dialects' wires that are not Chat Completions (Ollama's `/api/chat`), which take no version.
+    native: Mapping[str, tuple[type[Wire], ...]] = MappingProxyType({"ollama": (OllamaWire,)})
+    return chat, native
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DIALECTS":  # every built-in dialect id, with its Chat Completions dialect class
+        return _tables()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def dialects() -> tuple[str, ...]:
     """The ids of the built-in host dialects, for `ScriptTransport(dialect=...)` and `@pytest.mark.parametrize`."""
-    return tuple(DIALECTS)
+    return _IDS
 
 
 def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
@@ -75,22 +106,23 @@ def dialect_wires(dialect: object, name: str = "dialect") -> list[Wire]:
         raise UsageError(f"{name}: expected a dialect id or a Wire instance, got the class {dialect.__name__}; call it")
     if not isinstance(dialect, str):
         raise UsageError(
-            f"{name}: expected a dialect id (one of {', '.join(DIALECTS)}) or a Wire instance, "
+            f"{name}: expected a dialect id (one of {', '.join(_IDS)}) or a Wire instance, "
             f"got {type(dialect).__name__} {dialect!r}"
         )
     key, at, version = dialect.partition("@")
-    classes = DIALECTS.get(key.strip().lower())
+    chat, native = _tables()
+    classes = chat.get(key.strip().lower())
     if classes is None:
         raise UsageError(
-            f"{name}: unknown dialect {dialect!r}{did_you_mean(key, DIALECTS)} "
-            f"(wirescript.dialects() lists them: {', '.join(DIALECTS)})"
+            f"{name}: unknown dialect {dialect!r}{did_you_mean(key, _IDS)} "
+            f"(wirescript.dialects() lists them: {', '.join(_IDS)})"
         )
     if at and not version.strip():
         raise UsageError(f"{name}: {dialect!r} names no release after '@' (write '{key}@0.20.4', or '{key}')")
     chosen = version.strip() if at else None
     return [
         *(kind(chosen) for kind in classes),
-        *(kind() for kind in _NATIVE.get(key.strip().lower(), ())),
+        *(kind() for kind in native.get(key.strip().lower(), ())),
     ]
 
 
@@ -106,9 +138,10 @@ def _hosted_kinds() -> tuple[Callable[[], Wire], ...]:
     A built-in dialect's `addresses` are declared on its class, so every stub routes the same ones.
     """
     found: list[Callable[[], Wire]] = []
-    for key, classes in DIALECTS.items():
+    chat, native = _tables()
+    for key, classes in chat.items():
         found += [functools.partial(kind, None) for kind in classes if kind.addresses]
-        found += [kind for kind in _NATIVE.get(key, ()) if kind.addresses]
+        found += [kind for kind in native.get(key, ()) if kind.addresses]
     return tuple(found)
 
 
@@ -128,10 +161,15 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        places = _places(tuple(tuple(wire.addresses) for wire in self.wires))
+        declared = tuple(map(_ADDRESSES, self.wires))
+        try:
+            places = _places(declared)
+        except TypeError:  # a wire of one's own declares them in a list
+            places = _places(tuple(tuple(addresses) for addresses in declared))
         if places is None:
             _refuse_bad_address(self.wires)
-        self._by_host = {host: tuple((port, self.wires[at]) for port, at in entries) for host, entries in places}
+        self._by_host = places
+        """Per host: each (port or None, position of the wire whose address it is): shared by every stub alike."""
 
     def __bool__(self) -> bool:
         return bool(self._by_host)
@@ -142,13 +180,16 @@ class Addresses:
         if entries is None:
             return None
         port = getattr(url, "port", None)
-        for wanted, wire in entries:
+        for wanted, at in entries:
+            wire = self.wires[at]
             if (wanted is None or wanted == port) and wire.matches(method, path, host=host):
                 return wire
         return None
 
 
-_Places = tuple[tuple[str, tuple[tuple[int | None, int], ...]], ...]
+_ADDRESSES = operator.attrgetter("addresses")
+
+_Places = Mapping[str, tuple[tuple[int | None, int], ...]]
 """Per host, in order: each (port or None, position of the wire whose address it is)."""
 
 
@@ -162,7 +203,7 @@ def _places(addresses: tuple[tuple[str, ...], ...]) -> _Places | None:
             if parsed is None:
                 return None
             table.setdefault(parsed[0], []).append((parsed[1], at))
-    return tuple((host, tuple(entries)) for host, entries in table.items())
+    return MappingProxyType({host: tuple(entries) for host, entries in table.items()})
 
 
 def _refuse_bad_address(wires: Sequence[Wire]) -> NoReturn:
@@ -186,7 +227,7 @@ def _parsed_address(address: str) -> tuple[str, int | None] | None:
 def quirk_table() -> str:
     """The docs table of every built-in dialect's quirks (`docs/dialects.md`, kept true by a test)."""
     rows = ["| dialect | quirk | side | what | versions | source |", "|---|---|---|---|---|---|"]
-    for key, classes in DIALECTS.items():
+    for key, classes in _tables()[0].items():
         for kind in classes:
             for quirk in kind.quirks:
                 cells = [key, f"`{quirk.id}`", quirk.side, quirk.summary, quirk.versions or "all", quirk.source]
@@ -197,8 +238,9 @@ def quirk_table() -> str:
 def address_table() -> str:
     """The docs table of where each built-in dialect answers without `dialect=` (`docs/dialects.md`)."""
     rows = ["| dialect | provider ids | answers by default at | intercepted hosts |", "|---|---|---|---|"]
-    for key, classes in DIALECTS.items():
-        kinds: list[type[Wire]] = [*classes, *_NATIVE.get(key, ())]
+    chat, native = _tables()
+    for key, classes in chat.items():
+        kinds: list[type[Wire]] = [*classes, *native.get(key, ())]
         addresses = sorted({a for kind in kinds for a in kind.addresses})
         hosts = sorted({h for kind in kinds for h in kind.hosts})
         names = ", ".join(f"`{kind.name}`" for kind in kinds)

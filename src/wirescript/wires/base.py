@@ -37,6 +37,7 @@ Writing a wire::
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -563,7 +564,10 @@ _ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_
 
 def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     """Every stop reason a turn may script for these wires: the canonical ones and each wire's own."""
-    return CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in wires))
+    return CANONICAL_STOP_REASONS.union(*map(_STOP_REASONS, wires))
+
+
+_STOP_REASONS = operator.attrgetter("stop_reasons")
 
 
 def bind_stops(wires: Sequence[Wire]) -> None:
