@@ -309,6 +309,8 @@ def test_a_json_schema_that_is_not_strict_holds_the_text_to_nothing(api: str) ->
         _served(send(BAD_JSON, strict))
         _served(send(TEXT, strict))
     _refused(send(BAD_JSON, True), f"openai_{api}.answer.output-format", "75 is not of type 'string'")
+    plain = {"type": "text"}
+    _served(_chat(TEXT, response_format=plain) if api == "chat" else _respond(TEXT, text={"format": plain}))
 
 
 @needs_jsonschema

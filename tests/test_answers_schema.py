@@ -158,9 +158,9 @@ def test_an_integer_enum_written_as_strings_takes_those_integers() -> None:
     for text in ("0.5", "1", "null"):
         _served(_gemini_output(weight, text))
     _refused(_gemini_output(weight, "2"), GEMINI_OUTPUT, "2 is not one of")
-    odd = {"type": "INTEGER", "enum": ["one", "2"]}  # not numbers: the enum holds nothing, the type still does
-    _served(_gemini_output(odd, "1"))
-    _refused(_gemini_output(odd, '"one"'), GEMINI_OUTPUT, "'one' is not of type 'integer'")
+    for odd in (["one", "2"], ["1", "[2]"]):  # not numbers: the enum holds nothing, the type still does
+        _served(_gemini_output({"type": "INTEGER", "enum": odd}, "3"))
+        _refused(_gemini_output({"type": "INTEGER", "enum": odd}, '"one"'), GEMINI_OUTPUT, "'one' is not of type")
 
 
 def test_a_nullable_union_takes_null() -> None:
@@ -372,6 +372,18 @@ def test_a_part_that_is_no_schema_holds_nothing(schema: Any) -> None:
 
     for dialect in (CORE_SCHEMA, OPENAI_STRICT, LOOSE):
         assert _breaks()(7, schema, dialect) is None, dialect.name
+
+
+def test_boolean_schemas_and_keywords_a_dialect_leaves_out() -> None:
+    from wirescript.wires._schema import CLAUDE, OPENAI_STRICT
+
+    breaks = _breaks()
+    anything_or_nothing = {"type": "object", "properties": {"any": True, "never": False}}
+    assert breaks({"any": [1]}, anything_or_nothing, OPENAI_STRICT) is None
+    assert breaks({"never": 1}, anything_or_nothing, OPENAI_STRICT) == "False schema does not allow 1"
+    composed = {"allOf": [{"type": "string"}]}  # OpenAI's strict subset has no `allOf`; Claude's has
+    assert breaks(1, composed, OPENAI_STRICT) is None
+    assert breaks(1, composed, CLAUDE) == "1 is not of type 'string'"
 
 
 def test_a_schema_nested_deeper_than_64_holds_nothing() -> None:
