@@ -20,7 +20,7 @@ import anthropic
 import openai
 import pytest
 
-from _support import anthropic_client, httpx2, openai_client
+from _support import anthropic_client, httpx, httpx2, openai_client
 from wirescript import ScriptTransport
 
 pytestmark = pytest.mark.skipif(
@@ -88,10 +88,10 @@ def _gemini_call(parameters: dict[str, Any], args: dict[str, Any]) -> ScriptTran
 
 def _gemini_rest(body: dict[str, Any], text: str) -> ScriptTransport:
     """A generateContent request as an app calling the REST API itself writes it (camelCase, any `Schema`)."""
-    if httpx2 is None:
-        pytest.skip("needs httpx2")
+    hx = httpx2 if httpx2 is not None else httpx
+    assert hx is not None
     stub = ScriptTransport([{"text": text}])
-    http = httpx2.Client(transport=stub, base_url="https://generativelanguage.googleapis.com")
+    http = hx.Client(transport=stub, base_url="https://generativelanguage.googleapis.com")
     reply = http.post(
         "/v1beta/models/gemini-test:generateContent",
         headers={"x-goog-api-key": "test-key"},
