@@ -216,6 +216,8 @@ def _best_match() -> Callable[..., Any]:
 
 _MAPS = ("properties", "$defs", "definitions")
 _LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+_PROTO_NAMES = {"any_of": "anyOf", "additional_properties": "additionalProperties"}
+"""A Gemini `Schema`'s fields by their proto names, which the API reads too (google-genai sends `any_of`)."""
 
 
 def _convert(schema: Any, dialect: SchemaDialect, depth: int) -> Any:
@@ -227,6 +229,8 @@ def _convert(schema: Any, dialect: SchemaDialect, depth: int) -> Any:
     keep = dialect.keep
     out: dict[str, Any] = {}
     for key, value in schema.items():
+        if dialect.openapi:
+            key = _PROTO_NAMES.get(key, key)
         if key in _MAPS:
             if not isinstance(value, dict):
                 raise _Unchecked
@@ -259,14 +263,36 @@ def _convert(schema: Any, dialect: SchemaDialect, depth: int) -> Any:
             continue
         elif keep is None or key in keep:
             out[key] = value
+    if dialect.openapi and out.get("type") in ("integer", "number") and isinstance(out.get("enum"), list):
+        numbers = _numbers(out.pop("enum"))  # `Schema.enum` holds strings: `["101", "201"]` for an INTEGER
+        if numbers is not None:
+            out["enum"] = numbers
     if dialect.openapi and schema.get("nullable") is True:
         kind = out.get("type")
         if isinstance(kind, str):
             out["type"] = [kind, "null"]
         elif isinstance(kind, list) and "null" not in kind:
             out["type"] = [*kind, "null"]
+        elif kind is None and isinstance(out.get("anyOf"), list):
+            out["anyOf"] = [*out["anyOf"], {"type": "null"}]
         if isinstance(out.get("enum"), list) and None not in out["enum"]:
             out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _numbers(values: list[Any]) -> list[Any] | None:
+    """An OpenAPI enum of a numeric type, its strings read as the numbers they write; None if one is no number."""
+    out = []
+    for value in values:
+        number = value
+        if isinstance(value, str):
+            try:
+                number = json.loads(value)
+            except ValueError:
+                return None
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            return None
+        out.append(number)
     return out
 
 
