@@ -12,7 +12,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
 from typing import Any, ClassVar
+
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
@@ -267,7 +270,7 @@ class GeminiWire(Wire):
     ) -> Rendered:
         """A `GenerateContentResponse` as JSON, or as SSE chunks when the request streams.
 
-        Every event is its own frame, `joined` or not.
+        `joined`: each run of text pieces travels in frames of many chunks.
 
         With `malformed_tool_json`, the tool calls are replaced by what Gemini answers when the model
         botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.
@@ -316,19 +319,21 @@ class GeminiWire(Wire):
             _sign(parts, signature)
             body = {"candidates": [_candidate(parts, finish, metadata)], **envelope}
             return Rendered(200, dict(_JSON_HEADERS), json_dumps(body).encode())
-        pieces: list[dict[str, Any]] = []
+        # The parts in order, a run of text pieces as one entry: (its pieces, the JSON before and after each).
+        runs: list[dict[str, Any] | _Run] = []
         if turn.thinking is not None:
-            pieces.extend({"text": piece, "thought": True} for piece in chunks(turn.thinking) or [""])
-        if code:
-            pieces.extend(code)
+            runs.append((chunks(turn.thinking) or [""], *_THOUGHT_PART))
+        runs.extend(code)
         if turn.text is not None:
-            pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
-        pieces.extend(function_parts)
-        _sign(pieces, signature)
-        if _json_array(record):
-            frames = _stream(pieces, finish, envelope, metadata, array=True)
-            return Rendered(200, dict(_JSON_HEADERS), frames=frames)
-        return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
+            runs.append((chunks(turn.text) or [""], *_TEXT_PART))
+        runs.extend(function_parts)
+        # The thought signature goes where Gemini puts it: the first function call, else the last part.
+        if signature is not None and (function_parts or isinstance(runs[-1], dict)):
+            _sign([part for part in runs if isinstance(part, dict)], signature)
+            signature = None
+        array = _json_array(record)
+        frames = _stream(runs, finish, envelope, metadata, array=array, joined=joined, signature=signature)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
         """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
@@ -487,29 +492,118 @@ def _element(chunk: str, *, first: bool, last: bool) -> bytes:
 
 
 def _stream(
-    pieces: list[dict[str, Any]],
+    runs: list[dict[str, Any] | _Run],
     finish: str,
     envelope: dict[str, Any],
     metadata: dict[str, Any] | None = None,
     *,
     array: bool = False,
+    joined: bool = False,
+    signature: str | None = None,
 ) -> Iterator[Frame]:
-    """One chunk per piece; the last also carries `finishReason`, the full usage and the grounding metadata.
+    """One chunk per part; the last also carries `finishReason`, the full usage and the grounding metadata.
 
     Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
     usage across chunks is caught. `array`: the chunks are the elements of one JSON array.
+    `joined`: a run of text pieces travels in frames of many chunks. `signature`: the thought
+    signature of the last text piece.
+
+    Each chunk is the bytes of `json_dumps` of its `GenerateContentResponse`, built from JSON
+    encoded once per answer (what surrounds the part, each other part), so a text piece costs one
+    string encoding.
     """
-    usage = envelope["usageMetadata"]
-    partial = {**envelope, "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]}}
-    partial["usageMetadata"]["totalTokenCount"] = usage["promptTokenCount"]
-    groups = [[piece] for piece in pieces] or [[]]
-    for number, parts in enumerate(groups):
-        last = number == len(groups) - 1
-        candidate = _candidate(parts, finish if last else None, metadata if last else None)
-        chunk = {"candidates": [candidate], **(envelope if last else partial)}
-        data = (
-            _element(json_dumps(chunk), first=number == 0, last=last)
-            if array
-            else encode_event(None, json_dumps(chunk))
-        )
-        yield Frame("final_chunk" if last else "chunk", data)
+    prompt = envelope["usageMetadata"]["promptTokenCount"]
+    partial = {**envelope, "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt}}
+    prefix, suffix, end = _ARRAY_FRAMING if array else _SSE_FRAMING
+    middle = f'{_PARTS_END},"index":0}}],{_json(partial)[1:]}{suffix}'
+    close = f',"finishReason":{_json(finish)}'
+    if metadata is not None:
+        close += f',"groundingMetadata":{_json(metadata)}'
+    close = f'{close},"index":0}}],{_json(envelope)[1:]}{end}'
+    head = f"{prefix}{_CHUNK_HEAD}"
+    opening = array  # the array's first element opens it with `[` instead of the separator
+    count = len(runs)
+    last = f'{prefix}{{"candidates":[{{"content":{{"role":"model"}}{close}'  # no parts: no `parts` key (proto3 JSON)
+    for number, run in enumerate(runs, start=1):
+        if isinstance(run, dict):
+            if number == count:
+                last = f"{head}{_json(run)}{_PARTS_END}{close}"
+                break
+            data = _encoded(f"{head}{_json(run)}{middle}", prefix, suffix)
+            if opening:
+                data, opening = b"[" + data[len(prefix) :], False
+            yield Frame("chunk", data)
+            continue
+        pieces, before, after = run
+        if number == count:
+            signed = after if signature is None else f'{after[:-1]},"thoughtSignature":"{signature}"}}'
+            last = f"{head}{before}{encode_basestring(pieces[-1])}{signed}{_PARTS_END}{close}"
+            pieces = pieces[:-1]
+        start, stop = f"{head}{before}", f"{after}{middle}"
+        if opening and pieces:
+            data = _encoded(f"{start}{encode_basestring(pieces[0])}{stop}", prefix, suffix)
+            yield Frame("chunk", b"[" + data[len(prefix) :])
+            pieces, opening = pieces[1:], False
+        if not joined:
+            for piece in pieces:
+                text = f"{start}{encode_basestring(piece)}{stop}"
+                try:
+                    data = text.encode()
+                except UnicodeEncodeError:
+                    data = _escaped(text, prefix, suffix)
+                yield Frame("chunk", data)
+            continue
+        step = max(1, _JOINED_CHARS // (len(start) + len(stop) + 16))
+        for at in range(0, len(pieces), step):
+            batch = pieces[at : at + step]
+            text = "".join([f"{start}{encode_basestring(piece)}{stop}" for piece in batch])
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:  # a lone surrogate: each chunk of the batch as it goes alone
+                data = b"".join(_encoded(f"{start}{encode_basestring(piece)}{stop}", prefix, suffix) for piece in batch)
+            yield Frame("chunk", data)
+    data = _encoded(last, prefix, end)
+    if opening:
+        data = b"[" + data[len(prefix) :]
+    yield Frame("final_chunk", data)
+
+
+def _json(value: Any) -> str:
+    """`json_dumps(value)` when it holds no lone surrogate; else the JSON with the surrogate as it is.
+
+    A chunk holding one is escaped whole when it is encoded (`_encoded`), as `json_dumps` escapes it.
+    """
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _encoded(text: str, prefix: str, suffix: str) -> bytes:
+    """A framed chunk's bytes (`prefix`, the chunk's JSON, `suffix`): as UTF-8, or escaped whole (`_escaped`)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _escaped(text, prefix, suffix)
+
+
+def _escaped(text: str, prefix: str, suffix: str) -> bytes:
+    """A framed chunk holding a lone surrogate, which UTF-8 cannot carry: its JSON escaped to ASCII, as `json_dumps` does.
+
+    Never the case for a validated turn (a script refuses lone surrogates): kept so that nothing can fail here.
+    """
+    chunk = text[len(prefix) : len(text) - len(suffix)]
+    return f"{prefix}{json.dumps(json.loads(chunk), separators=(',', ':'))}{suffix}".encode()
+
+
+_Run = tuple[list[str], str, str]
+"""A run of text pieces, each the one part of its chunk: the pieces, the part's JSON before and after the text."""
+_TEXT_PART = ('{"text":', "}")
+_THOUGHT_PART = ('{"text":', ',"thought":true}')
+_CHUNK_HEAD = '{"candidates":[{"content":{"parts":['
+_PARTS_END = '],"role":"model"}'
+_SSE_FRAMING = ("data: ", "\n\n", "\n\n")
+_ARRAY_FRAMING = (",\r\n", "\n", "\n]")
+"""(before each chunk, after each chunk but the last, after the last); `[` opens the array instead of the first `,`."""
+_JOINED_CHARS = 8 * 1024
+"""About how long a frame of joined chunks is."""
