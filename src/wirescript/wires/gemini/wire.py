@@ -588,9 +588,9 @@ def _encoded(text: str, prefix: str, suffix: str) -> bytes:
 
 
 def _escaped(text: str, prefix: str, suffix: str) -> bytes:
-    """A framed chunk holding a lone surrogate, which UTF-8 cannot carry: its JSON escaped to ASCII, as `json_dumps` does.
+    """A framed chunk with a lone surrogate, which UTF-8 cannot carry: its JSON escaped to ASCII, as `json_dumps` does.
 
-    Never the case for a validated turn (a script refuses lone surrogates): kept so that nothing can fail here.
+    Never the case for a validated turn (a script refuses lone surrogates): kept so that nothing fails here.
     """
     chunk = text[len(prefix) : len(text) - len(suffix)]
     return f"{prefix}{json.dumps(json.loads(chunk), separators=(',', ':'))}{suffix}".encode()
