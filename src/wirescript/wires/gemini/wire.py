@@ -139,19 +139,6 @@ def _model_of(path: str) -> str | None:
     return resource.rpartition("/")[2] or None
 
 
-def _newest_responses(contents: list[Any]) -> list[Any]:
-    """The functionResponse parts of the last content that is not the model's (a `user` or `function` turn)."""
-    for content in reversed(contents):
-        if not isinstance(content, dict) or content.get("role") == "model":
-            continue
-        return [
-            part
-            for part in as_list(content.get("parts"))
-            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
-        ]
-    return []
-
-
 class GeminiWire(Wire):
     """The Gemini Developer API as google-genai (and frameworks on it) calls it.
 
@@ -225,11 +212,27 @@ class GeminiWire(Wire):
         tools = as_list(body.get("tools"))
         # Each field by either of its JSON names (`_field`): the API accepts snake_case bodies too.
         system = _field(body, "systemInstruction", "system_instruction")
+        system = system.get("parts") if isinstance(system, dict) else system
         config = _field(body, "generationConfig", "generation_config")
         config = config if isinstance(config, dict) else {}
+        # The functionResponse parts of every content, and of the last that is not the model's (a `user` or
+        # `function` turn): what the request answers the model's last calls with.
+        results: list[Any] = []
+        newest: list[Any] = []
+        for content in contents:
+            if not isinstance(content, dict):
+                continue
+            found = [
+                part
+                for part in as_list(content.get("parts"))
+                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
+            ]
+            results += found
+            if content.get("role") != "model":
+                newest = found
         return Parsed(
             model=_model_of(path),
-            system=text_of(system.get("parts") if isinstance(system, dict) else system, sep="\n"),
+            system=None if system is None else text_of(system, sep="\n"),
             messages=contents,
             tools=tools,
             tool_names=[
@@ -238,18 +241,14 @@ class GeminiWire(Wire):
                 if isinstance(tool, dict)
                 for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
-            ],
-            tool_results=_newest_responses(contents),
-            all_tool_results=[
-                part
-                for content in contents
-                if isinstance(content, dict)
-                for part in as_list(content.get("parts"))
-                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
-            ],
+            ]
+            if tools
+            else [],
+            tool_results=newest,
+            all_tool_results=results,
             stream=path.endswith(":streamGenerateContent"),
-            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")),
-            temperature=as_float(config.get("temperature")),
+            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")) if config else None,
+            temperature=as_float(config.get("temperature")) if config else None,
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
