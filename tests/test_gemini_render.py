@@ -10,6 +10,7 @@ the renderer still escapes one as `json_dumps` would.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from _support import examples
 from wirescript.sse import encode_event, json_dumps
-from wirescript.wires.gemini.wire import _TEXT_PART, _THOUGHT_PART, _candidate, _element, _stream
+from wirescript.wires.gemini.wire import _TEXT_PART, _THOUGHT_PART, _around, _candidate, _element, _stream
 
 PROPERTY = settings(
     max_examples=examples(300),
@@ -93,7 +94,8 @@ def test_the_chunks_are_each_chunk_encoded_whole(
     envelope = {"usageMetadata": usage, "modelVersion": model, "responseId": "resp_0003"}
     expected = _reference(parts, finish, envelope, metadata, array=array, signature=signature)
     runs = [part if isinstance(part, dict) else (part[0], *part[1]) for part in parts]
-    frames = list(_stream(runs, finish, envelope, metadata, array=array, joined=joined, signature=signature))
+    around = _around(envelope, finish, metadata, array=array)
+    frames = list(_stream(runs, *around, array=array, joined=joined, signature=signature))
     assert b"".join(frame.data for frame in frames) == expected
     assert [frame.name for frame in frames][-1:] == ["final_chunk"]
     assert all(frame.name == "chunk" for frame in frames[:-1])
@@ -105,9 +107,54 @@ def test_a_long_run_joined_is_a_few_frames_of_the_same_bytes() -> None:
     envelope = {"usageMetadata": {"promptTokenCount": 1, "totalTokenCount": 1}, "modelVersion": "m", "responseId": "r"}
     pieces = ["abcdefgh", "é\ud800", '"\n'] * 400
     for array in (False, True):
-        one_by_one = list(_stream([(pieces, *_TEXT_PART)], "STOP", envelope, array=array))
-        joined = list(_stream([(pieces, *_TEXT_PART)], "STOP", envelope, array=array, joined=True))
+        around = _around(envelope, "STOP", array=array)
+        one_by_one = list(_stream([(pieces, *_TEXT_PART)], *around, array=array))
+        joined = list(_stream([(pieces, *_TEXT_PART)], *around, array=array, joined=True))
         assert len(one_by_one) == len(pieces)
         assert 2 < len(joined) < len(pieces) // 10
         expected = _reference([(pieces, _TEXT_PART)], "STOP", envelope, None, array=array, signature=None)
         assert b"".join(f.data for f in joined) == b"".join(f.data for f in one_by_one) == expected
+
+
+def test_each_answer_streams_its_own_id_model_usage_and_finish() -> None:
+    """What surrounds the parts is kept by model, usage, finish and framing: each answer still gets its own values."""
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    from wirescript import ScriptTransport
+
+    # Each answer's shape differs from the first's in one value: the id, the prompt tokens, the model, the
+    # finish reason, the cached tokens, the framing.
+    turns = [
+        {"text": "one"},
+        {"text": "one"},
+        {"text": "one", "usage": {"input_tokens": 7}},
+        {"text": "one"},
+        {"text": "cut", "stop_reason": "max_tokens"},
+        {"text": "one", "usage": {"cache_read_input_tokens": 2}},
+        {"text": "one"},
+    ]
+    stub = ScriptTransport(turns)
+    http = httpx2.Client(transport=stub)
+    client = genai.Client(api_key="k", http_options=types.HttpOptions(httpx_client=http))
+    finals = []
+    for model in ("gemini-a", "gemini-a", "gemini-a", "gemini-b", "gemini-a", "gemini-a"):
+        chunks = list(client.models.generate_content_stream(model=model, contents="hi"))
+        assert {c.response_id for c in chunks} == {chunks[-1].response_id}
+        assert {c.model_version for c in chunks} == {model}
+        assert all(c.usage_metadata.candidates_token_count is None for c in chunks[:-1])  # type: ignore[union-attr]
+        finals.append(chunks[-1])
+    assert [f.response_id for f in finals] == [f"resp_000{n}" for n in range(6)]
+    assert [f.candidates[0].finish_reason for f in finals] == ["STOP"] * 4 + ["MAX_TOKENS", "STOP"]  # type: ignore[index]
+    usage = [f.usage_metadata for f in finals]
+    prompts = [u.prompt_token_count for u in usage]  # type: ignore[union-attr]
+    assert prompts[2] == 7
+    assert prompts[:2] + prompts[3:] == [prompts[0]] * 5 != [7] * 5
+    assert [u.candidates_token_count for u in usage] == [1] * 6  # type: ignore[union-attr]
+    assert [u.cached_content_token_count for u in usage] == [None] * 5 + [2]  # type: ignore[union-attr]
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-a:streamGenerateContent"
+    array = json.loads(http.post(url, json={"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).content)
+    assert {element["responseId"] for element in array} == {"resp_0006"}
+    assert "".join(element["candidates"][0]["content"]["parts"][0]["text"] for element in array) == "one"
+    assert stub.problems == []

@@ -275,63 +275,74 @@ class GeminiWire(Wire):
         botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.
         """
         index = record.index
-        calls = [] if malformed_tool_json else list(turn.tool_calls)
-        # Tool inputs are sent as objects: encoded here only to count their characters.
-        chars = len(turn.text or "") + len(turn.thinking or "")
-        chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        text, thinking, calls = turn.text, turn.thinking, turn.tool_calls
+        chars = len(text or "") + len(thinking or "")
+        if calls:  # tool inputs are sent as objects: encoded here only to count their characters
+            chars += sum(len(json_dumps(c.input)) for c in calls)
         input_tokens, output_tokens = default_usage(turn, chars)
-        usage: dict[str, Any] = {
-            "promptTokenCount": input_tokens,
-            "candidatesTokenCount": output_tokens,
-            "totalTokenCount": input_tokens + output_tokens,
-        }
         cached = turn.usage.cache_read_input_tokens if turn.usage else None
-        if cached is not None:
-            usage["cachedContentTokenCount"] = cached
-        if malformed_tool_json and turn.tool_calls:
+        if malformed_tool_json and calls:
             finish = "MALFORMED_FUNCTION_CALL"
         else:
             stop = self.canonical_stop(turn)
             finish = GEMINI_FINISH_REASONS.get(stop, stop)
-        envelope = {
-            "usageMetadata": usage,
-            "modelVersion": record.model or "gemini-wirescript",
-            "responseId": f"resp_{index:04d}",
-        }
-        signature = base64.b64encode(f"sig_{index:04d}".encode()).decode() if turn.thinking is not None else None
+        if malformed_tool_json:
+            calls = ()
+        model = record.model or "gemini-wirescript"
+        identity = f"resp_{index:04d}"
+        signature = None if thinking is None else base64.b64encode(f"sig_{index:04d}".encode()).decode()
         function_parts = [
             {"functionCall": {"id": call.id or f"fc_{index:04d}_{k}", "name": call.name, "args": call.input}}
             for k, call in enumerate(calls)
         ]
-        grounded = turn.server_tools is not None or turn.citations is not None
-        code = grounding.code_parts(turn) if grounded else []
-        metadata = grounding.grounding_metadata(turn) if grounded else None
+        metadata = None
+        code: list[dict[str, Any]] = []
+        if turn.server_tools is not None or turn.citations is not None:
+            code = grounding.code_parts(turn)
+            metadata = grounding.grounding_metadata(turn)
         if not record.stream:
             parts: list[dict[str, Any]] = []
-            if turn.thinking is not None:
-                parts.append({"text": turn.thinking, "thought": True})
+            if thinking is not None:
+                parts.append({"text": thinking, "thought": True})
             if code:
                 parts.extend(code)
-            if turn.text is not None:
-                parts.append({"text": turn.text})
+            if text is not None:
+                parts.append({"text": text})
             parts.extend(function_parts)
             _sign(parts, signature)
+            envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
             body = {"candidates": [_candidate(parts, finish, metadata)], **envelope}
             return Rendered(200, dict(_JSON_HEADERS), json_dumps(body).encode())
         # The parts in order, a run of text pieces as one entry: (its pieces, the JSON before and after each).
         runs: list[dict[str, Any] | _Run] = []
-        if turn.thinking is not None:
-            runs.append((chunks(turn.thinking) or [""], *_THOUGHT_PART))
-        runs.extend(code)
-        if turn.text is not None:
-            runs.append((chunks(turn.text) or [""], *_TEXT_PART))
-        runs.extend(function_parts)
+        if thinking is not None:
+            runs.append((chunks(thinking) or [""], *_THOUGHT_PART))
+        if code:
+            runs.extend(code)
+        if text is not None:
+            runs.append((chunks(text) or [""], *_TEXT_PART))
+        if function_parts:
+            runs.extend(function_parts)
         # The thought signature goes where Gemini puts it: the first function call, else the last part.
         if signature is not None and (function_parts or isinstance(runs[-1], dict)):
             _sign([part for part in runs if isinstance(part, dict)], signature)
             signature = None
         array = _json_array(record)
-        frames = _stream(runs, finish, envelope, metadata, array=array, joined=joined, signature=signature)
+        if metadata is None:  # what surrounds the parts, kept by model, usage and finish, the id put in
+            shape = (model, input_tokens, output_tokens, cached, finish, array)
+            kept = _AROUND.get(shape)
+            if kept is None:
+                envelope = _envelope(input_tokens, output_tokens, cached, model, "")
+                middle, close = _around(envelope, finish, None, array=array)
+                kept = (*_split_id(middle), *_split_id(close))
+                if len(_AROUND) < 256:  # a stub's answers take a few shapes
+                    _AROUND[shape] = kept
+            middle_head, middle_tail, close_head, close_tail = kept
+            middle, close = f"{middle_head}{identity}{middle_tail}", f"{close_head}{identity}{close_tail}"
+        else:
+            envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
+            middle, close = _around(envelope, finish, metadata, array=array)
+        frames = _stream(runs, middle, close, array=array, joined=joined, signature=signature)
         return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -449,6 +460,18 @@ class GeminiWire(Wire):
         return Frame("error", encode_event(None, json_dumps(data)))
 
 
+def _envelope(input_tokens: int, output_tokens: int, cached: int | None, model: str, identity: str) -> dict[str, Any]:
+    """A `GenerateContentResponse`'s fields after its candidates: the usage, the model and the response id."""
+    usage: dict[str, Any] = {
+        "promptTokenCount": input_tokens,
+        "candidatesTokenCount": output_tokens,
+        "totalTokenCount": input_tokens + output_tokens,
+    }
+    if cached is not None:
+        usage["cachedContentTokenCount"] = cached
+    return {"usageMetadata": usage, "modelVersion": model, "responseId": identity}
+
+
 def _sign(parts: list[dict[str, Any]], signature: str | None) -> None:
     """Attach the thought signature where Gemini does: the first function call, else the last part."""
     if signature is None or not parts:
@@ -490,39 +513,55 @@ def _element(chunk: str, *, first: bool, last: bool) -> bytes:
     return b"".join((b"[" if first else b",\r\n", chunk.encode(), b"\n]" if last else b"\n"))
 
 
+def _around(
+    envelope: dict[str, Any], finish: str, metadata: dict[str, Any] | None = None, *, array: bool = False
+) -> tuple[str, str]:
+    """What follows the part of each chunk but the last, and of the last: each `GenerateContentResponse`'s JSON, framed.
+
+    Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
+    usage across chunks is caught; the last also carries `finishReason`, the full usage and the
+    grounding metadata. `array`: the chunks are the elements of one JSON array.
+    """
+    prompt = envelope["usageMetadata"]["promptTokenCount"]
+    partial = {**envelope, "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt}}
+    _, suffix, end = _ARRAY_FRAMING if array else _SSE_FRAMING
+    middle = f'{_PARTS_END},"index":0}}],{_json(partial)[1:]}{suffix}'
+    close = f',"finishReason":{_json(finish)}'
+    if metadata is not None:
+        close += f',"groundingMetadata":{_json(metadata)}'
+    return middle, f'{close},"index":0}}],{_json(envelope)[1:]}{end}'
+
+
+def _split_id(text: str) -> tuple[str, str]:
+    """An `_around` text of an answer whose `responseId` is empty, cut where the id goes."""
+    head, key, tail = text.rpartition(',"responseId":""')
+    return f"{head}{key[:-1]}", f'"{tail}'
+
+
 def _stream(
     runs: list[dict[str, Any] | _Run],
-    finish: str,
-    envelope: dict[str, Any],
-    metadata: dict[str, Any] | None = None,
+    middle: str,
+    close: str,
     *,
     array: bool = False,
     joined: bool = False,
     signature: str | None = None,
 ) -> Iterator[Frame]:
-    """One chunk per part; the last also carries `finishReason`, the full usage and the grounding metadata.
+    """One chunk per part: the part, then `middle` (`close` after the last; `_around`).
 
-    Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
-    usage across chunks is caught. `array`: the chunks are the elements of one JSON array.
-    `joined`: a run of text pieces travels in frames of many chunks. `signature`: the thought
-    signature of the last text piece.
+    `array`: the chunks are the elements of one JSON array. `joined`: a run of text pieces travels
+    in frames of many chunks. `signature`: the thought signature of the last text piece.
 
     Each chunk is the bytes of `json_dumps` of its `GenerateContentResponse`, built from JSON
     encoded once per answer (what surrounds the part, each other part), so a text piece costs one
     string encoding.
     """
-    prompt = envelope["usageMetadata"]["promptTokenCount"]
-    partial = {**envelope, "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt}}
     prefix, suffix, end = _ARRAY_FRAMING if array else _SSE_FRAMING
-    middle = f'{_PARTS_END},"index":0}}],{_json(partial)[1:]}{suffix}'
-    close = f',"finishReason":{_json(finish)}'
-    if metadata is not None:
-        close += f',"groundingMetadata":{_json(metadata)}'
-    close = f'{close},"index":0}}],{_json(envelope)[1:]}{end}'
     head = f"{prefix}{_CHUNK_HEAD}"
     opening = array  # the array's first element opens it with `[` instead of the separator
     count = len(runs)
-    last = f'{prefix}{{"candidates":[{{"content":{{"role":"model"}}{close}'  # no parts: no `parts` key (proto3 JSON)
+    if not count:  # no parts: a content with no `parts` key, as proto3 JSON leaves out empty fields
+        last = f'{prefix}{{"candidates":[{{"content":{{"role":"model"}}{close}'
     for number, run in enumerate(runs, start=1):
         if isinstance(run, dict):
             if number == count:
@@ -537,6 +576,8 @@ def _stream(
         if number == count:
             signed = after if signature is None else f'{after[:-1]},"thoughtSignature":"{signature}"}}'
             last = f"{head}{before}{encode_basestring(pieces[-1])}{signed}{_PARTS_END}{close}"
+            if len(pieces) == 1:
+                break
             pieces = pieces[:-1]
         start, stop = f"{head}{before}", f"{after}{middle}"
         if opening and pieces:
@@ -606,3 +647,6 @@ _ARRAY_FRAMING = (",\r\n", "\n", "\n]")
 """(before each chunk, after each chunk but the last, after the last); `[` opens the array instead of the first `,`."""
 _JOINED_CHARS = 8 * 1024
 """About how long a frame of joined chunks is."""
+_AROUND: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+"""`_around` of an answer without grounding metadata, cut where its `responseId` goes (`_split_id`), by model,
+usage, finish reason and framing: the only values it holds."""
