@@ -12,7 +12,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
 from typing import Any, ClassVar
+
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..._text import text_of
 from ...recorded import RecordedRequest
@@ -136,19 +139,6 @@ def _model_of(path: str) -> str | None:
     return resource.rpartition("/")[2] or None
 
 
-def _newest_responses(contents: list[Any]) -> list[Any]:
-    """The functionResponse parts of the last content that is not the model's (a `user` or `function` turn)."""
-    for content in reversed(contents):
-        if not isinstance(content, dict) or content.get("role") == "model":
-            continue
-        return [
-            part
-            for part in as_list(content.get("parts"))
-            if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
-        ]
-    return []
-
-
 class GeminiWire(Wire):
     """The Gemini Developer API as google-genai (and frameworks on it) calls it.
 
@@ -222,11 +212,27 @@ class GeminiWire(Wire):
         tools = as_list(body.get("tools"))
         # Each field by either of its JSON names (`_field`): the API accepts snake_case bodies too.
         system = _field(body, "systemInstruction", "system_instruction")
+        system = system.get("parts") if isinstance(system, dict) else system
         config = _field(body, "generationConfig", "generation_config")
         config = config if isinstance(config, dict) else {}
+        # The functionResponse parts of every content, and of the last that is not the model's (a `user` or
+        # `function` turn): what the request answers the model's last calls with.
+        results: list[Any] = []
+        newest: list[Any] = []
+        for content in contents:
+            if not isinstance(content, dict):
+                continue
+            found = [
+                part
+                for part in as_list(content.get("parts"))
+                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
+            ]
+            results += found
+            if content.get("role") != "model":
+                newest = found
         return Parsed(
             model=_model_of(path),
-            system=text_of(system.get("parts") if isinstance(system, dict) else system, sep="\n"),
+            system=None if system is None else text_of(system, sep="\n"),
             messages=contents,
             tools=tools,
             tool_names=[
@@ -235,18 +241,14 @@ class GeminiWire(Wire):
                 if isinstance(tool, dict)
                 for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
-            ],
-            tool_results=_newest_responses(contents),
-            all_tool_results=[
-                part
-                for content in contents
-                if isinstance(content, dict)
-                for part in as_list(content.get("parts"))
-                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
-            ],
+            ]
+            if tools
+            else [],
+            tool_results=newest,
+            all_tool_results=results,
             stream=path.endswith(":streamGenerateContent"),
-            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")),
-            temperature=as_float(config.get("temperature")),
+            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")) if config else None,
+            temperature=as_float(config.get("temperature")) if config else None,
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
@@ -267,68 +269,81 @@ class GeminiWire(Wire):
     ) -> Rendered:
         """A `GenerateContentResponse` as JSON, or as SSE chunks when the request streams.
 
-        Every event is its own frame, `joined` or not.
+        `joined`: each run of text pieces travels in frames of many chunks.
 
         With `malformed_tool_json`, the tool calls are replaced by what Gemini answers when the model
         botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.
         """
         index = record.index
-        calls = [] if malformed_tool_json else list(turn.tool_calls)
-        # Tool inputs are sent as objects: encoded here only to count their characters.
-        chars = len(turn.text or "") + len(turn.thinking or "")
-        chars += sum(len(json_dumps(c.input)) for c in turn.tool_calls)
+        text, thinking, calls = turn.text, turn.thinking, turn.tool_calls
+        chars = len(text or "") + len(thinking or "")
+        if calls:  # tool inputs are sent as objects: encoded here only to count their characters
+            chars += sum(len(json_dumps(c.input)) for c in calls)
         input_tokens, output_tokens = default_usage(turn, chars)
-        usage: dict[str, Any] = {
-            "promptTokenCount": input_tokens,
-            "candidatesTokenCount": output_tokens,
-            "totalTokenCount": input_tokens + output_tokens,
-        }
         cached = turn.usage.cache_read_input_tokens if turn.usage else None
-        if cached is not None:
-            usage["cachedContentTokenCount"] = cached
-        if malformed_tool_json and turn.tool_calls:
+        if malformed_tool_json and calls:
             finish = "MALFORMED_FUNCTION_CALL"
         else:
             stop = self.canonical_stop(turn)
             finish = GEMINI_FINISH_REASONS.get(stop, stop)
-        envelope = {
-            "usageMetadata": usage,
-            "modelVersion": record.model or "gemini-wirescript",
-            "responseId": f"resp_{index:04d}",
-        }
-        signature = base64.b64encode(f"sig_{index:04d}".encode()).decode() if turn.thinking is not None else None
+        if malformed_tool_json:
+            calls = ()
+        model = record.model or "gemini-wirescript"
+        identity = f"resp_{index:04d}"
+        signature = None if thinking is None else base64.b64encode(f"sig_{index:04d}".encode()).decode()
         function_parts = [
             {"functionCall": {"id": call.id or f"fc_{index:04d}_{k}", "name": call.name, "args": call.input}}
             for k, call in enumerate(calls)
         ]
-        grounded = turn.server_tools is not None or turn.citations is not None
-        code = grounding.code_parts(turn) if grounded else []
-        metadata = grounding.grounding_metadata(turn) if grounded else None
+        metadata = None
+        code: list[dict[str, Any]] = []
+        if turn.server_tools is not None or turn.citations is not None:
+            code = grounding.code_parts(turn)
+            metadata = grounding.grounding_metadata(turn)
         if not record.stream:
             parts: list[dict[str, Any]] = []
-            if turn.thinking is not None:
-                parts.append({"text": turn.thinking, "thought": True})
+            if thinking is not None:
+                parts.append({"text": thinking, "thought": True})
             if code:
                 parts.extend(code)
-            if turn.text is not None:
-                parts.append({"text": turn.text})
+            if text is not None:
+                parts.append({"text": text})
             parts.extend(function_parts)
             _sign(parts, signature)
+            envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
             body = {"candidates": [_candidate(parts, finish, metadata)], **envelope}
             return Rendered(200, dict(_JSON_HEADERS), json_dumps(body).encode())
-        pieces: list[dict[str, Any]] = []
-        if turn.thinking is not None:
-            pieces.extend({"text": piece, "thought": True} for piece in chunks(turn.thinking) or [""])
+        # The parts in order, a run of text pieces as one entry: (its pieces, the JSON before and after each).
+        runs: list[dict[str, Any] | _Run] = []
+        if thinking is not None:
+            runs.append((chunks(thinking) or [""], *_THOUGHT_PART))
         if code:
-            pieces.extend(code)
-        if turn.text is not None:
-            pieces.extend({"text": piece} for piece in chunks(turn.text) or [""])
-        pieces.extend(function_parts)
-        _sign(pieces, signature)
-        if _json_array(record):
-            frames = _stream(pieces, finish, envelope, metadata, array=True)
-            return Rendered(200, dict(_JSON_HEADERS), frames=frames)
-        return Rendered(200, dict(_SSE_HEADERS), frames=_stream(pieces, finish, envelope, metadata))
+            runs.extend(code)
+        if text is not None:
+            runs.append((chunks(text) or [""], *_TEXT_PART))
+        if function_parts:
+            runs.extend(function_parts)
+        # The thought signature goes where Gemini puts it: the first function call, else the last part.
+        if signature is not None and (function_parts or isinstance(runs[-1], dict)):
+            _sign([part for part in runs if isinstance(part, dict)], signature)
+            signature = None
+        array = _json_array(record)
+        if metadata is None:  # what surrounds the parts, kept by model, usage and finish, the id put in
+            shape = (model, input_tokens, output_tokens, cached, finish, array)
+            kept = _AROUND.get(shape)
+            if kept is None:
+                envelope = _envelope(input_tokens, output_tokens, cached, model, "")
+                middle, close = _around(envelope, finish, None, array=array)
+                kept = (*_split_id(middle), *_split_id(close))
+                if len(_AROUND) < 256:  # a stub's answers take a few shapes
+                    _AROUND[shape] = kept
+            middle_head, middle_tail, close_head, close_tail = kept
+            middle, close = f"{middle_head}{identity}{middle_tail}", f"{close_head}{identity}{close_tail}"
+        else:
+            envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
+            middle, close = _around(envelope, finish, metadata, array=array)
+        frames = _stream(runs, middle, close, array=array, joined=joined, signature=signature)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
         """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
@@ -445,6 +460,18 @@ class GeminiWire(Wire):
         return Frame("error", encode_event(None, json_dumps(data)))
 
 
+def _envelope(input_tokens: int, output_tokens: int, cached: int | None, model: str, identity: str) -> dict[str, Any]:
+    """A `GenerateContentResponse`'s fields after its candidates: the usage, the model and the response id."""
+    usage: dict[str, Any] = {
+        "promptTokenCount": input_tokens,
+        "candidatesTokenCount": output_tokens,
+        "totalTokenCount": input_tokens + output_tokens,
+    }
+    if cached is not None:
+        usage["cachedContentTokenCount"] = cached
+    return {"usageMetadata": usage, "modelVersion": model, "responseId": identity}
+
+
 def _sign(parts: list[dict[str, Any]], signature: str | None) -> None:
     """Attach the thought signature where Gemini does: the first function call, else the last part."""
     if signature is None or not parts:
@@ -486,30 +513,140 @@ def _element(chunk: str, *, first: bool, last: bool) -> bytes:
     return b"".join((b"[" if first else b",\r\n", chunk.encode(), b"\n]" if last else b"\n"))
 
 
-def _stream(
-    pieces: list[dict[str, Any]],
-    finish: str,
-    envelope: dict[str, Any],
-    metadata: dict[str, Any] | None = None,
-    *,
-    array: bool = False,
-) -> Iterator[Frame]:
-    """One chunk per piece; the last also carries `finishReason`, the full usage and the grounding metadata.
+def _around(
+    envelope: dict[str, Any], finish: str, metadata: dict[str, Any] | None = None, *, array: bool = False
+) -> tuple[str, str]:
+    """What follows the part of each chunk but the last, and of the last: each `GenerateContentResponse`'s JSON, framed.
 
     Earlier chunks report only the prompt tokens, as Gemini does, so a consumer that adds up
-    usage across chunks is caught. `array`: the chunks are the elements of one JSON array.
+    usage across chunks is caught; the last also carries `finishReason`, the full usage and the
+    grounding metadata. `array`: the chunks are the elements of one JSON array.
     """
-    usage = envelope["usageMetadata"]
-    partial = {**envelope, "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]}}
-    partial["usageMetadata"]["totalTokenCount"] = usage["promptTokenCount"]
-    groups = [[piece] for piece in pieces] or [[]]
-    for number, parts in enumerate(groups):
-        last = number == len(groups) - 1
-        candidate = _candidate(parts, finish if last else None, metadata if last else None)
-        chunk = {"candidates": [candidate], **(envelope if last else partial)}
-        data = (
-            _element(json_dumps(chunk), first=number == 0, last=last)
-            if array
-            else encode_event(None, json_dumps(chunk))
-        )
-        yield Frame("final_chunk" if last else "chunk", data)
+    prompt = envelope["usageMetadata"]["promptTokenCount"]
+    partial = {**envelope, "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt}}
+    _, suffix, end = _ARRAY_FRAMING if array else _SSE_FRAMING
+    middle = f'{_PARTS_END},"index":0}}],{_json(partial)[1:]}{suffix}'
+    close = f',"finishReason":{_json(finish)}'
+    if metadata is not None:
+        close += f',"groundingMetadata":{_json(metadata)}'
+    return middle, f'{close},"index":0}}],{_json(envelope)[1:]}{end}'
+
+
+def _split_id(text: str) -> tuple[str, str]:
+    """An `_around` text of an answer whose `responseId` is empty, cut where the id goes."""
+    head, key, tail = text.rpartition(',"responseId":""')
+    return f"{head}{key[:-1]}", f'"{tail}'
+
+
+def _stream(
+    runs: list[dict[str, Any] | _Run],
+    middle: str,
+    close: str,
+    *,
+    array: bool = False,
+    joined: bool = False,
+    signature: str | None = None,
+) -> Iterator[Frame]:
+    """One chunk per part: the part, then `middle` (`close` after the last; `_around`).
+
+    `array`: the chunks are the elements of one JSON array. `joined`: a run of text pieces travels
+    in frames of many chunks. `signature`: the thought signature of the last text piece.
+
+    Each chunk is the bytes of `json_dumps` of its `GenerateContentResponse`, built from JSON
+    encoded once per answer (what surrounds the part, each other part), so a text piece costs one
+    string encoding.
+    """
+    prefix, suffix, end = _ARRAY_FRAMING if array else _SSE_FRAMING
+    head = f"{prefix}{_CHUNK_HEAD}"
+    opening = array  # the array's first element opens it with `[` instead of the separator
+    count = len(runs)
+    if not count:  # no parts: a content with no `parts` key, as proto3 JSON leaves out empty fields
+        last = f'{prefix}{{"candidates":[{{"content":{{"role":"model"}}{close}'
+    for number, run in enumerate(runs, start=1):
+        if isinstance(run, dict):
+            if number == count:
+                last = f"{head}{_json(run)}{_PARTS_END}{close}"
+                break
+            data = _encoded(f"{head}{_json(run)}{middle}", prefix, suffix)
+            if opening:
+                data, opening = b"[" + data[len(prefix) :], False
+            yield Frame("chunk", data)
+            continue
+        pieces, before, after = run
+        if number == count:
+            signed = after if signature is None else f'{after[:-1]},"thoughtSignature":"{signature}"}}'
+            last = f"{head}{before}{encode_basestring(pieces[-1])}{signed}{_PARTS_END}{close}"
+            if len(pieces) == 1:
+                break
+            pieces = pieces[:-1]
+        start, stop = f"{head}{before}", f"{after}{middle}"
+        if opening and pieces:
+            data = _encoded(f"{start}{encode_basestring(pieces[0])}{stop}", prefix, suffix)
+            yield Frame("chunk", b"[" + data[len(prefix) :])
+            pieces, opening = pieces[1:], False
+        if not joined:
+            for piece in pieces:
+                text = f"{start}{encode_basestring(piece)}{stop}"
+                try:
+                    data = text.encode()
+                except UnicodeEncodeError:
+                    data = _escaped(text, prefix, suffix)
+                yield Frame("chunk", data)
+            continue
+        step = max(1, _JOINED_CHARS // (len(start) + len(stop) + 16))
+        for at in range(0, len(pieces), step):
+            batch = pieces[at : at + step]
+            text = "".join([f"{start}{encode_basestring(piece)}{stop}" for piece in batch])
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:  # a lone surrogate: each chunk of the batch as it goes alone
+                data = b"".join(_encoded(f"{start}{encode_basestring(piece)}{stop}", prefix, suffix) for piece in batch)
+            yield Frame("chunk", data)
+    data = _encoded(last, prefix, end)
+    if opening:
+        data = b"[" + data[len(prefix) :]
+    yield Frame("final_chunk", data)
+
+
+def _json(value: Any) -> str:
+    """`json_dumps(value)` when it holds no lone surrogate; else the JSON with the surrogate as it is.
+
+    A chunk holding one is escaped whole when it is encoded (`_encoded`), as `json_dumps` escapes it.
+    """
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _encoded(text: str, prefix: str, suffix: str) -> bytes:
+    """A framed chunk's bytes (`prefix`, the chunk's JSON, `suffix`): as UTF-8, or escaped whole (`_escaped`)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _escaped(text, prefix, suffix)
+
+
+def _escaped(text: str, prefix: str, suffix: str) -> bytes:
+    """A framed chunk with a lone surrogate, which UTF-8 cannot carry: its JSON escaped to ASCII, as `json_dumps` does.
+
+    Never the case for a validated turn (a script refuses lone surrogates): kept so that nothing fails here.
+    """
+    chunk = text[len(prefix) : len(text) - len(suffix)]
+    return f"{prefix}{json.dumps(json.loads(chunk), separators=(',', ':'))}{suffix}".encode()
+
+
+_Run = tuple[list[str], str, str]
+"""A run of text pieces, each the one part of its chunk: the pieces, the part's JSON before and after the text."""
+_TEXT_PART = ('{"text":', "}")
+_THOUGHT_PART = ('{"text":', ',"thought":true}')
+_CHUNK_HEAD = '{"candidates":[{"content":{"parts":['
+_PARTS_END = '],"role":"model"}'
+_SSE_FRAMING = ("data: ", "\n\n", "\n\n")
+_ARRAY_FRAMING = (",\r\n", "\n", "\n]")
+"""(before each chunk, after each chunk but the last, after the last); `[` opens the array instead of the first `,`."""
+_JOINED_CHARS = 8 * 1024
+"""About how long a frame of joined chunks is."""
+_AROUND: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+"""`_around` of an answer without grounding metadata, cut where its `responseId` goes (`_split_id`), by model,
+usage, finish reason and framing: the only values it holds."""
