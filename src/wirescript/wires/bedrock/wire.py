@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -79,11 +80,13 @@ _MESSAGES_EVENTS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def operation(path: str) -> tuple[str, str] | None:
     """`(model id, operation path segment)` of a bedrock-runtime path, or None for another path.
 
     The model id is the segment between `/model/` and the operation, as the HTTP library decoded it
-    (boto3 percent-encodes `:` and `/`, AnthropicBedrock `/` only; an ARN keeps its `/`).
+    (boto3 percent-encodes `:` and `/`, AnthropicBedrock `/` only; an ARN keeps its `/`). Kept for
+    the paths seen last: a request asks it several times (to route, parse, check and render it).
     """
     found = _PATH.search(path)
     return (found["model"], found["op"]) if found else None
@@ -207,18 +210,15 @@ class BedrockWire(Wire):
         found = operation(record.path)
         op = found[1] if found else "converse"
         index = record.index
-        headers = {"x-amzn-requestid": _request_id(index)}
         if op == "converse":
-            body = json_dumps(_converse.converse_body(turn, index, stop=self.canonical_stop(turn))).encode()
-            return Rendered(200, {"content-type": "application/json", **headers}, body)
+            body = _converse.json_bytes(_converse.converse_body(turn, index, stop=self.canonical_stop(turn)))
+            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
         if op == "converse-stream":
-            frames = (
-                Frame(name, data)
-                for name, data in _converse.converse_stream(
-                    turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn)
-                )
+            frames = _converse.stream_frames(
+                turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn), joined=joined
             )
-            return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=frames)
+            return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": _request_id(index)}, frames=frames)
+        headers = {"x-amzn-requestid": _request_id(index)}
         model = record.model or "anthropic.claude-wirescript"
         msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
