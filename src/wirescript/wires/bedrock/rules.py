@@ -166,14 +166,30 @@ def check_converse(
             (`bedrock.first-message-not-user`); None: those are not checked.
 
     """
-    messages = [m for _, m in dicts(body.get("messages"))]
-    for rule, check in _CHECKS:  # a table built once, not closures per request
+    listed = body.get("messages")
+    messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+    # Only a conversation with toolUse or toolResult blocks can break the three rules about them.
+    checks = _CHECKS if any(_tool_blocks(m) for m in messages) else _CHECKS_WITHOUT_TOOL_BLOCKS
+    for rule, check in checks:  # a table built once, not closures per request
         if rule.id in skip:
             continue
         violation = check(body, messages, model)
         if violation is not None:
             return violation
     return None
+
+
+def _tool_blocks(message: dict[str, Any]) -> bool:
+    """Whether a message's content holds a `toolUse` or a `toolResult` block."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if isinstance(block, dict) and (
+            isinstance(block.get("toolUse"), dict) or isinstance(block.get("toolResult"), dict)
+        ):
+            return True
+    return False
 
 
 def check_invoke(
@@ -378,3 +394,7 @@ _CHECKS: tuple[tuple[Rule, _Check], ...] = (
     (INFERENCE_CONFIG_RANGE, lambda body, messages, model: _inference_range(body)),
 )
 """Every Converse check, in the order of `CONVERSE_RULES`."""
+
+_ABOUT_TOOL_BLOCKS = frozenset({TOOL_USE_WITHOUT_RESULT.id, TOOL_RESULT_WITHOUT_USE.id, TOOL_CONFIG_MISSING.id})
+_CHECKS_WITHOUT_TOOL_BLOCKS = tuple((rule, check) for rule, check in _CHECKS if rule.id not in _ABOUT_TOOL_BLOCKS)
+"""The checks a conversation without `toolUse` or `toolResult` blocks can fail: the others find nothing in it."""
