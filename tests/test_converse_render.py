@@ -218,3 +218,38 @@ def test_an_exception_mid_stream(error_type: str, name: str) -> None:
     with pytest.raises(botocore_exceptions.EventStreamError) as caught:
         next(events)
     assert caught.value.response["Error"] == {"Code": name, "Message": "stopped"}
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        TURN,
+        Turn(text="S"),
+        Turn(text=""),
+        Turn(text="Streaming answers arrive as many small pieces. " * 400),  # several joined frames
+        Turn(text='quotes " and \\ and\nnew lines, café ✓ 日本語 🙂'),
+        Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"),  # not scriptable
+        Turn(thinking="", text="t", tools=(ToolCall(name="f", input={"k": "v" * 3000}),)),
+    ],
+)
+def test_joined_frames_carry_the_bytes_of_every_message_in_order(turn: Turn) -> None:
+    messages = [data for _, data in _converse.converse_stream(turn, 7, stop="end_turn")]
+    joined = list(_converse.stream_frames(turn, 7, stop="end_turn", joined=True))
+    assert b"".join(frame.data for frame in joined) == b"".join(messages)
+    assert len(joined) < len(messages) or len(messages) <= 6
+    for frame in joined:  # a joined frame carries messages of its own name only
+        assert {m.headers[":event-type"] for m in es.decode(frame.data)} == {frame.name}
+    for data in messages:  # and every message is the event framed whole, as `eventstream.event` frames it
+        (message,) = es.decode(data)
+        assert es.event(str(message.headers[":event-type"]), message.payload) == data
+
+
+def test_the_messages_kept_between_answers_carry_each_answers_own_values() -> None:
+    first = dict(_converse.converse_stream(Turn(text="one"), 0, stop="end_turn"))
+    second = dict(_converse.converse_stream(Turn(text="one two", usage=Usage(input_tokens=3)), 1, stop="max_tokens"))
+    assert json.loads(es.decode(second["messageStop"])[0].payload) == {"stopReason": "max_tokens"}
+    assert json.loads(es.decode(first["messageStop"])[0].payload) == {"stopReason": "end_turn"}
+    assert json.loads(es.decode(second["metadata"])[0].payload)["usage"]["inputTokens"] == 3
+    stream = _converse.converse_stream(TURN, 0, stop="tool_use")
+    stops = [json.loads(es.decode(data)[0].payload) for name, data in stream if name == "contentBlockStop"]
+    assert stops == [{"contentBlockIndex": n} for n in range(4)]

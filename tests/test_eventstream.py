@@ -419,3 +419,44 @@ def test_anthropic_bedrock_surfaces_an_exception_frame_as_an_error_event() -> No
     ):
         s.get_final_message()
     assert caught.value.body == {"type": "error", "error": {"type": "throttlingException", "message": "slow down"}}
+
+
+# --- The framers: a message's start worked out once per payload length, the bytes those of framing it whole ---
+
+
+def test_a_framer_frames_every_payload_length_as_the_message_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(es, "_STARTS_KEPT", 8)  # past the lengths it keeps, it works the start out each time
+    raw = es.encode_headers({":event-type": "contentBlockDelta", ":content-type": "application/json"})
+    framer = es._Framer(raw)
+    lengths = [0, 1, 7, 300, 1, 0, 65536, *range(20, 40), 7, 300]
+    for length in lengths:  # each length twice at least: a kept start must give the same bytes as a new one
+        payload = bytes(range(256)) * (length // 256) + bytes(range(length % 256))
+        assert framer.message(payload) == es.encode_message(
+            {":event-type": "contentBlockDelta", ":content-type": "application/json"}, payload
+        )
+    assert len(framer._starts) == 8
+    with pytest.raises(es.EventStreamError, match="most is"):
+        framer.message(b"x" * (es.MAX_PAYLOAD_LENGTH + 1))
+
+
+def test_delta_messages_are_the_events_whole_for_any_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(es, "_STARTS_KEPT", 4)
+    from wirescript.sse import json_string
+
+    before, after = b'{"contentBlockIndex":3,"delta":{"text":', b"}}"
+    around = es._framer("event", "contentBlockDelta").around(before, after)
+    pieces = ["", "a", "Streamin", 'q"uo\\te', "\n\t\x07", "café ✓", "日本語🙂", "\ud800 lone"]
+    pieces += ["x" * n for n in range(12)]
+    for _ in range(2):
+        got = around.messages(pieces, json_string)
+        whole = [es.event("contentBlockDelta", before + json_string(p).encode() + after) for p in pieces]
+        assert got == whole
+        payloads = [before + json_string(p).encode() + after for p in pieces]
+        assert [m.payload for m in botocore_decode(b"".join(got))] == payloads
+
+
+def test_an_event_type_is_framed_by_its_own_headers() -> None:
+    a = es.event("messageStart", b"{}")
+    b = es.event("messageStop", b"{}")
+    assert [m.headers[":event-type"] for m in botocore_decode(a + b)] == ["messageStart", "messageStop"]
+    assert es.exception("throttlingException", b"{}") != es.event("throttlingException", b"{}")

@@ -8,12 +8,17 @@ model for bedrock-runtime (2023-09-30).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring
 from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_json
 
 from ...script import ErrorSpec, Turn
 from ...sse import json_dumps, json_string
 from .._render import break_json, chunks, default_usage
+from ..base import Frame
 from . import eventstream
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "converse_stream",
     "error_response",
     "stream_exception",
+    "stream_frames",
 ]
 
 ERROR_TYPES: Mapping[int, str] = {
@@ -156,43 +162,115 @@ def converse_stream(
         `(event name, encoded message)`, from `messageStart` to `metadata`.
 
     """
+    for frame in stream_frames(turn, index, malformed_tool_json=malformed_tool_json, stop=stop):
+        yield frame.name, frame.data
 
-    def event(name: str, payload: Mapping[str, Any]) -> tuple[str, bytes]:
-        return name, eventstream.event(name, json_dumps(payload).encode())
 
-    def deltas(block: int, delta: Mapping[str, Any], pieces: list[str]) -> Iterator[tuple[str, bytes]]:
-        """`event("contentBlockDelta", {"contentBlockIndex": block, "delta": delta})` for each piece in `delta`.
+def stream_frames(
+    turn: Turn, index: int = 0, *, malformed_tool_json: bool = False, stop: str | None = None, joined: bool = False
+) -> Iterator[Frame]:
+    """`converse_stream`'s messages as the wire's frames; `joined`: each run of deltas in frames of about 8 KiB.
 
-        The same bytes, with the JSON around the piece (`delta`'s one `""`) encoded once: most of a stream's messages.
-        """
-        head, _, tail = json_dumps({"contentBlockIndex": block, "delta": delta}).partition('""')
-        before, after = head.encode(), tail.encode()
-        for piece in pieces:
-            payload = b"".join((before, json_string(piece).encode(), after))
-            yield "contentBlockDelta", eventstream.event("contentBlockDelta", payload)
-
-    yield event("messageStart", {"role": "assistant"})
+    The bytes are the same either way (`Wire.render`'s `joined`: nothing reads the events one by one).
+    The messages that are the same in every answer (`messageStart`, a block's `contentBlockStop`,
+    `messageStop` for a stop reason) are encoded once and kept; a delta's payload is the same JSON
+    around its piece, framed with the least work per piece (`eventstream._Around`).
+    """
+    yield Frame("messageStart", _message_start())
     block = 0
     if turn.thinking is not None:
-        yield from deltas(block, {"reasoningContent": {"text": ""}}, chunks(turn.thinking))
+        yield from _deltas(block, "reasoning", turn.thinking, chunks(turn.thinking), joined)
         signature = {"reasoningContent": {"signature": _signature(turn, index)}}
-        yield event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
-        yield event("contentBlockStop", {"contentBlockIndex": block})
+        yield _event("contentBlockDelta", {"contentBlockIndex": block, "delta": signature})
+        yield Frame("contentBlockStop", _block_stop(block))
         block += 1
     if turn.text is not None:
-        yield from deltas(block, {"text": ""}, chunks(turn.text) or [""])
-        yield event("contentBlockStop", {"contentBlockIndex": block})
+        yield from _deltas(block, "text", turn.text, chunks(turn.text) or [""], joined)
+        yield Frame("contentBlockStop", _block_stop(block))
         block += 1
     arguments = [json_dumps(call.input) for call in turn.tool_calls]  # encoded once: streamed, and counted
     for k, (call, encoded) in enumerate(zip(turn.tool_calls, arguments, strict=True)):
         start = {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}}
-        yield event("contentBlockStart", {"contentBlockIndex": block, "start": start})
-        pieces = chunks(break_json(encoded) if malformed_tool_json else encoded)
-        yield from deltas(block, {"toolUse": {"input": ""}}, pieces)
-        yield event("contentBlockStop", {"contentBlockIndex": block})
+        yield _event("contentBlockStart", {"contentBlockIndex": block, "start": start})
+        streamed = break_json(encoded) if malformed_tool_json else encoded
+        yield from _deltas(block, "toolUse", streamed, chunks(streamed), joined)
+        yield Frame("contentBlockStop", _block_stop(block))
         block += 1
-    yield event("messageStop", {"stopReason": bedrock_stop(turn, stop)})
-    yield event("metadata", {"usage": _usage(turn, arguments), "metrics": {"latencyMs": 1}})
+    yield Frame("messageStop", _message_stop(bedrock_stop(turn, stop)))
+    yield _event("metadata", {"usage": _usage(turn, arguments), "metrics": {"latencyMs": 1}})
+
+
+def json_bytes(value: Any) -> bytes:
+    """`json_dumps(value).encode()`: pydantic-core's UTF-8 as it is, without a round trip through `str`."""
+    try:
+        return to_json(value)
+    except PydanticSerializationError:  # a lone surrogate: `json_dumps` escapes the document to ASCII
+        return json_dumps(value).encode()
+
+
+def _event(name: str, payload: Mapping[str, Any]) -> Frame:
+    return Frame(name, eventstream.event(name, json_bytes(payload)))
+
+
+@functools.cache
+def _message_start() -> bytes:
+    return eventstream.event("messageStart", json_bytes({"role": "assistant"}))
+
+
+@functools.lru_cache(maxsize=64)
+def _block_stop(block: int) -> bytes:
+    return eventstream.event("contentBlockStop", json_bytes({"contentBlockIndex": block}))
+
+
+@functools.lru_cache(maxsize=64)
+def _message_stop(reason: str) -> bytes:
+    return eventstream.event("messageStop", json_bytes({"stopReason": reason}))
+
+
+_DELTA_OF = {
+    "text": {"text": ""},
+    "reasoning": {"reasoningContent": {"text": ""}},
+    "toolUse": {"toolUse": {"input": ""}},
+}
+"""Each kind of delta, with the `""` its pieces go in."""
+
+_JOINED_BYTES = 8 * 1024
+"""About how many bytes of deltas a joined frame carries."""
+
+
+@functools.lru_cache(maxsize=64)
+def _delta_messages(block: int, kind: str) -> tuple[eventstream._Around, int]:
+    """The `contentBlockDelta` messages of a block's pieces, and how many of them make a joined frame."""
+    head, _, tail = json_dumps({"contentBlockIndex": block, "delta": _DELTA_OF[kind]}).partition('""')
+    around = eventstream._framer("event", "contentBlockDelta").around(head.encode(), tail.encode())
+    size = len(around.messages(["12345678"], json_string)[0])
+    return around, max(1, _JOINED_BYTES // size)
+
+
+def _deltas(block: int, kind: str, text: str, pieces: list[str], joined: bool) -> Iterator[Frame]:
+    """`_event("contentBlockDelta", {"contentBlockIndex": block, "delta": …})` for each piece of `text`, in `kind`.
+
+    The same bytes, with the JSON around the piece (the delta's one `""`) encoded once: most of a stream's
+    messages. A text without a lone surrogate (UTF-8 carries all of it) has each piece quoted as
+    `json_string` would, without looking for one piece by piece.
+    """
+    around, step = _delta_messages(block, kind)
+    quote = encode_basestring if text.isascii() or _utf8(text) else json_string
+    if not joined:
+        for message in around.messages(pieces, quote):
+            yield Frame("contentBlockDelta", message)
+        return
+    for first in range(0, len(pieces), step):
+        yield Frame("contentBlockDelta", b"".join(around.messages(pieces[first : first + step], quote)))
+
+
+def _utf8(text: str) -> bool:
+    """Whether UTF-8 carries `text` (it holds no lone surrogate)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def error_response(spec: ErrorSpec, index: int = 0) -> tuple[int, dict[str, str], bytes]:
@@ -232,4 +310,4 @@ def stream_exception(error_type: str, message: str) -> tuple[str, bytes]:
     """
     name = error_type if error_type in STREAM_EXCEPTIONS else _STREAM_EXCEPTION_FOR.get(error_type, "")
     name = name or "modelStreamErrorException"
-    return name, eventstream.exception(name, json_dumps({"message": message}).encode())
+    return name, eventstream.exception(name, json_bytes({"message": message}))

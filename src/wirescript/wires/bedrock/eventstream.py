@@ -27,7 +27,7 @@ import functools
 import json
 import struct
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,12 +192,94 @@ def _framed(raw_headers: bytes, payload: bytes) -> bytes:
     return b"".join((head, raw_headers, payload, _U32.pack(message_crc)))
 
 
+_STARTS_KEPT = 512
+"""How many payload lengths a `_Framer` keeps the start of a message for (a stream's deltas take a handful)."""
+
+
+class _Framer:
+    """The messages of one header block (an event type's, an exception type's), its headers encoded once.
+
+    All a message holds besides its payload depends on the payload's length only: the prelude, its
+    CRC32, the headers, and the running CRC32 over them, which the message CRC32 goes on from. So
+    they are worked out once per length (and kept, for up to `_STARTS_KEPT` lengths), and a message
+    costs a CRC32 over its payload and a join. The bytes are exactly `_framed(raw, payload)`'s.
+    """
+
+    __slots__ = ("_starts", "raw")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self._starts: dict[int, tuple[bytes, int]] = {}
+
+    def _start(self, length: int, before: bytes = b"") -> tuple[bytes, int]:
+        """The bytes of a message up to `before` (included) for a payload of `length` bytes, and their CRC32."""
+        if length > MAX_PAYLOAD_LENGTH:
+            raise EventStreamError(f"a payload of {length} bytes, the most is {MAX_PAYLOAD_LENGTH}")
+        raw = self.raw
+        prelude = _PRELUDE.pack(_PRELUDE_LENGTH + len(raw) + length + _CRC_LENGTH, len(raw))
+        head = b"".join((prelude, _U32.pack(binascii.crc32(prelude)), raw, before))
+        return head, binascii.crc32(head)
+
+    def message(self, payload: bytes) -> bytes:
+        """One message around `payload`."""
+        length = len(payload)
+        start = self._starts.get(length)
+        if start is None:
+            start = self._start(length)
+            if len(self._starts) < _STARTS_KEPT:
+                self._starts[length] = start
+        head, crc = start
+        return b"".join((head, payload, _U32.pack(binascii.crc32(payload, crc))))
+
+    def around(self, before: bytes, after: bytes) -> _Around:
+        """The messages whose payloads are `before`, a piece, and `after` (see `_Around`)."""
+        return _Around(self, before, after)
+
+
+class _Around:
+    """The messages of one header block whose payload is the same JSON around a string (a stream's deltas).
+
+    Each is `event(type, before + quote(piece).encode() + after)` byte for byte: the start of the
+    message up to the piece, and its CRC32, are worked out once per encoded piece's length (and kept,
+    for up to `_STARTS_KEPT` lengths), so a piece costs its encoding, two CRC32s and a join.
+    """
+
+    __slots__ = ("_after", "_before", "_framer", "_starts")
+
+    def __init__(self, framer: _Framer, before: bytes, after: bytes) -> None:
+        self._framer = framer
+        self._before = before
+        self._after = after
+        self._starts: dict[int, tuple[bytes, int]] = {}
+
+    def messages(self, pieces: Iterable[str], quote: Callable[[str], str]) -> list[bytes]:
+        """The message of each piece, its payload `before + quote(piece).encode() + after`."""
+        starts, after, pack, crc32 = self._starts, self._after, _U32.pack, binascii.crc32
+        around = len(self._before) + len(after)
+        out = []
+        for piece in pieces:
+            middle = quote(piece).encode()
+            length = len(middle)
+            start = starts.get(length)
+            if start is None:
+                start = self._framer._start(around + length, self._before)
+                if len(starts) < _STARTS_KEPT:
+                    starts[length] = start
+            head, crc = start
+            out.append(b"".join((head, middle, after, pack(crc32(after, crc32(middle, crc))))))
+        return out
+
+
 @functools.lru_cache(maxsize=256)
-def _constant_headers(kind: str, name: str) -> bytes:
-    """The encoded headers of an `event` or `exception` message: the same three for every message of a type."""
+def _framer(kind: str, name: str) -> _Framer:
+    """The framer of an `event` or `exception` message: the same three headers for every message of a type."""
     if kind == "event":
-        return encode_headers({":event-type": name, ":content-type": "application/json", ":message-type": "event"})
-    return encode_headers({":exception-type": name, ":content-type": "application/json", ":message-type": "exception"})
+        return _Framer(
+            encode_headers({":event-type": name, ":content-type": "application/json", ":message-type": "event"})
+        )
+    return _Framer(
+        encode_headers({":exception-type": name, ":content-type": "application/json", ":message-type": "exception"})
+    )
 
 
 def _json_payload(payload: bytes | Mapping[str, Any]) -> bytes:
@@ -217,7 +299,7 @@ def event(event_type: str, payload: bytes | Mapping[str, Any] = b"") -> bytes:
         The encoded message.
 
     """
-    return _framed(_constant_headers("event", event_type), _json_payload(payload))
+    return _framer("event", event_type).message(_json_payload(payload))
 
 
 def chunk(data: bytes) -> bytes:
@@ -248,7 +330,7 @@ def exception(exception_type: str, payload: bytes | Mapping[str, Any] = b"") -> 
         The encoded message.
 
     """
-    return _framed(_constant_headers("exception", exception_type), _json_payload(payload))
+    return _framer("exception", exception_type).message(_json_payload(payload))
 
 
 def error(error_code: str, error_message: str = "") -> bytes:

@@ -166,14 +166,30 @@ def check_converse(
             (`bedrock.first-message-not-user`); None: those are not checked.
 
     """
-    messages = [m for _, m in dicts(body.get("messages"))]
-    for rule, check in _CHECKS:  # a table built once, not closures per request
-        if rule.id in skip:
+    listed = body.get("messages")
+    messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+    # Only a conversation with toolUse or toolResult blocks can break the three rules about them.
+    checks = _CHECKS if any(_tool_blocks(m) for m in messages) else _CHECKS_WITHOUT_TOOL_BLOCKS
+    for rule, check, needs in checks:  # a table built once, not closures per request
+        if rule.id in skip or (needs is not None and needs not in body):  # a check of a field the body lacks passes
             continue
         violation = check(body, messages, model)
         if violation is not None:
             return violation
     return None
+
+
+def _tool_blocks(message: dict[str, Any]) -> bool:
+    """Whether a message's content holds a `toolUse` or a `toolResult` block."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if isinstance(block, dict) and (
+            isinstance(block.get("toolUse"), dict) or isinstance(block.get("toolResult"), dict)
+        ):
+            return True
+    return False
 
 
 def check_invoke(
@@ -235,7 +251,7 @@ _USER_FIRST_MODELS = ("anthropic.claude", "amazon.nova")
 """The model families observed to refuse a conversation that starts with an assistant message."""
 
 
-def _first_not_user(messages: list[dict[str, Any]], model: str | None) -> Violation | None:
+def _first_not_user(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     if model is None or not any(family in model for family in _USER_FIRST_MODELS):
         return None
     if messages and messages[0].get("role") == "assistant":
@@ -254,7 +270,7 @@ def _validation(rule: Rule, value: Any, where: str, constraint: str, param: str)
     return Violation(rule, message, param)
 
 
-def _invalid_role(messages: list[dict[str, Any]]) -> Violation | None:
+def _invalid_role(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i, message in enumerate(messages):
         role = message.get("role")
         if isinstance(role, str) and role not in _ROLES:
@@ -264,7 +280,7 @@ def _invalid_role(messages: list[dict[str, Any]]) -> Violation | None:
     return None
 
 
-def _blank_text(messages: list[dict[str, Any]]) -> Violation | None:
+def _blank_text(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i, message in enumerate(messages):
         for k, block in dicts(message.get("content")):
             text = block.get("text")
@@ -278,7 +294,7 @@ def _blank_text(messages: list[dict[str, Any]]) -> Violation | None:
     return None
 
 
-def _tool_names(body: dict[str, Any]) -> Violation | None:
+def _tool_names(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     config = body.get("toolConfig")
     for i, tool in dicts(config.get("tools") if isinstance(config, dict) else None):
         spec = tool.get("toolSpec")
@@ -296,7 +312,7 @@ def _tool_names(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _inference_range(body: dict[str, Any]) -> Violation | None:
+def _inference_range(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     config = body.get("inferenceConfig")
     if not isinstance(config, dict):
         return None
@@ -308,7 +324,7 @@ def _inference_range(body: dict[str, Any]) -> Violation | None:
     return None
 
 
-def _alternate(messages: list[dict[str, Any]]) -> Violation | None:
+def _alternate(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i in range(1, len(messages)):
         role = messages[i].get("role")
         if isinstance(role, str) and role == messages[i - 1].get("role"):
@@ -321,7 +337,7 @@ def _alternate(messages: list[dict[str, Any]]) -> Violation | None:
     return None
 
 
-def _unanswered(messages: list[dict[str, Any]]) -> Violation | None:
+def _unanswered(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i, message in enumerate(messages[:-1]):
         if message.get("role") != "assistant":
             continue
@@ -337,7 +353,7 @@ def _unanswered(messages: list[dict[str, Any]]) -> Violation | None:
     return None
 
 
-def _extra_results(messages: list[dict[str, Any]]) -> Violation | None:
+def _extra_results(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i, message in enumerate(messages):
         results = _blocks(message, "toolResult")
         if not results:
@@ -353,7 +369,7 @@ def _extra_results(messages: list[dict[str, Any]]) -> Violation | None:
     return None
 
 
-def _tool_config(body: dict[str, Any], messages: list[dict[str, Any]]) -> Violation | None:
+def _tool_config(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     if isinstance(body.get("toolConfig"), dict):
         return None
     if any(_blocks(m, "toolUse") or _blocks(m, "toolResult") for m in messages):
@@ -366,15 +382,19 @@ def _tool_config(body: dict[str, Any], messages: list[dict[str, Any]]) -> Violat
 
 
 _Check = Callable[[dict[str, Any], list[dict[str, Any]], str | None], Violation | None]
-_CHECKS: tuple[tuple[Rule, _Check], ...] = (
-    (FIRST_MESSAGE_NOT_USER, lambda body, messages, model: _first_not_user(messages, model)),
-    (INVALID_ROLE, lambda body, messages, model: _invalid_role(messages)),
-    (ROLES_ALTERNATE, lambda body, messages, model: _alternate(messages)),
-    (BLANK_TEXT, lambda body, messages, model: _blank_text(messages)),
-    (TOOL_USE_WITHOUT_RESULT, lambda body, messages, model: _unanswered(messages)),
-    (TOOL_RESULT_WITHOUT_USE, lambda body, messages, model: _extra_results(messages)),
-    (TOOL_CONFIG_MISSING, lambda body, messages, model: _tool_config(body, messages)),
-    (TOOL_NAME_PATTERN, lambda body, messages, model: _tool_names(body)),
-    (INFERENCE_CONFIG_RANGE, lambda body, messages, model: _inference_range(body)),
+_CHECKS: tuple[tuple[Rule, _Check, str | None], ...] = (
+    (FIRST_MESSAGE_NOT_USER, _first_not_user, None),
+    (INVALID_ROLE, _invalid_role, None),
+    (ROLES_ALTERNATE, _alternate, None),
+    (BLANK_TEXT, _blank_text, None),
+    (TOOL_USE_WITHOUT_RESULT, _unanswered, None),
+    (TOOL_RESULT_WITHOUT_USE, _extra_results, None),
+    (TOOL_CONFIG_MISSING, _tool_config, None),
+    (TOOL_NAME_PATTERN, _tool_names, "toolConfig"),
+    (INFERENCE_CONFIG_RANGE, _inference_range, "inferenceConfig"),
 )
 """Every Converse check, in the order of `CONVERSE_RULES`."""
+
+_ABOUT_TOOL_BLOCKS = frozenset({TOOL_USE_WITHOUT_RESULT.id, TOOL_RESULT_WITHOUT_USE.id, TOOL_CONFIG_MISSING.id})
+_CHECKS_WITHOUT_TOOL_BLOCKS = tuple(entry for entry in _CHECKS if entry[0].id not in _ABOUT_TOOL_BLOCKS)
+"""The checks a conversation without `toolUse` or `toolResult` blocks can fail: the others find nothing in it."""

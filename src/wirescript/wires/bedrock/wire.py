@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -62,6 +63,8 @@ BEDROCK_STOP_REASONS = {
 has no equivalent elsewhere and is sent unchanged by every wire."""
 
 _PATH = re.compile(r"/model/(?P<model>.+)/(?P<op>converse|converse-stream|invoke|invoke-with-response-stream)$")
+_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
+"""The access key id in a SigV4 `Authorization` header."""
 _EVENTSTREAM = "application/vnd.amazon.eventstream"
 _CONVERSE_EVENTS = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
@@ -79,11 +82,13 @@ _MESSAGES_EVENTS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=256)
 def operation(path: str) -> tuple[str, str] | None:
     """`(model id, operation path segment)` of a bedrock-runtime path, or None for another path.
 
     The model id is the segment between `/model/` and the operation, as the HTTP library decoded it
-    (boto3 percent-encodes `:` and `/`, AnthropicBedrock `/` only; an ARN keeps its `/`).
+    (boto3 percent-encodes `:` and `/`, AnthropicBedrock `/` only; an ARN keeps its `/`). Kept for
+    the paths seen last: a request asks it several times (to route, parse, check and render it).
     """
     found = _PATH.search(path)
     return (found["model"], found["op"]) if found else None
@@ -91,7 +96,10 @@ def operation(path: str) -> tuple[str, str] | None:
 
 def _tool_result_blocks(message: dict[str, Any]) -> list[Any]:
     """A Converse message's `{"toolResult": ...}` blocks."""
-    return [b for b in as_list(message.get("content")) if isinstance(b, dict) and isinstance(b.get("toolResult"), dict)]
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and isinstance(b.get("toolResult"), dict)]
 
 
 def _claude_body(body: dict[str, Any], model: str | None) -> bool:
@@ -156,7 +164,7 @@ class BedrockWire(Wire):
         """The SigV4 access key id (`Credential=<key id>/…` of `Authorization`), else a bearer token."""
         authorization = headers.get("authorization", "")
         if authorization.startswith("AWS4-HMAC-SHA256"):
-            found = re.search(r"Credential=([^/,\s]+)/", authorization)
+            found = _CREDENTIAL.search(authorization)
             return found[1] if found else None
         return super().api_key(headers, query)
 
@@ -180,21 +188,30 @@ class BedrockWire(Wire):
             return parsed
         messages = as_list(body.get("messages"))
         tool_config = body.get("toolConfig")
-        specs = as_list(tool_config.get("tools")) if isinstance(tool_config, dict) else []
-        tools = [t["toolSpec"] for t in specs if isinstance(t, dict) and isinstance(t.get("toolSpec"), dict)]
+        tools: list[Any] = []
+        if isinstance(tool_config, dict):
+            specs = as_list(tool_config.get("tools"))
+            tools = [t["toolSpec"] for t in specs if isinstance(t, dict) and isinstance(t.get("toolSpec"), dict)]
+        last_user: list[Any] = []  # the toolResult blocks of the last user message
+        every: list[Any] = []  # and of every message, in order
+        for message in messages:
+            if isinstance(message, dict):
+                results = _tool_result_blocks(message)
+                if message.get("role") == "user":
+                    last_user = results
+                every += results
+        system = body.get("system")
         inference = body.get("inferenceConfig")
-        inference = inference if isinstance(inference, dict) else {}
+        if not isinstance(inference, dict):
+            inference = {}
         return Parsed(
             model=model,
-            system=_system_text(body.get("system")),
+            system=_system_text(system) if system is not None else None,
             messages=messages,
             tools=tools,
             tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)],
-            tool_results=next(
-                (_tool_result_blocks(m) for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
-                [],
-            ),
-            all_tool_results=[block for m in messages if isinstance(m, dict) for block in _tool_result_blocks(m)],
+            tool_results=last_user,
+            all_tool_results=every,
             stream=op == "converse-stream",
             max_tokens=as_int(inference.get("maxTokens")),
             temperature=as_float(inference.get("temperature")),
@@ -207,18 +224,15 @@ class BedrockWire(Wire):
         found = operation(record.path)
         op = found[1] if found else "converse"
         index = record.index
-        headers = {"x-amzn-requestid": _request_id(index)}
         if op == "converse":
-            body = json_dumps(_converse.converse_body(turn, index, stop=self.canonical_stop(turn))).encode()
-            return Rendered(200, {"content-type": "application/json", **headers}, body)
+            body = _converse.json_bytes(_converse.converse_body(turn, index, stop=self.canonical_stop(turn)))
+            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
         if op == "converse-stream":
-            frames = (
-                Frame(name, data)
-                for name, data in _converse.converse_stream(
-                    turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn)
-                )
+            frames = _converse.stream_frames(
+                turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn), joined=joined
             )
-            return Rendered(200, {"content-type": _EVENTSTREAM, **headers}, frames=frames)
+            return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": _request_id(index)}, frames=frames)
+        headers = {"x-amzn-requestid": _request_id(index)}
         model = record.model or "anthropic.claude-wirescript"
         msg, arguments = _messages.message(turn, index, model, f"msg_bdrk_{index:04d}", self.canonical_stop(turn))
         if op == "invoke":
