@@ -344,8 +344,9 @@ class Ledger:
             arrival.decision = self._checked(wire, record)
         decision: Decision | Ask | None
         with self.lock:
-            record.index = self._count
-            record.received_at = self.clock.now()
+            fields = record.__dict__  # set as pydantic's `__setattr__` sets them, without its two calls per field
+            fields["index"] = self._count
+            fields["received_at"] = self.clock.now()
             self._count += 1
             attempt = self._attempts.arrive(request, record)
             decision = arrival.decision

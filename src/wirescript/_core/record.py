@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
+from pydantic import VERSION as PYDANTIC_VERSION
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from .._exchange import UNREADABLE, Request
@@ -184,6 +186,50 @@ _SHARED_LONGEST = 128
 _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
 
+_FIELD_ORDER = tuple(RecordedRequest.model_fields)
+"""The record's fields in declaration order: the order of the `__dict__` `model_construct` builds."""
+
+_new = RecordedRequest.__new__
+_set = object.__setattr__
+
+
+def _constructed(values: dict[str, Any]) -> RecordedRequest:
+    """`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in `_FIELD_ORDER`.
+
+    What `model_construct` leaves on a model of no aliases, no `model_post_init`, no extra fields
+    and no private attributes (pydantic 2: `__dict__`, `__pydantic_fields_set__`, `__pydantic_extra__`,
+    `__pydantic_private__`), set directly: its loop over thirty fields cost more than the rest of
+    reading a request. `tests/test_record_build.py` proves the two build equal records, field for
+    field and in order, and names the pydantic versions it holds for.
+    """
+    record = _new(RecordedRequest)
+    _set(record, "__dict__", values)
+    _set(record, "__pydantic_fields_set__", _FIELDS_SET)
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
+
+
+def _fits(model: type[BaseModel]) -> bool:
+    """Whether `_constructed` builds `model` as `model_construct` would: the model's config and fields allow it."""
+    return (
+        _PYDANTIC_2
+        and not model.__pydantic_root_model__
+        and not model.__pydantic_post_init__
+        and not model.__private_attributes__
+        and model.model_config.get("extra") != "allow"
+        and all(f.alias is None and f.validation_alias is None for f in model.model_fields.values())
+    )
+
+
+def _slow(values: dict[str, Any]) -> RecordedRequest:
+    return RecordedRequest.model_construct(_FIELDS_SET, **values)
+
+
+_PYDANTIC_2 = PYDANTIC_VERSION.partition(".")[0] == "2"
+_record: Callable[[dict[str, Any]], RecordedRequest] = _constructed if _fits(RecordedRequest) else _slow
+"""How a record is built from all its fields: directly where pydantic allows it (checked once), else `model_construct`."""
+
 
 def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     """Read `request` into its record (index 0: the ledger numbers it) and find the wire that serves it.
@@ -243,29 +289,83 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     refusal = broken or refusal
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
-    record = RecordedRequest.model_construct(
-        _FIELDS_SET,
-        index=0,
-        provider=wire.name if wire is not None else None,
-        method=method,
-        path=path,
-        query=_redacted(query, vocabulary.query) if query else query,
-        headers=_without(headers, secret_headers),
-        content=content,
-        body=body,
-        body_error=body_error,
-        api_key=vocabulary.secret(api_key) if api_key is not None else None,
-        retry_count=_retry_count(headers, vocabulary.retry_headers),
-        turn_index=None,
-        queue=None,
-        answered_by=None,
-        received_at=0.0,
-        problem=None,
-        path_params={},
-        custom_id=None,
-        batch=None,
-        **_fields(parsed),
-    )
+    query = _redacted(query, vocabulary.query) if query else query
+    headers = _without(headers, secret_headers)
+    secret = vocabulary.secret(api_key) if api_key is not None else None
+    retry_count = _retry_count(headers, vocabulary.retry_headers)
+    provider = wire.name if wire is not None else None
+    if parsed is None:  # no wire read it: fresh empty values, so records share nothing mutable
+        record = _record(
+            {
+                "index": 0,
+                "provider": provider,
+                "method": method,
+                "path": path,
+                "query": query,
+                "path_params": {},
+                "headers": headers,
+                "content": content,
+                "body": body,
+                "body_error": body_error,
+                "model": None,
+                "system": None,
+                "messages": [],
+                "conversation": [],
+                "tools": [],
+                "tool_names": [],
+                "tool_results": [],
+                "all_tool_results": [],
+                "stream": False,
+                "max_tokens": None,
+                "temperature": None,
+                "api_key": secret,
+                "retry_count": retry_count,
+                "turn_index": None,
+                "queue": None,
+                "answered_by": None,
+                "received_at": 0.0,
+                "problem": None,
+                "custom_id": None,
+                "batch": None,
+            }
+        )
+    else:
+        record = _record(
+            {
+                "index": 0,
+                "provider": provider,
+                "method": method,
+                "path": path,
+                "query": query,
+                "path_params": {},
+                "headers": headers,
+                "content": content,
+                "body": body,
+                "body_error": body_error,
+                "model": parsed.model,
+                "system": parsed.system,
+                "messages": parsed.messages,
+                "conversation": parsed.messages if parsed.conversation is None else parsed.conversation,
+                "tools": parsed.tools,
+                "tool_names": parsed.tool_names,
+                "tool_results": parsed.tool_results,
+                "all_tool_results": parsed.tool_results
+                if parsed.all_tool_results is None
+                else parsed.all_tool_results,
+                "stream": parsed.stream,
+                "max_tokens": parsed.max_tokens,
+                "temperature": parsed.temperature,
+                "api_key": secret,
+                "retry_count": retry_count,
+                "turn_index": None,
+                "queue": None,
+                "answered_by": None,
+                "received_at": 0.0,
+                "problem": None,
+                "custom_id": None,
+                "batch": None,
+            }
+        )
     answerer = wire
     if wire is None:
         answerer, broken = _claimed(vocabulary.wires, host)
