@@ -66,6 +66,7 @@ class Vocabulary:
     """
 
     __slots__ = (
+        "_heads",
         "_pairs",
         "_secrets",
         "_texts",
@@ -92,6 +93,8 @@ class Vocabulary:
         self.query = frozenset(name.lower() for w in wires for name in w.credential_query) | {"api_key", "api-key"}
         self.retry_headers = tuple(dict.fromkeys(h.lower() for w in wires if (h := w.retry_count_header)))
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
+        self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
+        """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
         self._texts: dict[str, str] = {}
@@ -112,17 +115,39 @@ class Vocabulary:
         """The endpoints the wires serve, for the answer to one none of them does."""
         return ", ".join(w.endpoint for w in self.walked)
 
-    def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+    def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], Sequence[str]]:
         """The headers by lower-case name (repeats joined with `, `), and the names whose values are credentials.
 
         Read as httpx's `headers.items()` reads them. A pair seen before is looked up, not decoded
         again; only ASCII pairs are kept (they decode alike in every encoding). A request with any
         other is decoded whole as httpx decodes one: UTF-8 when all of it is, else ISO-8859-1.
+
+        An SDK sends the same headers with every request but the last, `Content-Length` (httpx adds
+        it last), so all pairs but the last are also looked up together: what they read to is kept
+        once per such run of pairs, and only the last pair is read on its own. (A run with a
+        non-ASCII pair reads alike whatever follows it: an ASCII last pair leaves its encoding as it
+        is, and a request whose last pair is not ASCII is read whole.)
         """
+        count = len(raw_headers)
+        if count < 2:
+            return self._read_pairs(raw_headers, 0, {}, [])
+        head = tuple(raw_headers[: count - 1])
+        known = self._heads.get(head)
+        if known is not None:  # the usual case: a copy of what these pairs read to, then the last pair
+            found, secret = known
+            return self._read_pairs(raw_headers, count - 1, found.copy(), secret)
+        found, secret = self._read_pairs(head, 0, {}, [])
+        if len(self._heads) < _HEADS_MOST:
+            self._heads[head] = (found.copy(), tuple(secret))
+        return self._read_pairs(raw_headers, count - 1, found, secret)
+
+    def _read_pairs(
+        self, raw_headers: Sequence[tuple[bytes, bytes]], start: int, found: dict[str, str], secret: Sequence[str]
+    ) -> tuple[dict[str, str], Sequence[str]]:
+        """`found` and `secret` with the pairs from `start` on read into them (a request with a non-ASCII pair: read whole)."""
         pairs = self._pairs
-        found: dict[str, str] = {}
-        secret: list[str] = []
-        for raw in raw_headers:
+        for index in range(start, len(raw_headers)):
+            raw = raw_headers[index]
             pair = pairs.get(raw)
             if pair is None:
                 raw_name, raw_value = raw
@@ -137,10 +162,10 @@ class Vocabulary:
             else:
                 found[name] = value
                 if is_secret:
-                    secret.append(name)
+                    secret = [*secret, name]
         return found, secret
 
-    def _read_encoded(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+    def _read_encoded(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], Sequence[str]]:
         """`read_headers` for a request with a non-ASCII header: one encoding for all of it, as httpx picks it."""
         try:
             for raw_name, raw_value in raw_headers:
@@ -178,6 +203,8 @@ def _one_copy(cache: dict[str, _Shared], key: str, make: Callable[[str], _Shared
     return found
 
 
+_HEADS_MOST = 64
+"""How many distinct runs of all-but-the-last headers a stub keeps what they read to (an SDK sends one or two)."""
 _SHARED_MOST = 4096
 """How many distinct headers a stub keeps one decoded copy of."""
 _SHARED_LONGEST = 128
@@ -237,8 +264,9 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     Never raises: a wire failing while it is asked (`matches`, `parse`, `api_key`, `claims`) makes
     the request a loud problem, as a body no wire can read does.
     """
-    method: str = vocabulary.text(request.method)
-    path: str = vocabulary.text(request.path)
+    texts = vocabulary._texts  # the stub's one copy of each method and path: looked up here, made by `text`
+    method: str = texts.get(request.method) or vocabulary.text(request.method)
+    path: str = texts.get(request.path) or vocabulary.text(request.path)
     host = request.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = request.query
@@ -251,7 +279,8 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         if addresses is None:
             wire = _matching(vocabulary.walked, method, path, host, headers)
         else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-            wire = _matching(vocabulary.first, method, path, host, headers)
+            first = vocabulary.first
+            wire = _matching(first, method, path, host, headers) if first else None
             if wire is None:
                 wire = addresses.find(method, path, host, request)
             if wire is None:
@@ -290,8 +319,11 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     query = _redacted(query, vocabulary.query) if query else query
-    headers = _without(headers, secret_headers)
-    secret = vocabulary.secret(api_key) if api_key is not None else None
+    if secret_headers:
+        headers = _without(headers, secret_headers)
+    secret = None if api_key is None else vocabulary._secrets.get(api_key)  # (a `Secret` has a length: not `or`)
+    if secret is None and api_key is not None:
+        secret = vocabulary.secret(api_key)
     retry_count = _retry_count(headers, vocabulary.retry_headers)
     provider = wire.name if wire is not None else None
     if parsed is None:  # no wire read it: fresh empty values, so records share nothing mutable
@@ -596,7 +628,7 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
     }
 
 
-def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
+def _without(headers: dict[str, str], secret: Sequence[str]) -> dict[str, str]:
     """`headers` with the values of the `secret` names redacted (in place; the order is kept)."""
     for name in secret:
         headers[name] = REDACTED
