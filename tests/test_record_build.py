@@ -38,8 +38,10 @@ def _assert_built_alike(record: RecordedRequest) -> None:
     assert list(record.__dict__) == FIELDS  # every field, in the declared order
     assert record.__dict__ == rebuilt.__dict__
     assert record.model_fields_set == rebuilt.model_fields_set == set(FIELDS)
-    assert record.__pydantic_extra__ is None and rebuilt.__pydantic_extra__ is None
-    assert record.__pydantic_private__ is None and rebuilt.__pydantic_private__ is None
+    assert record.__pydantic_extra__ is None
+    assert rebuilt.__pydantic_extra__ is None
+    assert record.__pydantic_private__ is None
+    assert rebuilt.__pydantic_private__ is None
     assert record == rebuilt
     assert repr(record) == repr(rebuilt)
     assert record.model_dump() == rebuilt.model_dump()
@@ -47,7 +49,8 @@ def _assert_built_alike(record: RecordedRequest) -> None:
     assert RecordedRequest.model_validate_json(record.model_dump_json()) == RecordedRequest.model_validate_json(
         rebuilt.model_dump_json()
     )
-    assert record.model_copy() == record and copy.deepcopy(record) == record
+    assert record.model_copy() == record
+    assert copy.deepcopy(record) == record
     assert pickle.loads(pickle.dumps(record)) == record
 
 
@@ -79,9 +82,7 @@ def _anthropic_requests(stub: ScriptTransport) -> None:
 
 def _openai_requests(stub: ScriptTransport) -> None:
     client = openai.OpenAI(api_key="sk-test", max_retries=0, http_client=httpx2.Client(transport=stub))
-    with client.chat.completions.stream(
-        model="gpt-test", messages=[{"role": "user", "content": "hi"}]
-    ) as stream:
+    with client.chat.completions.stream(model="gpt-test", messages=[{"role": "user", "content": "hi"}]) as stream:
         stream.get_final_completion()
     client.chat.completions.create(
         model="gpt-test",
@@ -94,7 +95,14 @@ def _openai_requests(stub: ScriptTransport) -> None:
 
 def test_every_record_of_the_sdks_is_the_record_model_construct_builds() -> None:
     stub = ScriptTransport(
-        [{"text": "a"}, {"tool": {"name": "save", "input": {}}}, {"text": "b"}, {"text": "c"}, {"text": "d"}, {"text": "e"}],
+        [
+            {"text": "a"},
+            {"tool": {"name": "save", "input": {}}},
+            {"text": "b"},
+            {"text": "c"},
+            {"text": "d"},
+            {"text": "e"},
+        ],
     )
     _anthropic_requests(stub)
     _openai_requests(stub)
@@ -111,9 +119,12 @@ def test_every_record_of_the_sdks_is_the_record_model_construct_builds() -> None
         "openai_responses",
     ]
     assert [r.index for r in records] == list(range(len(records)))
-    assert records[2].tool_results and records[2].system == "Be brief."
-    assert records[7].temperature == 1.0 and records[7].max_tokens == 32
-    assert records[3].problem is not None and records[5].body_error is not None
+    assert records[2].tool_results
+    assert records[2].system == "Be brief."
+    assert records[7].temperature == 1.0
+    assert records[7].max_tokens == 32
+    assert records[3].problem is not None
+    assert records[5].body_error is not None
     assert [r.answered_by for r in records if r.problem is None] == ["script"] * 6
     for record in records:
         _assert_built_alike(record)
@@ -140,9 +151,10 @@ def test_records_built_by_model_construct_are_the_same(monkeypatch: pytest.Monke
 
 
 def test_the_direct_build_holds_for_pydantic_2_and_for_no_other_model() -> None:
-    """The layout set directly is pydantic 2's (tested on 2.10 to 2.14); a model it does not fit is built the slow way."""
+    """The layout set directly is pydantic 2's (2.14 here); a model it does not fit is built the slow way."""
     assert pydantic.VERSION.startswith("2.")
-    assert _record._fits(RecordedRequest) and _record._record is _record._constructed
+    assert _record._fits(RecordedRequest)
+    assert _record._record is _record._constructed
 
     class Aliased(BaseModel):
         name: str = Field(alias="Name")

@@ -123,7 +123,8 @@ def test_headers_after_a_run_of_headers_seen_before_record_as_items_gives_them(
         assert record.headers == expected
         key = next((v for k, v in request.headers.items() if k == "x-api-key"), None)
         if key is not None and "," not in key:
-            assert record.api_key is not None and record.api_key.get_secret_value() == key
+            assert record.api_key is not None
+            assert record.api_key.get_secret_value() == key
 
 
 @pytest.mark.parametrize("hx", LIBRARIES)
@@ -134,5 +135,7 @@ def test_records_of_the_same_headers_share_no_dict(hx: ModuleType) -> None:
     first["x-a"] = "changed"  # a test may edit what it reads
     first["x-api-key"] = "shown"
     second = _send(stub, hx, headers)
-    assert second["x-a"] == "1" and second["x-api-key"] == REDACTED
-    assert second is not first and _send(stub, hx, headers) is not second
+    assert second["x-a"] == "1"
+    assert second["x-api-key"] == REDACTED
+    assert second is not first
+    assert _send(stub, hx, headers) is not second

@@ -144,7 +144,7 @@ class Vocabulary:
     def _read_pairs(
         self, raw_headers: Sequence[tuple[bytes, bytes]], start: int, found: dict[str, str], secret: Sequence[str]
     ) -> tuple[dict[str, str], Sequence[str]]:
-        """`found` and `secret` with the pairs from `start` on read into them (a request with a non-ASCII pair: read whole)."""
+        """`found` and `secret` with the pairs from `start` on read in (a request with a non-ASCII pair: read whole)."""
         pairs = self._pairs
         for index in range(start, len(raw_headers)):
             raw = raw_headers[index]
@@ -255,7 +255,8 @@ def _slow(values: dict[str, Any]) -> RecordedRequest:
 
 _PYDANTIC_2 = PYDANTIC_VERSION.partition(".")[0] == "2"
 _record: Callable[[dict[str, Any]], RecordedRequest] = _constructed if _fits(RecordedRequest) else _slow
-"""How a record is built from all its fields: directly where pydantic allows it (checked once), else `model_construct`."""
+"""How a record is built from all its fields: directly where the model allows it (checked once), else
+`model_construct`."""
 
 
 def read(request: Request, vocabulary: Vocabulary) -> Arrival:
@@ -381,9 +382,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
                 "tools": parsed.tools,
                 "tool_names": parsed.tool_names,
                 "tool_results": parsed.tool_results,
-                "all_tool_results": parsed.tool_results
-                if parsed.all_tool_results is None
-                else parsed.all_tool_results,
+                "all_tool_results": parsed.tool_results if parsed.all_tool_results is None else parsed.all_tool_results,
                 "stream": parsed.stream,
                 "max_tokens": parsed.max_tokens,
                 "temperature": parsed.temperature,
