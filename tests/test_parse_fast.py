@@ -1,4 +1,4 @@
-"""The wires' body readers take exact JSON types without a call each; they must read every body as the general readers do.
+"""The wires' body readers take exact JSON types without a call each: they read every body as the general readers do.
 
 `parse_messages` (Anthropic Messages) and the Chat Completions wire's `parse` test a value's exact
 type first and fall back to the general readers (`as_list`, `as_int`, `text_of`, …); Chat reads

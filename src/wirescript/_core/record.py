@@ -698,12 +698,8 @@ def _retry_count(headers: dict[str, str], names: tuple[str, ...]) -> int | None:
     for name in names:
         value = headers.get(name)
         if value is not None:
-            return _int(value)
+            try:
+                return int(value)
+            except ValueError:
+                return None
     return None
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
