@@ -144,3 +144,45 @@ def test_records_of_the_same_headers_share_no_dict(hx: ModuleType) -> None:
     assert second["x-api-key"] == REDACTED
     assert second is not first
     assert _send(stub, hx, headers) is not second
+
+
+def test_requests_read_at_once_on_threads_each_record_their_own_headers() -> None:
+    """Headers are read outside the stub's lock: threads sharing the cached runs still record their own values."""
+    import threading
+
+    threads, each = 8, 25
+    stub = ScriptTransport(lambda request: {"text": "a"}, strict=False)
+    sent: dict[str, dict[str, str]] = {}
+    start = threading.Barrier(threads)
+
+    def send(n: int) -> None:
+        start.wait()
+        for k in range(each):
+            headers = {"x-api-key": f"sk-ant-{n}", "x-thread": str(n), "x-shared": "same"}
+            if k % 2:
+                headers["x-odd"] = str(k)  # a run of its own, seen again later by this thread
+            request = STACKS[0].Request(
+                "POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY + b" " * (k % 3)
+            )
+            stub.handle_request(request).read()
+            sent[f"{n}-{k}"] = {
+                name: REDACTED if name == "x-api-key" else value for name, value in request.headers.items()
+            }
+
+    workers = [threading.Thread(target=send, args=(n,)) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    records = stub.requests
+    assert len(records) == threads * each
+    by_thread: dict[str, int] = {}
+    for record in records:
+        n = record.headers["x-thread"]
+        by_thread[n] = by_thread.get(n, 0) + 1
+        assert record.api_key is not None
+        assert record.api_key.get_secret_value() == f"sk-ant-{n}"
+        assert record.headers["x-api-key"] == REDACTED
+        matching = [h for h in sent.values() if h == record.headers]
+        assert matching, record.headers
+    assert by_thread == {str(n): each for n in range(threads)}
