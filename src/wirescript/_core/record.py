@@ -134,13 +134,13 @@ class Vocabulary:
         head = tuple(raw_headers[: count - 1])
         known = self._heads.get(head)
         if known is not None:  # the usual case: a copy of what these pairs read to, then the last pair
-            found, secret = known
+            template, names = known
             pair = self._pairs.get(raw_headers[count - 1])
-            if pair is None or pair[0] in found:  # a new pair, or a repeated name: read as every pair is
-                return self._read_pairs(raw_headers, count - 1, found.copy(), secret)
-            found = found.copy()
+            if pair is None or pair[0] in template:  # a new pair, or a repeated name: read as every pair is
+                return self._read_pairs(raw_headers, count - 1, template.copy(), names)
+            found = template.copy()
             found[pair[0]] = pair[1]
-            return found, (*secret, pair[0]) if pair[2] else secret
+            return found, (*names, pair[0]) if pair[2] else names
         found, secret = self._read_pairs(head, 0, {}, [])
         if len(self._heads) < _HEADS_MOST:
             self._heads[head] = (found.copy(), tuple(secret))
