@@ -332,76 +332,42 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         secret = vocabulary.secret(api_key)
     retry_count = _retry_count(headers, vocabulary.retry_headers)
     provider = wire.name if wire is not None else None
-    if parsed is None:  # no wire read it: fresh empty values, so records share nothing mutable
-        record = _record(
-            {
-                "index": 0,
-                "provider": provider,
-                "method": method,
-                "path": path,
-                "query": query,
-                "path_params": {},
-                "headers": headers,
-                "content": content,
-                "body": body,
-                "body_error": body_error,
-                "model": None,
-                "system": None,
-                "messages": [],
-                "conversation": [],
-                "tools": [],
-                "tool_names": [],
-                "tool_results": [],
-                "all_tool_results": [],
-                "stream": False,
-                "max_tokens": None,
-                "temperature": None,
-                "api_key": secret,
-                "retry_count": retry_count,
-                "turn_index": None,
-                "queue": None,
-                "answered_by": None,
-                "received_at": 0.0,
-                "problem": None,
-                "custom_id": None,
-                "batch": None,
-            }
-        )
-    else:
-        record = _record(
-            {
-                "index": 0,
-                "provider": provider,
-                "method": method,
-                "path": path,
-                "query": query,
-                "path_params": {},
-                "headers": headers,
-                "content": content,
-                "body": body,
-                "body_error": body_error,
-                "model": parsed.model,
-                "system": parsed.system,
-                "messages": parsed.messages,
-                "conversation": parsed.messages if parsed.conversation is None else parsed.conversation,
-                "tools": parsed.tools,
-                "tool_names": parsed.tool_names,
-                "tool_results": parsed.tool_results,
-                "all_tool_results": parsed.tool_results if parsed.all_tool_results is None else parsed.all_tool_results,
-                "stream": parsed.stream,
-                "max_tokens": parsed.max_tokens,
-                "temperature": parsed.temperature,
-                "api_key": secret,
-                "retry_count": retry_count,
-                "turn_index": None,
-                "queue": None,
-                "answered_by": None,
-                "received_at": 0.0,
-                "problem": None,
-                "custom_id": None,
-                "batch": None,
-            }
-        )
+    # no wire read it: fresh empty values, so records share nothing mutable
+    fields = parsed if parsed is not None else Parsed(conversation=[], all_tool_results=[])
+    record = _record(
+        {
+            "index": 0,
+            "provider": provider,
+            "method": method,
+            "path": path,
+            "query": query,
+            "path_params": {},
+            "headers": headers,
+            "content": content,
+            "body": body,
+            "body_error": body_error,
+            "model": fields.model,
+            "system": fields.system,
+            "messages": fields.messages,
+            "conversation": fields.messages if fields.conversation is None else fields.conversation,
+            "tools": fields.tools,
+            "tool_names": fields.tool_names,
+            "tool_results": fields.tool_results,
+            "all_tool_results": fields.tool_results if fields.all_tool_results is None else fields.all_tool_results,
+            "stream": fields.stream,
+            "max_tokens": fields.max_tokens,
+            "temperature": fields.temperature,
+            "api_key": secret,
+            "retry_count": retry_count,
+            "turn_index": None,
+            "queue": None,
+            "answered_by": None,
+            "received_at": 0.0,
+            "problem": None,
+            "custom_id": None,
+            "batch": None,
+        }
+    )
     answerer = wire
     if wire is None:
         answerer, broken = _claimed(vocabulary.wires, host)
