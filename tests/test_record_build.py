@@ -125,6 +125,10 @@ def test_every_record_of_the_sdks_is_the_record_model_construct_builds() -> None
     assert records[7].max_tokens == 32
     assert records[3].problem is not None
     assert records[5].body_error is not None
+    unread = records[4], records[5]  # no wire read them: each has its own empty lists
+    for name in ("messages", "conversation", "tools", "tool_names", "tool_results", "all_tool_results"):
+        assert getattr(unread[0], name) == []
+        assert getattr(unread[0], name) is not getattr(unread[1], name)
     assert [r.answered_by for r in records if r.problem is None] == ["script"] * 6
     for record in records:
         _assert_built_alike(record)
