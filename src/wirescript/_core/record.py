@@ -218,15 +218,12 @@ _SHARED_LONGEST = 128
 _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
 
-_FIELD_ORDER = tuple(RecordedRequest.model_fields)
-"""The record's fields in declaration order: the order of the `__dict__` `model_construct` builds."""
-
 _new = RecordedRequest.__new__
 _set = object.__setattr__
 
 
 def _constructed(values: dict[str, Any]) -> RecordedRequest:
-    """`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in `_FIELD_ORDER`.
+    """`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in declared order.
 
     What `model_construct` leaves on a model of no aliases, no `model_post_init`, no extra fields
     and no private attributes (pydantic 2: `__dict__`, `__pydantic_fields_set__`, `__pydantic_extra__`,
