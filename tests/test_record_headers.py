@@ -99,3 +99,90 @@ def test_a_pair_decodes_by_its_request_s_encoding_not_by_an_earlier_one(hx: Modu
     beside_latin1 = _send(stub, hx, [note, ("x-other", "é".encode("latin-1"))])
     assert alone["x-note"] == "café"
     assert beside_latin1["x-note"] == "cafÃ©"
+
+
+@given(
+    st.lists(st.tuples(_NAMES, _VALUES), max_size=5),
+    st.lists(st.tuples(_NAMES, _VALUES), min_size=1, max_size=3),
+)
+def test_headers_after_a_run_of_headers_seen_before_record_as_items_gives_them(
+    head: list[tuple[str, Any]], lasts: list[tuple[str, Any]]
+) -> None:
+    """The pairs before the last are looked up together once seen: each request still reads as its own `items()`."""
+    stub = ScriptTransport([{"text": "a"}] * (len(lasts) * 2 + 2), strict=False)
+    sent = [[*head, last] for last in lasts] * 2 + [head, head]  # every run again, after the first time
+    for n, headers in enumerate(sent * 2):
+        if n < len(sent):
+            content = BODY + b" " * (n % 3)  # the last raw pair (httpx's Content-Length) changes, the rest does not
+            request = STACKS[0].Request(
+                "POST", "https://api.anthropic.com/v1/messages", headers=headers, content=content
+            )
+        else:  # no body, so no Content-Length: the last pair is the request's own last header
+            request = STACKS[0].Request("GET", "https://api.anthropic.com/v1/messages", headers=headers)
+        stub.handle_request(request).read()
+        expected = {
+            name: REDACTED if name in ("x-api-key", "authorization") else value
+            for name, value in request.headers.items()
+        }
+        record = stub.requests[-1]
+        assert record.headers == expected
+        key = next((v for k, v in request.headers.items() if k == "x-api-key"), None)
+        if key is not None and "," not in key:
+            assert record.api_key is not None
+            assert record.api_key.get_secret_value() == key
+
+
+@pytest.mark.parametrize("hx", LIBRARIES)
+def test_records_of_the_same_headers_share_no_dict(hx: ModuleType) -> None:
+    stub = ScriptTransport([{"text": "a"}] * 3, strict=False)
+    headers = {"x-api-key": "sk-ant-1", "x-a": "1", "user-agent": "t/1"}
+    first = _send(stub, hx, headers)
+    first["x-a"] = "changed"  # a test may edit what it reads
+    first["x-api-key"] = "shown"
+    second = _send(stub, hx, headers)
+    assert second["x-a"] == "1"
+    assert second["x-api-key"] == REDACTED
+    assert second is not first
+    assert _send(stub, hx, headers) is not second
+
+
+def test_requests_read_at_once_on_threads_each_record_their_own_headers() -> None:
+    """Headers are read outside the stub's lock: threads sharing the cached runs still record their own values."""
+    import threading
+
+    threads, each = 8, 25
+    stub = ScriptTransport(lambda request: {"text": "a"}, strict=False)
+    sent: dict[str, dict[str, str]] = {}
+    start = threading.Barrier(threads)
+
+    def send(n: int) -> None:
+        start.wait()
+        for k in range(each):
+            headers = {"x-api-key": f"sk-ant-{n}", "x-thread": str(n), "x-shared": "same"}
+            if k % 2:
+                headers["x-odd"] = str(k)  # a run of its own, seen again later by this thread
+            request = STACKS[0].Request(
+                "POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY + b" " * (k % 3)
+            )
+            stub.handle_request(request).read()
+            sent[f"{n}-{k}"] = {
+                name: REDACTED if name == "x-api-key" else value for name, value in request.headers.items()
+            }
+
+    workers = [threading.Thread(target=send, args=(n,)) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    records = stub.requests
+    assert len(records) == threads * each
+    by_thread: dict[str, int] = {}
+    for record in records:
+        n = record.headers["x-thread"]
+        by_thread[n] = by_thread.get(n, 0) + 1
+        assert record.api_key is not None
+        assert record.api_key.get_secret_value() == f"sk-ant-{n}"
+        assert record.headers["x-api-key"] == REDACTED
+        matching = [h for h in sent.values() if h == record.headers]
+        assert matching, record.headers
+    assert by_thread == {str(n): each for n in range(threads)}

@@ -186,13 +186,17 @@ class _Body(NamedTuple):
     shape: _Shape
 
     def mismatch(self, body: dict[str, Any], skip: frozenset[str]) -> Violation | None:
-        if BODY_FOR_ANOTHER_WIRE.id not in skip and (violation := self._foreign_field(body)) is not None:
+        shape = self.shape
+        if (
+            not body.keys().isdisjoint(shape.foreign_keys)  # the usual case (none), decided in one set operation
+            and BODY_FOR_ANOTHER_WIRE.id not in skip
+            and (violation := self._foreign_field(body)) is not None
+        ):
             return violation
-        return self._field_type(body) if FIELD_TYPE.id not in skip and self.shape.types else None
+        return self._field_type(body) if shape.types and FIELD_TYPE.id not in skip else None
 
     def _foreign_field(self, body: dict[str, Any]) -> Violation | None:
-        if body.keys().isdisjoint(self.shape.foreign_keys):  # the usual case, decided in one set operation
-            return None
+        """The violation of a body carrying a field another wire of the stub owns (one of `foreign_keys`), if any."""
         wire = self.wire
         for key, positions in self.shape.foreign:
             if key not in body:

@@ -198,9 +198,10 @@ class Cursor:
         turns = self._queues.get(queue)
         if turns is not None and (position := self._cursor[queue]) < len(turns):
             self._cursor[queue] = position + 1
-            record.turn_index = position
-            record.queue = queue
-            record.answered_by = "script"
+            fields = record.__dict__  # as pydantic's `__setattr__` sets them (a record's fields set names them all)
+            fields["turn_index"] = position
+            fields["queue"] = queue
+            fields["answered_by"] = "script"
             return turns[position]
         if turns is None:
             known = ", ".join(repr(q) for q in self._queues)

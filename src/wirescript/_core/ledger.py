@@ -354,10 +354,12 @@ class Ledger:
             arrival.decision = self._checked(wire, record)
         decision: Decision | Ask | None
         with self.lock:
-            record.index = self._count
-            record.received_at = self.clock.now()
+            fields = record.__dict__  # set as pydantic's `__setattr__` sets them, without its two calls per field
+            fields["index"] = self._count
+            fields["received_at"] = self.clock.now()
             self._count += 1
-            attempt = self._attempts.arrive(request, record)
+            # a record that carries its attempt number needs no inference (nearly every SDK's)
+            attempt = self._attempts.arrive(request, record) if record.__dict__["retry_count"] is None else None
             decision = arrival.decision
             if wire is not None:
                 try:
@@ -397,7 +399,8 @@ class Ledger:
             if not ask:
                 return arrival
             arrival.decision = self._asked(record, decision)
-        self._answered(arrival)
+        if attempt is not None:
+            self._answered(arrival)
         return arrival
 
     def _settle(self, arrival: Arrival, wire: Wire, host: str) -> Decision:

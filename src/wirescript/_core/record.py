@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
+from pydantic import VERSION as PYDANTIC_VERSION
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from .._exchange import UNREADABLE, Request
@@ -66,6 +68,7 @@ class Vocabulary:
     """
 
     __slots__ = (
+        "_heads",
         "_pairs",
         "_secrets",
         "_texts",
@@ -94,6 +97,8 @@ class Vocabulary:
         except TypeError:  # a wire of one's own declares them in lists
             self.headers, self.query, self.retry_headers = _credentials.__wrapped__(declared)
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
+        self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
+        """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
         self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
         """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
         self._texts: dict[str, str] = {}
@@ -114,17 +119,44 @@ class Vocabulary:
         """The endpoints the wires serve, for the answer to one none of them does."""
         return ", ".join(w.endpoint for w in self.walked)
 
-    def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+    def read_headers(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], Sequence[str]]:
         """The headers by lower-case name (repeats joined with `, `), and the names whose values are credentials.
 
         Read as httpx's `headers.items()` reads them. A pair seen before is looked up, not decoded
         again; only ASCII pairs are kept (they decode alike in every encoding). A request with any
         other is decoded whole as httpx decodes one: UTF-8 when all of it is, else ISO-8859-1.
+
+        An SDK sends the same headers with every request but the last, `Content-Length` (httpx adds
+        it last), so all pairs but the last are also looked up together: what they read to is kept
+        once per such run of pairs, and only the last pair is read on its own. (A run with a
+        non-ASCII pair reads alike whatever follows it: an ASCII last pair leaves its encoding as it
+        is, and a request whose last pair is not ASCII is read whole.)
         """
+        count = len(raw_headers)
+        if count < 2:
+            return self._read_pairs(raw_headers, 0, {}, [])
+        head = tuple(raw_headers[: count - 1])
+        known = self._heads.get(head)
+        if known is not None:  # the usual case: a copy of what these pairs read to, then the last pair
+            template, names = known
+            pair = self._pairs.get(raw_headers[count - 1])
+            if pair is None or pair[0] in template:  # a new pair, or a repeated name: read as every pair is
+                return self._read_pairs(raw_headers, count - 1, template.copy(), names)
+            found = template.copy()
+            found[pair[0]] = pair[1]
+            return found, (*names, pair[0]) if pair[2] else names
+        found, secret = self._read_pairs(head, 0, {}, [])
+        if len(self._heads) < _HEADS_MOST:
+            self._heads[head] = (found.copy(), tuple(secret))
+        return self._read_pairs(raw_headers, count - 1, found, secret)
+
+    def _read_pairs(
+        self, raw_headers: Sequence[tuple[bytes, bytes]], start: int, found: dict[str, str], secret: Sequence[str]
+    ) -> tuple[dict[str, str], Sequence[str]]:
+        """`found` and `secret` with the pairs from `start` on read in (a request with a non-ASCII pair: read whole)."""
         pairs = self._pairs
-        found: dict[str, str] = {}
-        secret: list[str] = []
-        for raw in raw_headers:
+        for index in range(start, len(raw_headers)):
+            raw = raw_headers[index]
             pair = pairs.get(raw)
             if pair is None:
                 raw_name, raw_value = raw
@@ -139,10 +171,10 @@ class Vocabulary:
             else:
                 found[name] = value
                 if is_secret:
-                    secret.append(name)
+                    secret = [*secret, name]
         return found, secret
 
-    def _read_encoded(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], list[str]]:
+    def _read_encoded(self, raw_headers: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], Sequence[str]]:
         """`read_headers` for a request with a non-ASCII header: one encoding for all of it, as httpx picks it."""
         try:
             for raw_name, raw_value in raw_headers:
@@ -193,6 +225,8 @@ def _one_copy(cache: dict[str, _Shared], key: str, make: Callable[[str], _Shared
     return found
 
 
+_HEADS_MOST = 64
+"""How many distinct runs of all-but-the-last headers a stub keeps what they read to (an SDK sends one or two)."""
 _SHARED_MOST = 4096
 """How many distinct headers a stub keeps one decoded copy of."""
 _SHARED_LONGEST = 128
@@ -201,6 +235,48 @@ _SHARED_LONGEST = 128
 _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
 
+_new = RecordedRequest.__new__
+_set = object.__setattr__
+
+
+def _constructed(values: dict[str, Any]) -> RecordedRequest:
+    """`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in declared order.
+
+    What `model_construct` leaves on a model of no aliases, no `model_post_init`, no extra fields
+    and no private attributes (pydantic 2: `__dict__`, `__pydantic_fields_set__`, `__pydantic_extra__`,
+    `__pydantic_private__`), set directly: its loop over thirty fields cost more than the rest of
+    reading a request. `tests/test_record_build.py` proves the two build equal records, field for
+    field and in order, and names the pydantic versions it holds for.
+    """
+    record = _new(RecordedRequest)
+    _set(record, "__dict__", values)
+    _set(record, "__pydantic_fields_set__", _FIELDS_SET)
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
+
+
+def _fits(model: type[BaseModel]) -> bool:
+    """Whether `_constructed` builds `model` as `model_construct` would: the model's config and fields allow it."""
+    return (
+        _PYDANTIC_2
+        and not model.__pydantic_root_model__
+        and not model.__pydantic_post_init__
+        and not model.__private_attributes__
+        and model.model_config.get("extra") != "allow"
+        and all(f.alias is None and f.validation_alias is None for f in model.model_fields.values())
+    )
+
+
+def _slow(values: dict[str, Any]) -> RecordedRequest:
+    return RecordedRequest.model_construct(_FIELDS_SET, **values)
+
+
+_PYDANTIC_2 = PYDANTIC_VERSION.partition(".")[0] == "2"
+_record: Callable[[dict[str, Any]], RecordedRequest] = _constructed if _fits(RecordedRequest) else _slow
+"""How a record is built from all its fields: directly where the model allows it (checked once), else
+`model_construct`."""
+
 
 def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     """Read `request` into its record (index 0: the ledger numbers it) and find the wire that serves it.
@@ -208,8 +284,9 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     Never raises: a wire failing while it is asked (`matches`, `parse`, `api_key`, `claims`) makes
     the request a loud problem, as a body no wire can read does.
     """
-    method: str = vocabulary.text(request.method)
-    path: str = vocabulary.text(request.path)
+    texts = vocabulary._texts  # the stub's one copy of each method and path: looked up here, made by `text`
+    method: str = texts.get(request.method) or vocabulary.text(request.method)
+    path: str = texts.get(request.path) or vocabulary.text(request.path)
     host = request.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = request.query
@@ -222,7 +299,8 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         if addresses is None:
             wire = _matching(vocabulary.walked, method, path, host, headers)
         else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-            wire = _matching(vocabulary.first, method, path, host, headers)
+            first = vocabulary.first
+            wire = _matching(first, method, path, host, headers) if first else None
             if wire is None:
                 wire = addresses.find(method, path, host, request)
             if wire is None:
@@ -260,28 +338,49 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     refusal = broken or refusal
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
-    record = RecordedRequest.model_construct(
-        _FIELDS_SET,
-        index=0,
-        provider=wire.name if wire is not None else None,
-        method=method,
-        path=path,
-        query=_redacted(query, vocabulary.query) if query else query,
-        headers=_without(headers, secret_headers),
-        content=content,
-        body=body,
-        body_error=body_error,
-        api_key=vocabulary.secret(api_key) if api_key is not None else None,
-        retry_count=_retry_count(headers, vocabulary.retry_headers),
-        turn_index=None,
-        queue=None,
-        answered_by=None,
-        received_at=0.0,
-        problem=None,
-        path_params={},
-        custom_id=None,
-        batch=None,
-        **_fields(parsed),
+    query = _redacted(query, vocabulary.query) if query else query
+    if secret_headers:
+        headers = _without(headers, secret_headers)
+    secret = None if api_key is None else vocabulary._secrets.get(api_key)  # (a `Secret` has a length: not `or`)
+    if secret is None and api_key is not None:
+        secret = vocabulary.secret(api_key)
+    retry_count = _retry_count(headers, vocabulary.retry_headers)
+    provider = wire.name if wire is not None else None
+    # no wire read it: fresh empty values, so records share nothing mutable
+    fields = parsed if parsed is not None else Parsed(conversation=[], all_tool_results=[])
+    record = _record(
+        {
+            "index": 0,
+            "provider": provider,
+            "method": method,
+            "path": path,
+            "query": query,
+            "path_params": {},
+            "headers": headers,
+            "content": content,
+            "body": body,
+            "body_error": body_error,
+            "model": fields.model,
+            "system": fields.system,
+            "messages": fields.messages,
+            "conversation": fields.messages if fields.conversation is None else fields.conversation,
+            "tools": fields.tools,
+            "tool_names": fields.tool_names,
+            "tool_results": fields.tool_results,
+            "all_tool_results": fields.tool_results if fields.all_tool_results is None else fields.all_tool_results,
+            "stream": fields.stream,
+            "max_tokens": fields.max_tokens,
+            "temperature": fields.temperature,
+            "api_key": secret,
+            "retry_count": retry_count,
+            "turn_index": None,
+            "queue": None,
+            "answered_by": None,
+            "received_at": 0.0,
+            "problem": None,
+            "custom_id": None,
+            "batch": None,
+        }
     )
     answerer = wire
     if wire is None:
@@ -513,7 +612,7 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
     }
 
 
-def _without(headers: dict[str, str], secret: list[str]) -> dict[str, str]:
+def _without(headers: dict[str, str], secret: Sequence[str]) -> dict[str, str]:
     """`headers` with the values of the `secret` names redacted (in place; the order is kept)."""
     for name in secret:
         headers[name] = REDACTED
@@ -584,12 +683,8 @@ def _retry_count(headers: dict[str, str], names: tuple[str, ...]) -> int | None:
     for name in names:
         value = headers.get(name)
         if value is not None:
-            return _int(value)
+            try:
+                return int(value)
+            except ValueError:
+                return None
     return None
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None

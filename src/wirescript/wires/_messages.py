@@ -51,25 +51,35 @@ def parse_messages(body: Any) -> Parsed:
 
     `tool_results` are the last user message's `tool_result` blocks; `all_tool_results` every message's.
     """
-    messages = as_list(body.get("messages"))
-    tools = as_list(body.get("tools"))
+    # Exact types first (what a parsed JSON body holds), the general readers otherwise: the same values.
+    messages = body.get("messages")
+    if messages.__class__ is not list:
+        messages = as_list(messages)
+    tools = body.get("tools")
+    if tools.__class__ is not list:
+        tools = as_list(tools)
     model = body.get("model")
     all_results: list[Any] = []
     newest: list[Any] = []  # the last user message's
     for m in messages:  # a loop, not a comprehension: no function call per request for the usual text messages
-        if not isinstance(m, dict):
+        if m.__class__ is not dict and not isinstance(m, dict):
             continue
         content = m.get("content")
-        if isinstance(content, list):
+        if content.__class__ is str:
+            found = []
+        elif isinstance(content, list):
             found = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             all_results += found
         else:
             found = []
         if m.get("role") == "user":
             newest = found
+    system = body.get("system")
+    max_tokens = body.get("max_tokens")
+    temperature = body.get("temperature")
     return Parsed(
-        model=model if isinstance(model, str) else None,
-        system=text_of(body.get("system"), sep="\n"),
+        model=model if model.__class__ is str or isinstance(model, str) else None,
+        system=system if system is None or system.__class__ is str else text_of(system, sep="\n"),
         messages=messages,
         tools=tools,
         tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
@@ -78,8 +88,8 @@ def parse_messages(body: Any) -> Parsed:
         tool_results=newest,
         all_tool_results=all_results,
         stream=body.get("stream") is True,
-        max_tokens=as_int(body.get("max_tokens")),
-        temperature=as_float(body.get("temperature")),
+        max_tokens=max_tokens if max_tokens is None or max_tokens.__class__ is int else as_int(max_tokens),
+        temperature=None if temperature is None else as_float(temperature),
     )
 
 

@@ -123,7 +123,7 @@ class AnthropicWire(Wire):
     def parse(self, body: Any, path: str) -> Parsed:
         """Model, system, messages, tools and tool_result blocks of a Messages request."""
         parsed = _messages.parse_messages(body)
-        model = _vertex_model(path)  # Vertex AI names the model in the path, not the body
+        model = _vertex_model(path) if _VERTEX in path else None  # Vertex AI names the model in the path, not the body
         if model is not None:
             parsed.model = model
         return parsed
