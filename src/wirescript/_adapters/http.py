@@ -114,10 +114,20 @@ def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
     last), but from a stream that sends the body or runs the steps itself, once, as a network stream
     is read once (openai drains a stream it has read, and must find it empty).
     """
+    kind = _KINDS.get(request.__class__) or _kind(request)
+    stream = kind[2 if is_async else 1](request, answer.body, answer.watch)
+    return kind[0].Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+
+
+_KINDS: dict[type, tuple[ModuleType, type, type]] = {}
+"""By request class: its library and the library's sync and async response streams (`_streams`)."""
+
+
+def _kind(request: Any) -> tuple[ModuleType, type, type]:
+    """The library of `request`'s class and its response streams, found once per class."""
     hx = http_module(request)
-    sync_stream, async_stream = _streams(hx)
-    stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
-    return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+    kind = _KINDS[request.__class__] = (hx, *_streams(hx))
+    return kind
 
 
 def make_response(
@@ -169,6 +179,17 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
         """Runs the steps for a sync client: real sleeps, the stack's exceptions."""
 
         def __iter__(self) -> Iterator[bytes]:
+            body, watch = self._steps, self._watch
+            if isinstance(body, bytes) and watch is not None and not self._consumed:
+                # A whole streamed body, as `whole` sends it, without a generator of its own.
+                self._consumed = True
+                cut = watch.cut
+                watch.sent = cut
+                yield body[:cut]
+                watch.end()
+                watch.sent = len(body)
+                yield body[cut:]
+                return
             for item in self._start(hx):
                 if isinstance(item, bytes):
                     yield item
