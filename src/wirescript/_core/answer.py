@@ -25,7 +25,7 @@ from ..errors import ScriptError
 from ..recorded import RecordedRequest
 from ..script import Turn, queue_label
 from ..side import SideScript
-from ..wires.base import AnswerChecks, Frame, Rendered, Wire, loud_error, unknown_endpoint
+from ..wires.base import AnswerChecks, Frame, OneChunk, Rendered, Wire, loud_error, unknown_endpoint
 from .cursor import Refusal, Turnless
 from .faults import plan_fault
 from .record import Arrival
@@ -209,6 +209,10 @@ def _joined(
     chunks are those of `_batched`: a one-chunk answer is joined here, without its generator.
     """
     watch = OpenStream(record, streams)
+    if frames.__class__ is OneChunk:  # rendered at once, as one chunk: nothing to join
+        body = frames.body  # type: ignore[attr-defined]
+        watch.cut = tail_at(body, frames.content_end)  # type: ignore[attr-defined]
+        return Answer(status, headers, (), body, watch)
     batch: list[bytes] = []
     size = 0
     tail = 0  # the bytes of the closing frames at the batch's end

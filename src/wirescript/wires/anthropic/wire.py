@@ -19,7 +19,7 @@ from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
 from .._render import chunks, error_message, retry_headers
 from .._rules import ModelTable, Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from .caching import ANTHROPIC_CACHING
 from .models import CLAUDE_MODELS, ClaudeModel
 from .rules import RULES, check_anthropic, plainly_valid, rules_violation
@@ -356,7 +356,7 @@ _ONE_CHUNK_CHARS = 1024
 about a hundred deltas, well inside one chunk (`CHUNK_BYTES`); a longer one is rendered as it is read."""
 
 
-def _one_chunk(message: dict[str, Any], arguments: list[str]) -> Iterator[Frame] | None:
+def _one_chunk(message: dict[str, Any], arguments: list[str]) -> OneChunk | None:
     """A short joined stream (`_stream`'s bytes) as the one chunk it is sent in: its events, then `message_stop`.
 
     Each event's bytes come from the frames `_stream` keeps (or fills them); the stream is rendered
@@ -408,11 +408,12 @@ def _one_chunk(message: dict[str, Any], arguments: list[str]) -> Iterator[Frame]
         parts.append(_FIXED.get(("content_block_stop", index, None)) or _fixed_stop(index))
     usage = message["usage"]
     ending = (message["stop_reason"], usage["output_tokens"])
-    parts.append(_ENDS.get(ending) or _end_frame(ending))
+    parts += (_ENDS.get(ending) or _end_frame(ending), _STOP)
     body = b"".join(parts)
-    if len(body) >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
+    end = len(body) - len(_STOP)
+    if end >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
         return None
-    return iter((Frame("message_start", body), Frame("message_stop", _CONSTANT["message_stop"])))
+    return OneChunk(body, end, "message_start", "message_stop")
 
 
 def _template(index: int, kind: str, key: str) -> tuple[str, str] | None:
@@ -531,3 +532,4 @@ _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 
 _CONSTANT = {name: encode_event(name, json_dumps({"type": name})) for name in ("ping", "message_stop")}
 """The frames of the events that carry nothing but their type."""
+_STOP = _CONSTANT["message_stop"]

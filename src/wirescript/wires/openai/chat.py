@@ -34,7 +34,7 @@ from .._decode import (
 )
 from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
 from .answers import CHAT_ANSWER_FIELDS, CHAT_ANSWER_RULES, chat_offer
 from .caching import OPENAI_CACHING
@@ -492,7 +492,7 @@ hundred deltas, well inside one chunk (`CHUNK_BYTES`); a longer answer is render
 
 def _one_chunk(
     head: dict[str, Any], turn: Turn, calls: list[tuple[str, str, str]], finish: str, counts: TokenCounts | None
-) -> Iterator[Frame] | None:
+) -> OneChunk | None:
     """A short joined stream (`_stream`'s bytes) as the one chunk it is sent in: its chunks, then `[DONE]`.
 
     Every chunk is `head` and the rest of its data: `head` is encoded once, the rest of each chunk
@@ -523,10 +523,12 @@ def _one_chunk(
     parts += (lead, _RESTS.get(("finish", finish, usage)) or _rest_finish(finish, usage))
     if counts is not None:
         parts += (lead, json_dumps({"choices": [], "usage": _usage(counts)})[1:], "\n\n")
+    parts.append(_DONE_TEXT)
     body = "".join(parts).encode()
-    if len(body) >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
+    end = len(body) - len(_DONE)
+    if end >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
         return None
-    return iter((Frame("chunk", body), Frame("[DONE]", _DONE)))
+    return OneChunk(body, end, "chunk", "[DONE]")
 
 
 def _pieces(parts: list[str], lead: str, template: tuple[str, str], pieces: list[str]) -> None:
@@ -628,3 +630,4 @@ def _shaped_stream(
 
 
 _DONE = encode_event(None, "[DONE]")
+_DONE_TEXT = _DONE.decode()

@@ -30,18 +30,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..._exchange import CHUNK_BYTES
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...side import SideScript
-from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps, json_event
 from .._answers import Offer
 from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._jobs import Job, Jobs, page
 from .._render import chunks, json_answer
 from .._rules import Violation
-from ..base import Draw, Frame, Parsed, Rendered, Wire
+from ..base import Draw, Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
 from .answers import RESPONSES_ANSWER_FIELDS, RESPONSES_ANSWER_RULES, responses_offer
 from .builtins import BUILTIN_EVENTS
@@ -339,7 +340,7 @@ class OpenAIResponsesWire(Wire):
     ) -> Rendered:
         """A Response as JSON, or the documented event sequence when the request streams.
 
-        Every event is its own frame, `joined` or not.
+        Every event is its own frame; `joined`, a short stream is rendered at once, as the one chunk it is sent in.
 
         `malformed_tool_json` breaks the arguments string of every function call, in the deltas
         and in the completed response alike.
@@ -362,6 +363,12 @@ class OpenAIResponsesWire(Wire):
         headers = request_id(record)
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
+        if joined and _short(items):  # read in chunks: rendered at once, most often one chunk
+            frames = list(_stream(response, body))
+            whole = b"".join([frame.data for frame in frames])
+            if len(whole) < CHUNK_BYTES:
+                return Rendered(200, {**SSE_HEADERS, **headers}, frames=OneChunk(whole, len(whole), "response", ""))
+            return Rendered(200, {**SSE_HEADERS, **headers}, frames=iter(frames))
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -788,7 +795,7 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
 
     def event(kind: str, **fields: Any) -> Frame:
         data = {"type": kind, **fields, "sequence_number": next(sequence)}
-        return Frame(kind, encode_event(kind, json_dumps(data)))
+        return Frame(kind, json_event(kind, data))
 
     def deltas(kind: str, pieces: list[str], **fields: Any) -> Iterator[Frame]:
         """`event(kind, **fields)` with each piece as `delta` (a `PIECE` in `fields`)."""
@@ -804,8 +811,11 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
         "output": [],
         "usage": None,
     }
-    yield event("response.created", response=start)
-    yield event("response.in_progress", response=start)
+    started = json_dumps(start)  # in both events: encoded once, each event's JSON around it
+    for kind in ("response.created", "response.in_progress"):
+        number = next(sequence)
+        data = f'{{"type":"{kind}","response":{started},"sequence_number":{number}}}'
+        yield Frame(kind, f"event: {kind}\ndata: {data}\n\n".encode())
     for output_index, item in enumerate(response["output"]):
         where = {"item_id": item["id"], "output_index": output_index}
         kind = item["type"]
@@ -850,6 +860,27 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
     final = _FINAL_EVENTS.get(response["status"])
     if final is not None:
         yield event(final, response=response)
+
+
+_SHORT_CHARS = 1024
+"""The most text (summaries, message text, call arguments together) of a streamed Response that `render`
+renders at once when it is read in chunks: about a hundred deltas, most often one chunk."""
+
+
+def _short(items: list[dict[str, Any]]) -> bool:
+    """Whether a Response's output is only reasoning, messages and function calls, with little text (`_SHORT_CHARS`)."""
+    chars = 0
+    for item in items:
+        kind = item["type"]
+        if kind == "message":
+            chars += sum(len(part["text"]) for part in item["content"])
+        elif kind == "function_call":
+            chars += len(item["arguments"])
+        elif kind == "reasoning":
+            chars += sum(len(part["text"]) for part in item["summary"])
+        else:
+            return False
+    return chars <= _SHORT_CHARS
 
 
 _FINAL_EVENTS = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
