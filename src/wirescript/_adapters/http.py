@@ -114,9 +114,9 @@ def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
     last), but from a stream that sends the body or runs the steps itself, once, as a network stream
     is read once (openai drains a stream it has read, and must find it empty).
     """
-    kind = _KINDS.get(request.__class__) or _kind(request)
-    stream = kind[2 if is_async else 1](request, answer.body, answer.watch)
-    return kind[0].Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+    hx, sync_stream, async_stream = _KINDS.get(request.__class__) or _kind(request)
+    stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
+    return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
 
 
 _KINDS: dict[type, tuple[ModuleType, type, type]] = {}

@@ -210,8 +210,8 @@ def _joined(
     """
     watch = OpenStream(record, streams)
     if frames.__class__ is OneChunk:  # rendered at once, as one chunk: nothing to join
-        body = frames.body  # type: ignore[attr-defined]
-        watch.cut = tail_at(body, frames.content_end)  # type: ignore[attr-defined]
+        body = frames.body
+        watch.cut = tail_at(body, frames.content_end)
         return Answer(status, headers, (), body, watch)
     batch: list[bytes] = []
     size = 0

@@ -35,7 +35,7 @@ from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...side import SideScript
-from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps, json_event
+from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps, json_event, json_string
 from .._answers import Offer
 from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
@@ -364,11 +364,14 @@ class OpenAIResponsesWire(Wire):
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
         if joined and _short(items):  # read in chunks: rendered at once, most often one chunk
-            frames = list(_stream(response, body))
-            whole = b"".join([frame.data for frame in frames])
+            whole = _text_stream(response)
+            if whole is None:
+                frames = list(_stream(response, body))
+                whole = b"".join([frame.data for frame in frames])
+                if len(whole) >= CHUNK_BYTES:
+                    return Rendered(200, {**SSE_HEADERS, **headers}, frames=iter(frames))
             if len(whole) < CHUNK_BYTES:
                 return Rendered(200, {**SSE_HEADERS, **headers}, frames=OneChunk(whole, len(whole), "response", ""))
-            return Rendered(200, {**SSE_HEADERS, **headers}, frames=iter(frames))
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -860,6 +863,70 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
     final = _FINAL_EVENTS.get(response["status"])
     if final is not None:
         yield event(final, response=response)
+
+
+def _text_stream(response: dict[str, Any]) -> bytes | None:
+    """`_stream`'s bytes for a Response whose output is messages of plain text, in one pass; None for any other.
+
+    Each event's JSON is written around the encoded values it carries (`json_dumps` of each, the rest
+    ASCII), which is the encoding of the whole event: one string for the stream, no generator, no
+    dictionary per event.
+    """
+    final = _FINAL_EVENTS.get(response["status"])
+    items = response["output"]
+    for item in items:
+        if item["type"] != "message" or any(part["annotations"] for part in item["content"]):
+            return None
+    start = {**response, "status": "in_progress", "completed_at": None, "incomplete_details": None}
+    start["output"] = []
+    start["usage"] = None
+    started = json_dumps(start)
+    out = [
+        f'event: {kind}\ndata: {{"type":"{kind}","response":{started},"sequence_number":{number}}}\n\n'
+        for number, kind in enumerate(("response.created", "response.in_progress"))
+    ]
+    number = 2
+    for output_index, item in enumerate(items):
+        added = json_dumps({**item, "status": "in_progress", "content": []})
+        out.append(
+            "event: response.output_item.added\ndata: "
+            f'{{"type":"response.output_item.added","output_index":{output_index},"item":{added},'
+            f'"sequence_number":{number}}}\n\n'
+        )
+        number += 1
+        for content_index, part in enumerate(item["content"]):
+            at = f'"item_id":{json_string(item["id"])},"output_index":{output_index},"content_index":{content_index}'
+            empty = json_dumps({**part, "text": "", "annotations": []})
+            out.append(
+                "event: response.content_part.added\ndata: "
+                f'{{"type":"response.content_part.added",{at},"part":{empty},"sequence_number":{number}}}\n\n'
+            )
+            number += 1
+            delta = f'event: response.output_text.delta\ndata: {{"type":"response.output_text.delta",{at},"delta":'
+            for piece in chunks(part["text"]):
+                out.append(f'{delta}{json_string(piece)},"logprobs":[],"sequence_number":{number}}}\n\n')
+                number += 1
+            out.append(
+                "event: response.output_text.done\ndata: "
+                f'{{"type":"response.output_text.done",{at},"text":{json_dumps(part["text"])},"logprobs":[],'
+                f'"sequence_number":{number}}}\n\n'
+            )
+            out.append(
+                "event: response.content_part.done\ndata: "
+                f'{{"type":"response.content_part.done",{at},"part":{json_dumps(part)},'
+                f'"sequence_number":{number + 1}}}\n\n'
+            )
+            number += 2
+        out.append(
+            "event: response.output_item.done\ndata: "
+            f'{{"type":"response.output_item.done","output_index":{output_index},"item":{json_dumps(item)},'
+            f'"sequence_number":{number}}}\n\n'
+        )
+        number += 1
+    if final is not None:
+        ended = json_dumps(response)
+        out.append(f'event: {final}\ndata: {{"type":"{final}","response":{ended},"sequence_number":{number}}}\n\n')
+    return "".join(out).encode()
 
 
 _SHORT_CHARS = 1024
