@@ -130,7 +130,7 @@ def _turn(
     elif checks is not None and turn.tool is None and not turn.tools:
         body = record.body
         fields = wire.answer_fields
-        if not fields or not isinstance(body, dict) or body.keys().isdisjoint(fields):
+        if not fields or not isinstance(body, dict) or fields.isdisjoint(body):
             checks = None
     if not turn.unchecked and (checks is not None or turn.server_tools is not None or turn.citations is not None):
         violation = wire.answer_problem(turn, record, checks)

@@ -234,7 +234,7 @@ class OpenAIChatWire(Wire):
             if tool_calls
             else []
         )
-        counts = token_counts(turn, [args for _, _, args in calls])
+        counts = token_counts(turn, [args for _, _, args in calls] if calls else [])
         head = {
             "id": f"chatcmpl-{index:04d}"
             if shape is None or shape.completion_id is None
@@ -501,7 +501,9 @@ def _one_chunk(
     name that needs escaping).
     """
     text, thinking = turn.text, turn.thinking
-    chars = len(text or "") + len(thinking or "") + (sum(len(args) for _, _, args in calls) if calls else 0)
+    chars = (len(text) if text else 0) + (len(thinking) if thinking else 0)
+    if calls:
+        chars += sum(len(args) for _, _, args in calls)
     if chars > _ONE_CHUNK_CHARS or turn.citations is not None:
         return None
     encoded = json_dumps(head)
@@ -525,7 +527,7 @@ def _one_chunk(
         parts += (lead, json_dumps({"choices": [], "usage": _usage(counts)})[1:], "\n\n")
     parts.append(_DONE_TEXT)
     body = "".join(parts).encode()
-    end = len(body) - len(_DONE)
+    end = len(body) - _DONE_BYTES
     if end >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
         return None
     return OneChunk(body, end, "chunk", "[DONE]")
@@ -631,3 +633,4 @@ def _shaped_stream(
 
 _DONE = encode_event(None, "[DONE]")
 _DONE_TEXT = _DONE.decode()
+_DONE_BYTES = len(_DONE)
