@@ -17,6 +17,7 @@ import pytest
 
 import _golden as golden
 from wirescript import ScriptTransport
+from wirescript.wires.base import OneChunk
 
 EXPECTED: dict[str, list[dict[str, Any]]] = json.loads(golden.GOLDEN.read_text())
 
@@ -54,3 +55,11 @@ async def _async_answers(case: str, model: str) -> list[dict[str, Any]]:
 def test_an_async_client_reads_the_same_bytes(case: str) -> None:
     for model in golden.MODELS:
         assert asyncio.run(_async_answers(case, model)) == EXPECTED[f"{case} | {model} | joined"]
+
+
+def test_a_stream_rendered_at_once_iterates_as_its_frames() -> None:
+    """A stream a wire renders as one chunk still reads as frames: its content, then what closes it (if anything)."""
+    body = b"event: a\ndata: 1\n\nevent: stop\ndata: 2\n\n"
+    closed = OneChunk(body, 18, "a", "stop")
+    assert [(frame.name, frame.data) for frame in closed] == [("a", body[:18]), ("stop", body[18:])]
+    assert [(frame.name, frame.data) for frame in OneChunk(body, len(body), "a", "")] == [("a", body)]
