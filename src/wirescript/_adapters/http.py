@@ -179,17 +179,13 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
         """Runs the steps for a sync client: real sleeps, the stack's exceptions."""
 
         def __iter__(self) -> Iterator[bytes]:
-            body, watch = self._steps, self._watch
-            if isinstance(body, bytes) and watch is not None and not self._consumed:
-                # A whole streamed body, as `whole` sends it, without a generator of its own.
+            body = self._steps
+            if isinstance(body, bytes) and not self._consumed:  # a whole body: its chunks, with no step loop
                 self._consumed = True
-                cut = watch.cut
-                watch.sent = cut
-                yield body[:cut]
-                watch.end()
-                watch.sent = len(body)
-                yield body[cut:]
-                return
+                return iter((body,)) if self._watch is None else whole(body, self._watch)
+            return self._sleeping()
+
+        def _sleeping(self) -> Iterator[bytes]:
             for item in self._start(hx):
                 if isinstance(item, bytes):
                     yield item

@@ -373,21 +373,21 @@ def _one_chunk(message: dict[str, Any], arguments: list[str]) -> OneChunk | None
     start = _start_frame(message)
     if start is None:
         return None
-    parts = [start, _CONSTANT["ping"]]
+    parts = [start, _PING]
     calls = iter(arguments)
     for index, block in enumerate(content):
         kind = block["type"]
         if kind == "text":
-            template = _template(index, "text_delta", "text")
+            template = _TEMPLATES.get((index, "text_delta", "text")) or _template(index, "text_delta", "text")
             if template is None or "citations" in block:
                 return None
             parts.append(_FIXED.get(("content_block_start", index, "text")) or _fixed_start(index, "text"))
-            pieces = chunks(block["text"])
-            if len(pieces) == 1:  # a one-delta answer: its frame, without the generator
+            text = block["text"]
+            if len(text) == 1:  # one character, one delta (`chunks`): its frame, without the generator
                 before, after = template
-                parts.append(f"{before}{json_string(pieces[0])}{after}".encode())
+                parts.append(f"{before}{json_string(text)}{after}".encode())
             else:
-                parts += encode_pieces(template, pieces, joined=True)
+                parts += encode_pieces(template, chunks(text), joined=True)
         elif kind == "thinking":
             template = _template(index, "thinking_delta", "thinking")
             signed = _template(index, "signature_delta", "signature")
@@ -533,4 +533,5 @@ _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 _CONSTANT = {name: encode_event(name, json_dumps({"type": name})) for name in ("ping", "message_stop")}
 """The frames of the events that carry nothing but their type."""
 _STOP = _CONSTANT["message_stop"]
+_PING = _CONSTANT["ping"]
 _STOP_BYTES = len(_STOP)

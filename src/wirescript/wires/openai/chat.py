@@ -515,7 +515,11 @@ def _one_chunk(
     if thinking is not None:
         _pieces(parts, lead, _delta_rest(("reasoning_content", usage)), chunks(thinking) or [""])
     if text:
-        _pieces(parts, lead, _delta_rest(("content", usage)), chunks(text))
+        before, after = _DELTA_RESTS.get(("content", usage)) or _delta_rest(("content", usage))
+        if len(text) == 1:  # one character, one delta (`chunks`)
+            parts += (lead, before, json_string(text), after)
+        else:
+            _pieces(parts, lead, (before, after), chunks(text))
     extra = {"usage": None} if usage else {}
     for k, (cid, name, args) in enumerate(calls):
         first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
