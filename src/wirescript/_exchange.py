@@ -19,7 +19,11 @@ from ._steps import Disconnect, Sleep, Step
 if TYPE_CHECKING:
     from .recorded import RecordedRequest
 
-__all__ = ["PER_EVENT", "UNREADABLE", "Answer", "OpenStream", "Request", "run", "tail_at", "whole"]
+__all__ = ["CHUNK_BYTES", "PER_EVENT", "UNREADABLE", "Answer", "OpenStream", "Request", "run", "tail_at", "whole"]
+
+CHUNK_BYTES = 16 * 1024
+"""How many bytes of whole frames an unfaulted stream sends per chunk (`_core.answer`); a wire that renders
+a short stream at once knows it is sent as one chunk below it."""
 
 PER_EVENT = "wirescript.per_event"
 """A request extension (httpx/httpx2): when true, an unfaulted stream is sent one event per chunk instead of

@@ -114,10 +114,20 @@ def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
     last), but from a stream that sends the body or runs the steps itself, once, as a network stream
     is read once (openai drains a stream it has read, and must find it empty).
     """
-    hx = http_module(request)
-    sync_stream, async_stream = _streams(hx)
+    hx, sync_stream, async_stream = _KINDS.get(request.__class__) or _kind(request)
     stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
     return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+
+
+_KINDS: dict[type, tuple[ModuleType, type, type]] = {}
+"""By request class: its library and the library's sync and async response streams (`_streams`)."""
+
+
+def _kind(request: Any) -> tuple[ModuleType, type, type]:
+    """The library of `request`'s class and its response streams, found once per class."""
+    hx = http_module(request)
+    kind = _KINDS[request.__class__] = (hx, *_streams(hx))
+    return kind
 
 
 def make_response(
@@ -169,6 +179,13 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
         """Runs the steps for a sync client: real sleeps, the stack's exceptions."""
 
         def __iter__(self) -> Iterator[bytes]:
+            body = self._steps
+            if isinstance(body, bytes) and not self._consumed:  # a whole body: its chunks, with no step loop
+                self._consumed = True
+                return iter((body,)) if self._watch is None else whole(body, self._watch)
+            return self._sleeping()
+
+        def _sleeping(self) -> Iterator[bytes]:
             for item in self._start(hx):
                 if isinstance(item, bytes):
                     yield item

@@ -15,16 +15,17 @@ chunks of whole events, and only its last chunk is split.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .._exchange import Answer, OpenStream, Request, tail_at
+from .._exchange import CHUNK_BYTES, Answer, OpenStream, Request, tail_at
 from .._steps import Disconnect, Step
 from ..errors import ScriptError
 from ..recorded import RecordedRequest
 from ..script import Turn, queue_label
 from ..side import SideScript
-from ..wires.base import AnswerChecks, Frame, Rendered, Wire, loud_error, unknown_endpoint
+from ..wires.base import AnswerChecks, Frame, OneChunk, Rendered, Wire, loud_error, unknown_endpoint
 from .cursor import Refusal, Turnless
 from .faults import plan_fault
 from .record import Arrival
@@ -34,9 +35,6 @@ __all__ = ["CHUNK_BYTES", "Report", "impossible", "refusal", "render"]
 
 Report = Callable[[RecordedRequest, Refusal], None]
 """Where a problem found while rendering or streaming goes: the ledger's `report`."""
-
-CHUNK_BYTES = 16 * 1024
-"""How many bytes of whole frames an unfaulted stream sends per chunk."""
 
 
 def render(
@@ -132,7 +130,7 @@ def _turn(
     elif checks is not None and turn.tool is None and not turn.tools:
         body = record.body
         fields = wire.answer_fields
-        if not fields or not isinstance(body, dict) or body.keys().isdisjoint(fields):
+        if not fields or not isinstance(body, dict) or fields.isdisjoint(body):
             checks = None
     if not turn.unchecked and (checks is not None or turn.server_tools is not None or turn.citations is not None):
         violation = wire.answer_problem(turn, record, checks)
@@ -207,15 +205,35 @@ def _joined(
     stack and SSE decoder a pass of their own, so frames travel together, as they do over a network
     that delivers them faster than the client reads. Rendering stays lazy: a chunk is rendered when
     it is read (the first two here, to send a one-chunk answer whole, costing the client no stream
-    machinery), and no frame is ever split but for the stream's tail (`_exchange.OpenStream`).
+    machinery), and no frame is ever split but for the stream's tail (`_exchange.OpenStream`). The
+    chunks are those of `_batched`: a one-chunk answer is joined here, without its generator.
     """
     watch = OpenStream(record, streams)
-    chunks = _batched(frames, closing, watch)
-    first = next(chunks, b"")
-    second = next(chunks, None)
-    if second is None:  # the adapter sends it whole, its tail apart (`_exchange.whole`)
-        return Answer(status, headers, (), first, watch)
-    return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
+    if frames.__class__ is OneChunk:  # rendered at once, as one chunk: nothing to join
+        body = frames.body
+        watch.cut = tail_at(body, frames.content_end)
+        return Answer(status, headers, (), body, watch)
+    batch: list[bytes] = []
+    size = 0
+    tail = 0  # the bytes of the closing frames at the batch's end
+    frames = iter(frames)
+    for frame in frames:
+        data = frame.data
+        if frame.name in closing:
+            tail += len(data)
+        elif size >= CHUNK_BYTES:  # more than one chunk: the rest as it is read
+            first = b"".join(batch)
+            chunks = _batched(itertools.chain((frame,), frames), closing, watch)
+            second = next(chunks)
+            return Answer(status, headers, (), _guarded(_tailed(first, second, chunks, watch), record, report))
+        else:
+            tail = 0
+        batch.append(data)
+        size += len(data)
+    # One chunk (most answers): sent whole, its tail apart (`_exchange.whole`).
+    chunk = b"".join(batch)
+    watch.cut = tail_at(chunk, len(chunk) - tail)
+    return Answer(status, headers, (), chunk, watch)
 
 
 def _batched(frames: Iterable[Frame], closing: frozenset[str], watch: OpenStream) -> Iterator[bytes]:

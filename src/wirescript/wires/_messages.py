@@ -7,12 +7,12 @@ Anthropic wire sends the events as SSE, the Bedrock wire as AWS event-stream `ch
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._text import text_of
-from ..script import Turn
+from ..script import ToolCall, Turn
 from ..sse import json_dumps
 from . import _messages_tools as _tools
 from ._decode import as_float, as_int, as_list, decoded_turn, decoded_usage
@@ -100,15 +100,15 @@ def tool_result_text(result: Any) -> str | None:
     return text_of(result.get("content")) or ""
 
 
-def blocks(turn: Turn, index: int) -> list[dict[str, Any]]:
-    """The content blocks of a turn: thinking, text, then the tool calls."""
+def blocks(turn: Turn, index: int, calls: Sequence[ToolCall] | None = None) -> list[dict[str, Any]]:
+    """The content blocks of a turn: thinking, text, then the tool calls (`calls`: its `tool_calls`, when known)."""
     out: list[dict[str, Any]] = []
     if turn.thinking is not None:
         signature = turn.thinking_signature or f"sig_{index:04d}"
         out.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
     if turn.text is not None:
         out.append({"type": "text", "text": turn.text})
-    for k, call in enumerate(turn.tool_calls):
+    for k, call in enumerate(turn.tool_calls if calls is None else calls):
         out.append(
             {"type": "tool_use", "id": call.id or f"toolu_{index:04d}_{k}", "name": call.name, "input": call.input}
         )
@@ -130,8 +130,8 @@ def message(turn: Turn, index: int, model: str, msg_id: str, stop: str) -> tuple
         content = _tools.rich_blocks(turn, index)
         arguments = [json_dumps(b["input"]) for b in content if b["type"] in INPUT_BLOCKS]
     else:
-        content = blocks(turn, index)
         calls = turn.tool_calls
+        content = blocks(turn, index, calls)
         arguments = [json_dumps(call.input) for call in calls] if calls else []
     chars = len(turn.text or "") + len(turn.thinking or "") + (sum(map(len, arguments)) if arguments else 0)
     input_tokens, output_tokens = default_usage(turn, chars)

@@ -7,7 +7,6 @@ Private helpers of the wires in this package, provider-neutral: a wire of its ow
 from __future__ import annotations
 
 import hashlib
-import math
 from typing import Any
 
 from ..script import ErrorSpec, Turn
@@ -51,11 +50,10 @@ def chunks(text: str, most: int = 8) -> list[str]:
 def default_usage(turn: Turn, output_chars: int) -> tuple[int, int]:
     """The (input, output) token counts for a turn: scripted values, else deterministic defaults."""
     usage = turn.usage
-    input_tokens = usage.input_tokens if usage and usage.input_tokens is not None else DEFAULT_INPUT_TOKENS
-    if usage and usage.output_tokens is not None:
-        output_tokens = usage.output_tokens
-    else:
-        output_tokens = max(1, math.ceil(output_chars / 4))
+    if usage is None:  # most turns: the defaults (a quarter of the characters, rounded up; at least 1)
+        return DEFAULT_INPUT_TOKENS, (output_chars + 3) // 4 or 1
+    input_tokens = usage.input_tokens if usage.input_tokens is not None else DEFAULT_INPUT_TOKENS
+    output_tokens = usage.output_tokens if usage.output_tokens is not None else (output_chars + 3) // 4 or 1
     return input_tokens, output_tokens
 
 

@@ -105,6 +105,34 @@ class Frame:
     """The encoded frame."""
 
 
+class OneChunk(Iterator[Frame]):
+    """A short stream a wire rendered at once for a joined answer: its whole body, sent as one chunk.
+
+    The frames are those of the stream read in chunks: everything up to `content_end` (its events
+    with content, as one frame named `first`), then the frames that close it (`closing`; none when
+    it ends at `content_end`). The core
+    sends the body as it is, its tail apart (`_exchange.whole`), with no pass over the frames;
+    iterated, it gives those two frames.
+    """
+
+    __slots__ = ("_next", "body", "closing", "content_end", "first")
+
+    def __init__(self, body: bytes, content_end: int, first: str, closing: str) -> None:
+        self.body = body
+        self.content_end = content_end
+        self.first = first
+        self.closing = closing
+        self._next = 0
+
+    def __next__(self) -> Frame:
+        at, self._next = self._next, self._next + 1
+        if at == 0:
+            return Frame(self.first, self.body[: self.content_end])
+        if at == 1 and self.content_end < len(self.body):
+            return Frame(self.closing, self.body[self.content_end :])
+        raise StopIteration
+
+
 @dataclass(slots=True)
 class Rendered:
     """A response, independent of any HTTP library."""

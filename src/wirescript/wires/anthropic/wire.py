@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import unquote
 
+from ..._exchange import CHUNK_BYTES
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import PIECE, delta_template, encode_deltas, encode_event, encode_pieces, json_dumps, json_string
@@ -16,9 +17,9 @@ from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_js
 from .._messages_answers import ANSWER_FIELDS, ANSWER_RULES, messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
-from .._render import error_message, retry_headers
+from .._render import chunks, error_message, retry_headers
 from .._rules import ModelTable, Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from .caching import ANTHROPIC_CACHING
 from .models import CLAUDE_MODELS, ClaudeModel
 from .rules import RULES, check_anthropic, plainly_valid, rules_violation
@@ -219,11 +220,12 @@ class AnthropicWire(Wire):
         request_id = f"req_{record.index:04d}"
         if not record.stream:
             return Rendered(200, {**_JSON_HEADERS, "request-id": request_id}, json_dumps(message).encode())
-        frames = (
-            _rich_stream(message, arguments, malformed_tool_json, joined)
-            if turn.server_tools is not None or turn.citations is not None
-            else _stream(message, arguments, malformed_tool_json, joined)
-        )
+        if turn.server_tools is not None or turn.citations is not None:
+            frames = _rich_stream(message, arguments, malformed_tool_json, joined)
+        else:
+            frames = (joined and _one_chunk(message, arguments)) or _stream(
+                message, arguments, malformed_tool_json, joined
+            )
         return Rendered(200, {**_SSE_HEADERS, "request-id": request_id}, frames=frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -349,6 +351,127 @@ def _stream(message: dict[str, Any], arguments: list[str], malformed_tool_json: 
         yield Frame(name, frame)
 
 
+_ONE_CHUNK_CHARS = 1024
+"""The most text (thinking, text and tool input together) `_one_chunk` renders at once: a stream of
+about a hundred deltas, well inside one chunk (`CHUNK_BYTES`); a longer one is rendered as it is read."""
+
+
+def _one_chunk(message: dict[str, Any], arguments: list[str]) -> OneChunk | None:
+    """A short joined stream (`_stream`'s bytes) as the one chunk it is sent in: its events, then `message_stop`.
+
+    Each event's bytes come from the frames `_stream` keeps (or fills them); the stream is rendered
+    at once, with no generator per event. None for what it does not render (`_stream` does): a long
+    answer, derived usage, a block of another type, data that is not ASCII.
+    """
+    content = message["content"]
+    chars = sum(map(len, arguments)) if arguments else 0
+    for block in content:
+        kind = block["type"]
+        chars += len(block["text"]) if kind == "text" else len(block["thinking"]) if kind == "thinking" else 0
+    if chars > _ONE_CHUNK_CHARS:
+        return None
+    start = _start_frame(message)
+    if start is None:
+        return None
+    parts = [start, _PING]
+    calls = iter(arguments)
+    for index, block in enumerate(content):
+        kind = block["type"]
+        if kind == "text":
+            template = _TEMPLATES.get((index, "text_delta", "text")) or _template(index, "text_delta", "text")
+            if template is None or "citations" in block:
+                return None
+            parts.append(_FIXED.get(("content_block_start", index, "text")) or _fixed_start(index, "text"))
+            text = block["text"]
+            if len(text) == 1:  # one character, one delta (`chunks`): its frame, without the generator
+                before, after = template
+                parts.append(f"{before}{json_string(text)}{after}".encode())
+            else:
+                parts += encode_pieces(template, chunks(text), joined=True)
+        elif kind == "thinking":
+            template = _template(index, "thinking_delta", "thinking")
+            signed = _template(index, "signature_delta", "signature")
+            if template is None or signed is None:
+                return None
+            parts.append(_FIXED.get(("content_block_start", index, "thinking")) or _fixed_start(index, "thinking"))
+            parts += encode_pieces(template, chunks(block["thinking"]), joined=True)
+            parts += encode_pieces(signed, (block["signature"],))
+        elif kind == "tool_use":
+            template = _template(index, "input_json_delta", "partial_json")
+            if template is None:
+                return None
+            data = {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+            parts.append(encode_event("content_block_start", json_dumps(data)))
+            parts += encode_pieces(template, chunks(next(calls), 32), joined=True)
+        else:
+            return None
+        parts.append(_FIXED.get(("content_block_stop", index, None)) or _fixed_stop(index))
+    usage = message["usage"]
+    ending = (message["stop_reason"], usage["output_tokens"])
+    parts += (_ENDS.get(ending) or _end_frame(ending), _STOP)
+    body = b"".join(parts)
+    end = len(body) - _STOP_BYTES
+    if end >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
+        return None
+    return OneChunk(body, end, "message_start", "message_stop")
+
+
+def _template(index: int, kind: str, key: str) -> tuple[str, str] | None:
+    """The kept `delta_template` of a block's deltas of one type (None: not ASCII, encoded whole)."""
+    shape = (index, kind, key)
+    template = _TEMPLATES.get(shape)
+    if template is None:
+        template = delta_template("content_block_delta", _messages.Pieces(index, kind, key, []).event(PIECE))
+        if template is not None:
+            _keep(_TEMPLATES, shape, template)
+    return template
+
+
+def _fixed_start(index: int, kind: str) -> bytes:
+    """The `content_block_start` frame of an empty text or thinking block, kept."""
+    block = {"type": "text", "text": ""} if kind == "text" else {"type": "thinking", "thinking": "", "signature": ""}
+    data = {"type": "content_block_start", "index": index, "content_block": block}
+    return _keep(_FIXED, ("content_block_start", index, kind), encode_event("content_block_start", json_dumps(data)))
+
+
+def _fixed_stop(index: int) -> bytes:
+    """The `content_block_stop` frame of a block, kept."""
+    data = {"type": "content_block_stop", "index": index}
+    return _keep(_FIXED, ("content_block_stop", index, None), encode_event("content_block_stop", json_dumps(data)))
+
+
+def _end_frame(ending: tuple[str | None, int]) -> bytes:
+    """The `message_delta` frame of a stop reason and output count, kept."""
+    stop, output = ending
+    data = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": None},
+        "usage": {"output_tokens": output},
+    }
+    return _keep(_ENDS, ending, encode_event("message_delta", json_dumps(data)))
+
+
+def _start_frame(message: dict[str, Any]) -> bytes | None:
+    """The `message_start` frame of a plain Message (`stream_items`' first event), from its kept template.
+
+    None when it has no template: derived usage, server tool usage, a model name that is not ASCII.
+    """
+    usage = message["usage"]
+    if "cache_creation" in usage or "server_tool_use" in usage:
+        return None
+    usage = {**usage, "output_tokens": 1}
+    shape = (message["model"], *usage.items())
+    template = _STARTS.get(shape)
+    if template is None:
+        start = {**message, "id": PIECE, "content": [], "stop_reason": None, "usage": usage}
+        template = delta_template("message_start", {"type": "message_start", "message": start})
+        if template is None:
+            return None
+        _keep(_STARTS, shape, template)
+    before, after = template
+    return f'{before}"{message["id"]}"{after}'.encode()  # `render`'s id, `msg_` and digits: nothing to escape
+
+
 def _rich_stream(
     message: dict[str, Any], arguments: list[str], malformed_tool_json: bool, joined: bool
 ) -> Iterator[Frame]:
@@ -383,7 +506,7 @@ def _message_start(data: dict[str, Any]) -> bytes:
             return encode_event("message_start", json_dumps(data))
         _keep(_STARTS, shape, template)
     before, after = template
-    return f"{before}{json_string(message['id'])}{after}".encode()
+    return f'{before}"{message["id"]}"{after}'.encode()  # `render`'s id, `msg_` and digits: nothing to escape
 
 
 _K = TypeVar("_K")
@@ -409,3 +532,6 @@ _FIXED: dict[tuple[str, int, str | None], bytes] = {}
 
 _CONSTANT = {name: encode_event(name, json_dumps({"type": name})) for name in ("ping", "message_stop")}
 """The frames of the events that carry nothing but their type."""
+_STOP = _CONSTANT["message_stop"]
+_PING = _CONSTANT["ping"]
+_STOP_BYTES = len(_STOP)

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 from urllib.parse import unquote
 
+from ..._exchange import CHUNK_BYTES
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, ToolCall, Turn
-from ...sse import PIECE, encode_deltas, encode_event, json_dumps
+from ...sse import PIECE, delta_template, encode_deltas, encode_event, json_dumps, json_string
 from .._answers import AnswerRule, Offer
 from .._caching import Caching
 from .._decode import (
@@ -32,7 +33,7 @@ from .._decode import (
 )
 from .._render import chunks
 from .._rules import ModelTable, Rule, Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
 from .answers import CHAT_ANSWER_FIELDS, CHAT_ANSWER_RULES, chat_offer
 from .caching import OPENAI_CACHING
@@ -263,7 +264,7 @@ class OpenAIChatWire(Wire):
             if tool_calls
             else []
         )
-        counts = token_counts(turn, [args for _, _, args in calls])
+        counts = token_counts(turn, [args for _, _, args in calls] if calls else [])
         head = {
             "id": f"chatcmpl-{index:04d}"
             if shape is None or shape.completion_id is None
@@ -297,7 +298,9 @@ class OpenAIChatWire(Wire):
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         chunk_head = {**head, "object": "chat.completion.chunk"}
         if shape is None:
-            frames = _stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined)
+            frames = (joined and _one_chunk(chunk_head, turn, calls, finish, counts if include_usage else None)) or (
+                _stream(chunk_head, turn, calls, finish, counts if include_usage else None, joined)
+            )
         else:
             frames = _shaped_stream(
                 shape, record, chunk_head, turn, calls, finish, counts if include_usage else None, joined
@@ -512,6 +515,105 @@ def _stream(
     yield Frame("[DONE]", _DONE)
 
 
+_ONE_CHUNK_CHARS = 1024
+"""The most text (thinking, text and tool arguments together) `_one_chunk` renders at once: about a
+hundred deltas, well inside one chunk (`CHUNK_BYTES`); a longer answer is rendered as it is read."""
+
+
+def _one_chunk(
+    head: dict[str, Any], turn: Turn, calls: list[tuple[str, str, str]], finish: str, counts: TokenCounts | None
+) -> OneChunk | None:
+    """A short joined stream (`_stream`'s bytes) as the one chunk it is sent in: its chunks, then `[DONE]`.
+
+    Every chunk is `head` and the rest of its data: `head` is encoded once, the rest of each chunk
+    kept by what it holds (`_rests`), so a chunk costs a string concatenation. None for what it does
+    not render (`_stream` does): a long answer, citations, a `head` that is not plain ASCII (a model
+    name that needs escaping).
+    """
+    text, thinking = turn.text, turn.thinking
+    chars = (len(text) if text else 0) + (len(thinking) if thinking else 0)
+    if calls:
+        chars += sum(len(args) for _, _, args in calls)
+    if chars > _ONE_CHUNK_CHARS or turn.citations is not None:
+        return None
+    encoded = json_dumps(head)
+    if not encoded.isascii() or "\\" in encoded:
+        return None
+    lead = f"data: {encoded[:-1]},"  # each chunk's data is `head` and then its own fields
+    usage = counts is not None
+    parts = [lead, _RESTS.get(("role", text is not None, usage)) or _rest_role(text is not None, usage)]
+    if thinking is not None:
+        _pieces(parts, lead, _delta_rest(("reasoning_content", usage)), chunks(thinking) or [""])
+    if text:
+        before, after = _DELTA_RESTS.get(("content", usage)) or _delta_rest(("content", usage))
+        if len(text) == 1:  # one character, one delta (`chunks`)
+            parts += (lead, before, json_string(text), after)
+        else:
+            _pieces(parts, lead, (before, after), chunks(text))
+    extra = {"usage": None} if usage else {}
+    for k, (cid, name, args) in enumerate(calls):
+        first = {"index": k, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+        rest = json_dumps({"choices": [_choice({"tool_calls": [first]})], **extra})
+        parts += (lead, rest[1:], "\n\n")
+        _pieces(parts, lead, _delta_rest((k, usage)), chunks(args, 32))
+    parts += (lead, _RESTS.get(("finish", finish, usage)) or _rest_finish(finish, usage))
+    if counts is not None:
+        parts += (lead, json_dumps({"choices": [], "usage": _usage(counts)})[1:], "\n\n")
+    parts.append(_DONE_TEXT)
+    body = "".join(parts).encode()
+    end = len(body) - _DONE_BYTES
+    if end >= CHUNK_BYTES:  # not one chunk after all (text that escapes long): as it is read
+        return None
+    return OneChunk(body, end, "chunk", "[DONE]")
+
+
+def _pieces(parts: list[str], lead: str, template: tuple[str, str], pieces: list[str]) -> None:
+    """Each piece's delta chunk, from its kept template (`_delta_rest`), added to `parts`."""
+    before, after = template
+    for piece in pieces:
+        parts += (lead, before, json_string(piece), after)
+
+
+def _delta_rest(key: tuple[str | int, bool]) -> tuple[str, str]:
+    """What goes around a piece after `head` in a delta chunk, kept.
+
+    `key`: the delta's field (`content`, `reasoning_content`) or the index of the tool call whose
+    arguments it carries, and whether usage is asked for (every chunk then has `usage: null`).
+    """
+    template = _DELTA_RESTS.get(key)
+    if template is None:
+        field, usage = key
+        delta = _arguments_delta(field, PIECE) if isinstance(field, int) else {field: PIECE}
+        around = delta_template(None, {"choices": [_choice(delta)], **({"usage": None} if usage else {})})
+        assert around is not None  # ASCII: field names and an index
+        template = (around[0].removeprefix("data: {"), around[1])
+        if len(_DELTA_RESTS) < 256:
+            _DELTA_RESTS[key] = template
+    return template
+
+
+def _rest_role(has_text: bool, usage: bool) -> str:
+    """The role chunk's data after `head`, kept."""
+    delta = {"role": "assistant", "content": "" if has_text else None, "refusal": None}
+    rest = json_dumps({"choices": [_choice(delta)], **({"usage": None} if usage else {})})[1:] + "\n\n"
+    _RESTS[("role", has_text, usage)] = rest
+    return rest
+
+
+def _rest_finish(finish: str, usage: bool) -> str:
+    """The finish chunk's data after `head`, kept while there are few."""
+    rest = json_dumps({"choices": [_choice({}, finish)], **({"usage": None} if usage else {})})[1:] + "\n\n"
+    if len(_RESTS) < 256:
+        _RESTS[("finish", finish, usage)] = rest
+    return rest
+
+
+_RESTS: dict[tuple[str, Any, bool], str] = {}
+"""The data after `head` of the role and finish chunks `_one_chunk` renders, the same in every answer."""
+_DELTA_RESTS: dict[tuple[str | int, bool], tuple[str, str]] = {}
+"""What goes around a piece after `head` in the delta chunks `_one_chunk` renders (`_delta_rest`)."""
+
+
 def _shaped_stream(
     shape: ChatShape,
     record: RecordedRequest,
@@ -564,3 +666,5 @@ def _shaped_stream(
 
 
 _DONE = encode_event(None, "[DONE]")
+_DONE_TEXT = _DONE.decode()
+_DONE_BYTES = len(_DONE)

@@ -30,18 +30,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..._exchange import CHUNK_BYTES
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...side import SideScript
-from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps
+from ...sse import PIECE, SEQUENCE, encode_deltas, encode_event, json_dumps, json_event, json_string
 from .._answers import Offer
 from .._caching import Caching
 from .._decode import as_float, as_int, as_list, decoded_turn, decoded_usage, is_event_stream, json_body, sse_json
 from .._jobs import Job, Jobs, page
 from .._render import chunks, json_answer
 from .._rules import Violation
-from ..base import Draw, Frame, Parsed, Rendered, Wire
+from ..base import Draw, Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
 from .answers import RESPONSES_ANSWER_FIELDS, RESPONSES_ANSWER_RULES, responses_offer
 from .builtins import BUILTIN_EVENTS
@@ -339,7 +340,7 @@ class OpenAIResponsesWire(Wire):
     ) -> Rendered:
         """A Response as JSON, or the documented event sequence when the request streams.
 
-        Every event is its own frame, `joined` or not.
+        Every event is its own frame; `joined`, a short stream is rendered at once, as the one chunk it is sent in.
 
         `malformed_tool_json` breaks the arguments string of every function call, in the deltas
         and in the completed response alike.
@@ -362,6 +363,15 @@ class OpenAIResponsesWire(Wire):
         headers = request_id(record)
         if not record.stream:
             return Rendered(200, {**JSON_HEADERS, **headers}, json_dumps(response).encode())
+        if joined and _short(items):  # read in chunks: rendered at once, most often one chunk
+            whole = _text_stream(response)
+            if whole is None:
+                frames = list(_stream(response, body))
+                whole = b"".join([frame.data for frame in frames])
+                if len(whole) >= CHUNK_BYTES:
+                    return Rendered(200, {**SSE_HEADERS, **headers}, frames=iter(frames))
+            if len(whole) < CHUNK_BYTES:
+                return Rendered(200, {**SSE_HEADERS, **headers}, frames=OneChunk(whole, len(whole), "response", ""))
         return Rendered(200, {**SSE_HEADERS, **headers}, frames=_stream(response, body))
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -788,7 +798,7 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
 
     def event(kind: str, **fields: Any) -> Frame:
         data = {"type": kind, **fields, "sequence_number": next(sequence)}
-        return Frame(kind, encode_event(kind, json_dumps(data)))
+        return Frame(kind, json_event(kind, data))
 
     def deltas(kind: str, pieces: list[str], **fields: Any) -> Iterator[Frame]:
         """`event(kind, **fields)` with each piece as `delta` (a `PIECE` in `fields`)."""
@@ -804,8 +814,11 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
         "output": [],
         "usage": None,
     }
-    yield event("response.created", response=start)
-    yield event("response.in_progress", response=start)
+    started = json_dumps(start)  # in both events: encoded once, each event's JSON around it
+    for kind in ("response.created", "response.in_progress"):
+        number = next(sequence)
+        data = f'{{"type":"{kind}","response":{started},"sequence_number":{number}}}'
+        yield Frame(kind, f"event: {kind}\ndata: {data}\n\n".encode())
     for output_index, item in enumerate(response["output"]):
         where = {"item_id": item["id"], "output_index": output_index}
         kind = item["type"]
@@ -850,6 +863,91 @@ def _stream(response: dict[str, Any], body: dict[str, Any]) -> Iterator[Frame]:
     final = _FINAL_EVENTS.get(response["status"])
     if final is not None:
         yield event(final, response=response)
+
+
+def _text_stream(response: dict[str, Any]) -> bytes | None:
+    """`_stream`'s bytes for a Response whose output is messages of plain text, in one pass; None for any other.
+
+    Each event's JSON is written around the encoded values it carries (`json_dumps` of each, the rest
+    ASCII), which is the encoding of the whole event: one string for the stream, no generator, no
+    dictionary per event.
+    """
+    final = _FINAL_EVENTS.get(response["status"])
+    items = response["output"]
+    for item in items:
+        if item["type"] != "message" or any(part["annotations"] for part in item["content"]):
+            return None
+    start = {**response, "status": "in_progress", "completed_at": None, "incomplete_details": None}
+    start["output"] = []
+    start["usage"] = None
+    started = json_dumps(start)
+    out = [
+        f'event: {kind}\ndata: {{"type":"{kind}","response":{started},"sequence_number":{number}}}\n\n'
+        for number, kind in enumerate(("response.created", "response.in_progress"))
+    ]
+    number = 2
+    for output_index, item in enumerate(items):
+        added = json_dumps({**item, "status": "in_progress", "content": []})
+        out.append(
+            "event: response.output_item.added\ndata: "
+            f'{{"type":"response.output_item.added","output_index":{output_index},"item":{added},'
+            f'"sequence_number":{number}}}\n\n'
+        )
+        number += 1
+        for content_index, part in enumerate(item["content"]):
+            at = f'"item_id":{json_string(item["id"])},"output_index":{output_index},"content_index":{content_index}'
+            empty = json_dumps({**part, "text": "", "annotations": []})
+            out.append(
+                "event: response.content_part.added\ndata: "
+                f'{{"type":"response.content_part.added",{at},"part":{empty},"sequence_number":{number}}}\n\n'
+            )
+            number += 1
+            delta = f'event: response.output_text.delta\ndata: {{"type":"response.output_text.delta",{at},"delta":'
+            for piece in chunks(part["text"]):
+                out.append(f'{delta}{json_string(piece)},"logprobs":[],"sequence_number":{number}}}\n\n')
+                number += 1
+            out.append(
+                "event: response.output_text.done\ndata: "
+                f'{{"type":"response.output_text.done",{at},"text":{json_dumps(part["text"])},"logprobs":[],'
+                f'"sequence_number":{number}}}\n\n'
+            )
+            out.append(
+                "event: response.content_part.done\ndata: "
+                f'{{"type":"response.content_part.done",{at},"part":{json_dumps(part)},'
+                f'"sequence_number":{number + 1}}}\n\n'
+            )
+            number += 2
+        out.append(
+            "event: response.output_item.done\ndata: "
+            f'{{"type":"response.output_item.done","output_index":{output_index},"item":{json_dumps(item)},'
+            f'"sequence_number":{number}}}\n\n'
+        )
+        number += 1
+    if final is not None:
+        ended = json_dumps(response)
+        out.append(f'event: {final}\ndata: {{"type":"{final}","response":{ended},"sequence_number":{number}}}\n\n')
+    return "".join(out).encode()
+
+
+_SHORT_CHARS = 1024
+"""The most text (summaries, message text, call arguments together) of a streamed Response that `render`
+renders at once when it is read in chunks: about a hundred deltas, most often one chunk."""
+
+
+def _short(items: list[dict[str, Any]]) -> bool:
+    """Whether a Response's output is only reasoning, messages and function calls, with little text (`_SHORT_CHARS`)."""
+    chars = 0
+    for item in items:
+        kind = item["type"]
+        if kind == "message":
+            chars += sum(len(part["text"]) for part in item["content"])
+        elif kind == "function_call":
+            chars += len(item["arguments"])
+        elif kind == "reasoning":
+            chars += sum(len(part["text"]) for part in item["summary"])
+        else:
+            return False
+    return chars <= _SHORT_CHARS
 
 
 _FINAL_EVENTS = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
