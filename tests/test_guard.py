@@ -693,9 +693,12 @@ def test_urllib_behind_a_loopback_proxy_is_refused(wirescript: Any, env_proxy: t
     import urllib.request
 
     url, received = env_proxy
+    # What `urlopen` opens with, built now: `urlopen` keeps the opener of its first call in the
+    # process, whose proxies are the environment's at that moment (another test's, another library's).
+    opener = urllib.request.build_opener()
     for target in ("https://api.openai.com/v1/models", "http://api.openai.com/v1/models"):
         with pytest.raises(urllib.error.URLError, match=r"wirescript: blocked a connection to api\.openai\.com"):
-            urllib.request.urlopen(target, timeout=5)
+            opener.open(target, timeout=5)
     assert received == []
     assert refused_through(wirescript.guard, url) == [
         "connection to api.openai.com:443 through the proxy at PROXY",
