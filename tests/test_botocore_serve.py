@@ -478,7 +478,7 @@ def test_the_aio_body_awaits_a_faults_delays_and_raises_aiohttps_error_for_a_cut
     url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream"
 
     async def main() -> None:
-        steps = iter([b"ab", Sleep(0.05), b"cd", Disconnect("wirescript: scripted disconnect after 2 events")])
+        steps = iter([b"ab", Sleep(0.2), b"cd", Disconnect("wirescript: scripted disconnect after 2 events")])
         raw = _botocore._AioRawBody(_botocore._aio_items(Answer(200, [], (), steps)), url)
         ticks = 0
 
@@ -500,6 +500,6 @@ def test_the_aio_body_awaits_a_faults_delays_and_raises_aiohttps_error_for_a_cut
             await read()
         ticker.cancel()
         assert pieces == [b"ab", b"cd"]
-        assert ticks >= 3  # the delay was awaited: the loop ran meanwhile
+        assert ticks >= 3  # the delay was awaited: the loop ran meanwhile (a blocking sleep lets it tick once)
 
     asyncio.run(main())
