@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,9 +119,9 @@ def test_a_long_run_joined_is_a_few_frames_of_the_same_bytes() -> None:
 
 def test_each_answer_streams_its_own_id_model_usage_and_finish() -> None:
     """What surrounds the parts is kept by model, usage, finish and framing: each answer still gets its own values."""
-    import httpx2
-    from google import genai
-    from google.genai import types
+    httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has neither
+    genai = pytest.importorskip("google.genai")
+    types = genai.types
 
     from wirescript import ScriptTransport
 

@@ -14,7 +14,6 @@ import pickle
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pydantic
 import pytest
@@ -23,6 +22,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 from wirescript import ScriptTransport
 from wirescript._core import record as _record
 from wirescript.recorded import RecordedRequest
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
 FIELDS = list(RecordedRequest.model_fields)
 
