@@ -35,6 +35,7 @@ from wirescript import RecordingTransport, ScriptTransport, load_script
 from wirescript.recording import Episodes
 
 httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
+pytest.importorskip("boto3")  # the set records Bedrock too (the `bedrock` group, which CI installs)
 
 STORED = Path(__file__).parent / "recordings"
 
