@@ -39,7 +39,6 @@ from .._adapters import http as _http
 from .._core.cursor import Refusal
 from .._core.record import UNREADABLE as _UNREADABLE
 from .._core.record import Vocabulary, read
-from .._exchange import Request
 from ..errors import ScriptError, UsageError
 from ..files import script_format
 from ..intercept import Interception
@@ -94,6 +93,19 @@ class _Written(NamedTuple):
     """`requests[3] POST /v1/messages: a credential it sent came back in text, error.message`, one per request."""
 
 
+class _Sent:
+    """A request as it arrived, apart from the request (an upstream may change it): what `_http.read` reads of it."""
+
+    __slots__ = ("content", "extensions", "headers", "method", "url")
+
+    def __init__(self, request: Any) -> None:
+        self.method: str = request.method
+        self.url = request.url  # (immutable: a request's URL is replaced, not changed)
+        self.headers = request.headers.copy()
+        self.content: bytes = request.content
+        self.extensions = dict(request.extensions)
+
+
 class _Entry:
     """One recorded request: as it arrived, then its record, and the turn its answer decoded to (None: not recorded).
 
@@ -111,9 +123,9 @@ class _Entry:
     wire: Wire | None
     """The wire that reads its answer (None: none does); set when read (`_settle`)."""
 
-    def __init__(self, index: int, sent: Request) -> None:
+    def __init__(self, index: int, sent: _Sent) -> None:
         self.index = index
-        self.sent: Request | None = sent
+        self.sent: _Sent | None = sent
         """The request as it arrived (its URL, headers and body as sent), until read into `record`."""
         self.turn: Turn | None = None
         self.side: dict[str, Any] | None = None
@@ -188,9 +200,9 @@ class RecordingTransport(Forwarding):
         self._entries: list[_Entry] = []
         self._count_read = 0
         """How many of `_entries` are read (`_settle`): those the recording shows; one arriving meanwhile is not."""
-        self._events: list[_Entry | _Tee] = []
+        self._events: list[_Entry | _Answer] = []
         """What happened since the recording was last read, in order: a request arrived (its entry), an answer
-        ended (its tee). `_settle` reads them, in that order, into records, turns and notes."""
+        ended (`_Answer`). `_settle` reads them, in that order, into records, turns and notes."""
         self._waiting = 0
         """The bytes of the answers in `_events`."""
         self._settling = threading.Lock()
@@ -436,7 +448,7 @@ class RecordingTransport(Forwarding):
 
     def _arrive(self, request: Any) -> _Entry:
         """Keep `request` as it arrived (before it is forwarded: an upstream may change it); read when settled."""
-        sent = _http.read(request)
+        sent = _Sent(request)
         with self._lock:
             entry = _Entry(len(self._entries), sent)
             self._entries.append(entry)
@@ -444,11 +456,11 @@ class RecordingTransport(Forwarding):
             self._classes.add(request.__class__)
         return entry
 
-    def _answered(self, tee: _Tee) -> None:
+    def _answered(self, answer: _Answer) -> None:
         """An answer's body ended: kept, to be decoded when settled (at once past `_WAITING_BYTES` kept)."""
-        size = sum(map(len, tee.chunks))
+        size = sum(map(len, answer.chunks))
         with self._lock:
-            self._events.append(tee)
+            self._events.append(answer)
             self._waiting += size
             full = self._waiting > _WAITING_BYTES
         if full:
@@ -472,9 +484,9 @@ class RecordingTransport(Forwarding):
                 if isinstance(event, _Entry):
                     self._read(event)
                 else:
-                    entry = event.owner
+                    entry = event.entry
                     if entry.wire is not None:  # (an answer no wire reads: nothing is kept of it)
-                        self._keep(entry, entry.wire, *event.answer())
+                        self._keep(entry, entry.wire, *event.read())
 
     def _settled(self) -> list[_Entry]:
         """The entries, every one read and every answer that ended decoded (`_settle`)."""
@@ -484,8 +496,8 @@ class RecordingTransport(Forwarding):
 
     def _read(self, entry: _Entry) -> None:
         """Read a request that arrived into its record, and find the wire that reads its answer."""
-        sent = entry.sent
-        assert sent is not None
+        assert entry.sent is not None
+        sent = _http.read(entry.sent)
         entry.sent = None
         self._credentials.add_sent(sent.headers, sent.query)
         reading = read(sent, self._vocabulary)
@@ -572,52 +584,66 @@ class RecordingTransport(Forwarding):
 # ---------------------------------------------------------------------- the tee
 
 
-class _Tee:
-    """The answer passed to the app as it arrives, its chunks kept: what both tees (sync, async) hold.
+class _Answer:
+    """An answer whose body ended, as it arrived: its status, headers and chunks, until decoded (`_settle`)."""
 
-    Nothing but keeping is done per chunk. When the body ends (read to its end, closed early, or
-    failed) the tee hands itself, once, to `answered`; what its bytes say is worked out when the
-    recording is read (`answer`, from `RecordingTransport._settle`).
-    """
+    __slots__ = ("chunks", "entry", "headers", "hx", "status")
 
-    hx: ModuleType
-    """The HTTP library (`httpx` or `httpx2`) of the tee's class."""
+    def __init__(self, entry: _Entry, hx: ModuleType, status: int, headers: Any, chunks: list[bytes]) -> None:
+        self.entry = entry
+        self.hx = hx
+        self.status = status
+        self.headers = headers
+        self.chunks = chunks
 
-    def __init__(self, response: Any, owner: _Entry, answered: Callable[[_Tee], None]) -> None:
-        self.response = response
-        self.owner = owner
-        """What the answer belongs to (the recorder's entry of the request)."""
-        self.chunks: list[bytes] = []
-        self._answered: Callable[[_Tee], None] | None = answered
-
-    def _end(self) -> None:
-        answered, self._answered = self._answered, None
-        if answered is not None:
-            answered(self)
-
-    def answer(self) -> tuple[int, dict[str, str], bytes]:
+    def read(self) -> tuple[int, dict[str, str], bytes]:
         """The status, the headers (names lower-cased) and the body decoded as the client decodes it.
 
         The body is the bytes that arrived, decoded by the library's own decoders (gzip, br, zstd,
         deflate) when it has a `content-encoding`; one the client could not decode either is empty.
         """
-        response = self.response
+        headers = self.headers
         raw = b"".join(self.chunks)
-        if "content-encoding" not in response.headers:  # nothing to decode: the body is the bytes
+        if "content-encoding" not in headers:  # nothing to decode: the body is the bytes
             body = raw
         else:
             try:
-                body = self.hx.Response(response.status_code, headers=response.headers, content=raw).content
+                body = self.hx.Response(self.status, headers=headers, content=raw).content
             except Exception:  # a body the client could not decode either: nothing to keep of it
                 body = b""
-        return response.status_code, {k.lower(): v for k, v in response.headers.items()}, body
+        return self.status, {k.lower(): v for k, v in headers.items()}, body
+
+
+class _Tee:
+    """The answer passed to the app as it arrives, its chunks kept: what both tees (sync, async) hold.
+
+    Nothing but keeping is done per chunk. When the body ends (read to its end, closed early, or
+    failed) the tee hands what arrived, once, to `answered` (an `_Answer`); what its bytes say is
+    worked out when the recording is read (`_Answer.read`, from `RecordingTransport._settle`).
+    """
+
+    hx: ModuleType
+    """The HTTP library (`httpx` or `httpx2`) of the tee's class."""
+
+    def __init__(self, response: Any, owner: _Entry, answered: Callable[[_Answer], None]) -> None:
+        self.response = response
+        self.owner = owner
+        """What the answer belongs to (the recorder's entry of the request)."""
+        self.chunks: list[bytes] = []
+        self._answered: Callable[[_Answer], None] | None = answered
+
+    def _end(self) -> None:
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            response = self.response
+            answered(_Answer(self.owner, self.hx, response.status_code, response.headers, self.chunks))
 
 
 _TEES: dict[type, tuple[ModuleType, type[_Tee], type[_Tee]]] = {}
 """By request class: its library and the library's sync and async tee classes (`_tees`)."""
 
 
-def _teed(request: Any, response: Any, owner: _Entry, answered: Callable[[_Tee], None], *, is_async: bool) -> Any:
+def _teed(request: Any, response: Any, owner: _Entry, answered: Callable[[_Answer], None], *, is_async: bool) -> Any:
     """`response` for the app, unchanged (status, headers, extensions), its body passed through a tee.
 
     `answered(tee)` is called once, when the body ends.
