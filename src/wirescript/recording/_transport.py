@@ -646,7 +646,7 @@ _TEES: dict[type, tuple[ModuleType, type[_Tee], type[_Tee]]] = {}
 def _teed(request: Any, response: Any, owner: _Entry, answered: Callable[[_Answer], None], *, is_async: bool) -> Any:
     """`response` for the app, unchanged (status, headers, extensions), its body passed through a tee.
 
-    `answered(tee)` is called once, when the body ends.
+    `answered` is told once, when the body ends, with what arrived (`_Answer`).
     """
     hx, sync_tee, async_tee = _TEES.get(request.__class__) or _tees(request)
     stream = (async_tee if is_async else sync_tee)(response, owner, answered)
