@@ -4,8 +4,7 @@
 public API: the URL's parts, `headers.raw`, the body, the extensions); `response` and
 `response_async` turn the core's `Answer` into a response of the request's own library, running the
 steps before it (a failure there is raised inside the client's `send`, as its SDK expects). It also
-holds record mode's two needs of the libraries: the real network transport of a request's library,
-and a response that passes another's bytes through as they arrive while keeping a copy.
+holds record mode's network transport of a request's library.
 
 A client asserts that the response stream is an instance of *its own* library's byte-stream
 class, sync or async as the client is, so the response is built with the module the request came
@@ -19,7 +18,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -29,7 +28,6 @@ from ..errors import UsageError
 
 __all__ = [
     "PER_EVENT",
-    "Finished",
     "default_module",
     "http_module",
     "make_response",
@@ -37,7 +35,6 @@ __all__ = [
     "read",
     "response",
     "response_async",
-    "teed_response",
 ]
 
 # What `Response(content=<iterator>)` adds to the headers; a response built from a stream gets it here.
@@ -228,108 +225,7 @@ async def _async_sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-Finished = Callable[[int, dict[str, str], bytes], None]
-"""Told once when a teed response ends (read to its end, closed, or failed): its status, headers
-(lower-case names) and the body as far as it arrived, decoded. SDKs close a stream at its last
-event without reading on to the end of the body, so that is not told apart from a cut answer."""
-
-
 def network_transport(request: Any, *, is_async: bool) -> Any:
     """A new real network transport of the request's library (`HTTPTransport` or `AsyncHTTPTransport`)."""
     hx = http_module(request)
     return hx.AsyncHTTPTransport() if is_async else hx.HTTPTransport()
-
-
-def teed_response(request: Any, response: Any, finished: Finished, *, is_async: bool) -> Any:
-    """`response` for the app, unchanged, its raw bytes passed on as they arrive and copied.
-
-    When the body ends (read to its end, closed early, or failed), `finished` is told once, with
-    the body decoded as the client decodes it (`content-encoding`), through the library's own
-    `Response`. The status, headers and extensions are the upstream response's.
-    """
-    hx = http_module(request)
-    sync_tee, async_tee = _tees(hx)
-    tee = (async_tee if is_async else sync_tee)(response, finished)
-    return hx.Response(
-        response.status_code,
-        headers=response.headers,
-        stream=tee,
-        request=request,
-        extensions=response.extensions,
-    )
-
-
-class _Copy:
-    """What both tees hold: the upstream response, the bytes so far, and whom to tell at the end."""
-
-    def __init__(self, response: Any, finished: Finished) -> None:
-        self._response = response
-        self._finished: Finished | None = finished
-        self._chunks: list[bytes] = []
-
-    def _end(self, hx: ModuleType) -> None:
-        finished, self._finished = self._finished, None
-        if finished is None:
-            return
-        response = self._response
-        raw = b"".join(self._chunks)
-        self._chunks = []
-        if "content-encoding" not in response.headers:  # nothing to decode: the body is the bytes
-            body = raw
-        else:
-            try:  # the library's own decoders (gzip, br, zstd, deflate), as the client reads the body
-                body = hx.Response(response.status_code, headers=response.headers, content=raw).content
-            except Exception:  # a body the client could not decode either: nothing to keep of it
-                body = b""
-        finished(response.status_code, {k.lower(): v for k, v in response.headers.items()}, body)
-
-
-@functools.cache
-def _tees(hx: ModuleType) -> tuple[type, type]:
-    """The sync and async teeing streams for `hx`: subclasses of its own byte-stream classes."""
-
-    class SyncTee(_Copy, hx.SyncByteStream):  # type: ignore[misc,name-defined]
-        """Passes a sync upstream body through, keeping a copy."""
-
-        def __iter__(self) -> Iterator[bytes]:
-            try:
-                for chunk in self._response.stream:
-                    self._chunks.append(chunk)
-                    yield chunk
-            finally:
-                self._end(hx)
-
-        def close(self) -> None:
-            try:
-                if self._finished is not None and self._response.status_code >= 400:
-                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
-                    self._chunks.extend(self._response.stream)
-                self._response.close()
-            except Exception:  # the app is done with it: what arrived is kept
-                pass
-            finally:
-                self._end(hx)
-
-    class AsyncTee(_Copy, hx.AsyncByteStream):  # type: ignore[misc,name-defined]
-        """Passes an async upstream body through, keeping a copy."""
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for chunk in self._response.stream:
-                    self._chunks.append(chunk)
-                    yield chunk
-            finally:
-                self._end(hx)
-
-        async def aclose(self) -> None:
-            try:
-                if self._finished is not None and self._response.status_code >= 400:
-                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
-                    self._chunks.extend([chunk async for chunk in self._response.stream])
-                await self._response.aclose()
-            except Exception:  # the app is done with it: what arrived is kept
-                pass
-            finally:
-                self._end(hx)
-
-    return SyncTee, AsyncTee

@@ -74,10 +74,14 @@ class Credentials:
 
     def add(self, request: Any) -> None:
         """Collect the credential values of an httpx/httpx2 request, as it is about to be sent."""
+        self.add_sent(request.headers.raw, request.url.query)
+
+    def add_sent(self, headers: Iterable[tuple[bytes, bytes]], query: bytes | str) -> None:
+        """Collect the credential values of a request's raw headers and query string, as it was sent."""
         found: set[str] = set()
         sensitive = self._sensitive
         known = self._known
-        for raw_name, raw_value in request.headers.raw:
+        for raw_name, raw_value in headers:
             secret = sensitive.get(raw_name)
             if secret is None:  # each header name classified once (an SDK sends the same twenty every time)
                 name = raw_name.decode("latin-1").lower()
@@ -91,7 +95,6 @@ class Credentials:
                     if len(known) < _VALUES_KEPT:
                         known[raw_value] = pieces
                 found |= pieces
-        query = request.url.query
         if query:
             text = query.decode("latin-1") if isinstance(query, bytes) else str(query)
             for name, value in parse_qsl(text, keep_blank_values=False):

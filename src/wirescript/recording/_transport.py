@@ -5,7 +5,10 @@ network), passes the answer through to the app unchanged (a stream streams as it
 decodes it into a provider-neutral turn with the same wires the stub serves with (`Wire.decode`),
 or, for a side endpoint, into side-script data (`TurnlessWire.decode_side`). `save()` writes the
 turns (and the side answers, as `"$side"`) as a script file that `load_script` reads and
-`ScriptTransport` replays, on any wire: what the model said, not the bytes it was said in. A boto3
+`ScriptTransport` replays, on any wire: what the model said, not the bytes it was said in. The
+request pays only for keeping what it sent and the bytes of its answer (`_Tee`): both are read into
+records, turns and notes when the recording is first read (`_settle`), in the order they
+happened, so that what it shows is what reading each at once would have shown. A boto3
 client is recorded through botocore's `before-send` hook (`attach`); with an `Episodes` upstream,
 `save()` appends to the replayed file instead of writing it afresh (`_append`).
 
@@ -24,7 +27,9 @@ import json
 import os
 import pathlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from types import ModuleType
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -48,6 +53,9 @@ from ._forward import FORWARDING, Episodes, Forwarding
 from ._secrets import Credentials
 
 __all__ = ["RecordingTransport"]
+
+_WAITING_BYTES = 4 << 20
+"""How many bytes of answers a recorder keeps undecoded: past them, it decodes what it holds (`_settle`)."""
 
 _SDKS = {"anthropic": "anthropic", "openai_chat": "openai", "openai_responses": "openai", "gemini": "google-genai"}
 """The SDK distribution that speaks each default wire, for the file's header."""
@@ -85,14 +93,40 @@ class _Written(NamedTuple):
     """`requests[3] POST /v1/messages: a credential it sent came back in text, error.message`, one per request."""
 
 
+class _Sent:
+    """A request as it arrived, apart from the request (an upstream may change it): what `_http.read` reads of it."""
+
+    __slots__ = ("content", "extensions", "headers", "method", "url")
+
+    def __init__(self, request: Any) -> None:
+        self.method: str = request.method
+        self.url = request.url  # (immutable: a request's URL is replaced, not changed)
+        self.headers = request.headers.copy()
+        self.content: bytes = request.content
+        self.extensions = dict(request.extensions)
+
+
 class _Entry:
-    """One recorded request: its record, and the turn its answer decoded to (None: not recorded)."""
+    """One recorded request: as it arrived, then its record, and the turn its answer decoded to (None: not recorded).
 
-    __slots__ = ("forwarded", "record", "side", "summary", "turn")
+    A request is kept as it arrived (`sent`) and read into its record when the recording is first
+    read (`RecordingTransport._settle`), as is its answer into its turn: the request pays for
+    neither.
+    """
 
-    def __init__(self, record: RecordedRequest, summary: str) -> None:
-        self.record = record
-        self.summary = summary
+    __slots__ = ("forwarded", "index", "record", "sent", "side", "summary", "turn", "wire")
+
+    record: RecordedRequest
+    """Set when read (`_settle`)."""
+    summary: str
+    """Set when read (`_settle`)."""
+    wire: Wire | None
+    """The wire that reads its answer (None: none does); set when read (`_settle`)."""
+
+    def __init__(self, index: int, sent: _Sent) -> None:
+        self.index = index
+        self.sent: _Sent | None = sent
+        """The request as it arrived (its URL, headers and body as sent), until read into `record`."""
         self.turn: Turn | None = None
         self.side: dict[str, Any] | None = None
         """What a side endpoint answered, as side-script data (`TurnlessWire.decode_side`)."""
@@ -164,8 +198,18 @@ class RecordingTransport(Forwarding):
         self._vocabulary = Vocabulary(self._wires)
         self._credentials = Credentials(self._vocabulary.headers, self._vocabulary.query)
         self._entries: list[_Entry] = []
+        self._count_read = 0
+        """How many of `_entries` are read (`_settle`): those the recording shows; one arriving meanwhile is not."""
+        self._events: list[_Entry | _Answer] = []
+        """What happened since the recording was last read, in order: a request arrived (its entry), an answer
+        ended (`_Answer`). `_settle` reads them, in that order, into records, turns and notes."""
+        self._waiting = 0
+        """The bytes of the answers in `_events`."""
+        self._settling = threading.Lock()
         self._notes: list[str] = []
         self._libraries: set[str] = set()
+        self._classes: set[type] = set()
+        """The classes of the requests that arrived: their libraries go to `_libraries` when read."""
         self._started = _now()
         self.closed = False
         self._base: str | None = None
@@ -187,8 +231,7 @@ class RecordingTransport(Forwarding):
     @property
     def requests(self) -> list[RecordedRequest]:
         """Every request forwarded so far, in arrival order, recorded as a stub records them."""
-        with self._lock:
-            return [entry.record for entry in self._entries]
+        return [entry.record for entry in self._settled()]
 
     @property
     def turns(self) -> list[Turn]:
@@ -224,8 +267,7 @@ class RecordingTransport(Forwarding):
     def _written(self, entries: list[_Entry] | None = None) -> _Written:
         """What the file holds of `entries` (default: all): every credential any request sent replaced."""
         if entries is None:
-            with self._lock:
-                entries = list(self._entries)
+            entries = self._settled()
         scrubber = self._credentials.scrubber()
         items: list[Item] = []
         redacted: list[str] = []
@@ -267,8 +309,8 @@ class RecordingTransport(Forwarding):
         transport was made, with the turns forwarded past its end appended to the queues that serve
         them (`_append`); saving again writes the same, with a later end time.
         """
+        every = self._settled()
         with self._lock:
-            every = list(self._entries)
             providers = {entry.record.provider for entry in every if entry.turn is not None}
             libraries = set(self._libraries)
         if self._base is not None:
@@ -366,26 +408,26 @@ class RecordingTransport(Forwarding):
     def handle_request(self, request: Any) -> Any:
         """Forward one request of a sync httpx/httpx2 client and pass its answer through."""
         request.read()
-        entry, wire = self._arrive(request)
+        entry = self._arrive(request)
         if _UNREADABLE in request.extensions:
-            return _refused(request, entry)
+            return self._refused(request, entry)
         try:
             response = self._send(request)
         finally:
             self._replayed(entry, request)
-        return _http.teed_response(request, response, self._finisher(entry, wire), is_async=False)
+        return _teed(request, response, entry, self._answered, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         """Forward one request of an async httpx/httpx2 client and pass its answer through."""
         await request.aread()
-        entry, wire = self._arrive(request)
+        entry = self._arrive(request)
         if _UNREADABLE in request.extensions:
-            return _refused(request, entry)
+            return self._refused(request, entry)
         try:
             response = await self._send_async(request)
         finally:
             self._replayed(entry, request)
-        return _http.teed_response(request, response, self._finisher(entry, wire), is_async=True)
+        return _teed(request, response, entry, self._answered, is_async=True)
 
     def close(self) -> None:
         """Called when the client closes: save the file, and close the network transports built here."""
@@ -404,22 +446,83 @@ class RecordingTransport(Forwarding):
 
     # ------------------------------------------------------------------ recording
 
-    def _arrive(self, request: Any) -> tuple[_Entry, Wire | None]:
-        self._credentials.add(request)
-        reading = read(_http.read(request), self._vocabulary)
-        record = reading.record
+    def _arrive(self, request: Any) -> _Entry:
+        """Keep `request` as it arrived (before it is forwarded: an upstream may change it); read when settled."""
+        sent = _Sent(request)
         with self._lock:
-            record.index = len(self._entries)
-            entry = _Entry(record, summary(record))
+            entry = _Entry(len(self._entries), sent)
             self._entries.append(entry)
-            self._libraries.add(_http.http_module(request).__name__)
+            self._events.append(entry)
+            self._classes.add(request.__class__)
+        return entry
+
+    def _answered(self, answer: _Answer) -> None:
+        """An answer's body ended: kept, to be decoded when settled (at once past `_WAITING_BYTES` kept)."""
+        size = sum(map(len, answer.chunks))
+        with self._lock:
+            self._events.append(answer)
+            self._waiting += size
+            full = self._waiting > _WAITING_BYTES
+        if full:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Read every request that arrived, and decode every answer that ended, since the last time: in that order.
+
+        What the recording shows (`requests`, `turns`, `notes`, the file) is what it would show had
+        each request been read when it arrived and each answer decoded when its body ended: the
+        events are taken in the order they happened, and the notes they give are written in it.
+        Called by each of them first; never raises (`read` does not, and `_keep` catches).
+        """
+        with self._settling:
+            with self._lock:
+                events, self._events = self._events, []
+                self._waiting = 0
+                classes, self._classes = self._classes, set()
+                self._libraries.update(cls.__module__.partition(".")[0] for cls in classes)
+            for event in events:
+                if isinstance(event, _Entry):
+                    self._read(event)
+                else:
+                    entry = event.entry
+                    if entry.wire is not None:  # (an answer no wire reads: nothing is kept of it)
+                        self._keep(entry, entry.wire, *event.read())
+
+    def _settled(self) -> list[_Entry]:
+        """The entries, every one read and every answer that ended decoded (`_settle`)."""
+        self._settle()
+        with self._lock:
+            return self._entries[: self._count_read]
+
+    def _read(self, entry: _Entry) -> None:
+        """Read a request that arrived into its record, and find the wire that reads its answer."""
+        assert entry.sent is not None
+        sent = _http.read(entry.sent)
+        entry.sent = None
+        self._credentials.add_sent(sent.headers, sent.query)
+        reading = read(sent, self._vocabulary)
+        record = reading.record
+        record.index = entry.index
+        entry.record = record
+        entry.summary = summary(record)
+        entry.wire = reading.wire
+        with self._lock:
+            self._count_read = entry.index + 1
             self._libraries.update(_sdks_of(record.headers.get("user-agent", "")))
             if reading.wire is None:
                 self._notes.append(
                     f"{record.summary()}: not recorded: "
                     f"{reading.decision.reason if isinstance(reading.decision, Refusal) else ''}"
                 )
-        return entry, reading.wire
+
+    def _refused(self, request: Any, entry: _Entry) -> Any:
+        """The loud answer to a request the loopback server could not read as sent: it is not forwarded."""
+        self._settle()
+        hx = _http.http_module(request)
+        message = f"wirescript record: {entry.record.summary()}: {request.extensions[_UNREADABLE]}"
+        body = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        headers = {"content-type": "application/json", "x-should-retry": "false"}
+        return hx.Response(400, headers=headers, content=body.encode(), request=request)
 
     def _replayed(self, entry: _Entry, request: Any) -> None:
         """Mark a request an `Episodes` upstream answered from its script (its turn is in the file already)."""
@@ -451,11 +554,8 @@ class RecordingTransport(Forwarding):
             if note is not None:
                 self._notes.append(f"{entry.record.summary()}: {note}")
 
-    def _finisher(self, entry: _Entry, wire: Wire | None) -> _http.Finished:
-        return _ignored if wire is None else functools.partial(self._keep, entry, wire)
-
     def _keep(self, entry: _Entry, wire: Wire, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        """Decode an answer into its entry's turn; never raises (the app is reading its response)."""
+        """Decode an answer into its entry's turn; never raises (the recording is being read, `_settle`)."""
         note: str | None = None
         turn: Turn | None = None
         try:
@@ -481,11 +581,140 @@ class RecordingTransport(Forwarding):
                 self._notes.append(f"{entry.record.summary()}: {note}")
 
 
+# ---------------------------------------------------------------------- the tee
+
+
+class _Answer:
+    """An answer whose body ended, as it arrived: its status, headers and chunks, until decoded (`_settle`)."""
+
+    __slots__ = ("chunks", "entry", "headers", "hx", "status")
+
+    def __init__(self, entry: _Entry, hx: ModuleType, status: int, headers: Any, chunks: list[bytes]) -> None:
+        self.entry = entry
+        self.hx = hx
+        self.status = status
+        self.headers = headers
+        self.chunks = chunks
+
+    def read(self) -> tuple[int, dict[str, str], bytes]:
+        """The status, the headers (names lower-cased) and the body decoded as the client decodes it.
+
+        The body is the bytes that arrived, decoded by the library's own decoders (gzip, br, zstd,
+        deflate) when it has a `content-encoding`; one the client could not decode either is empty.
+        """
+        headers = self.headers
+        raw = b"".join(self.chunks)
+        if "content-encoding" not in headers:  # nothing to decode: the body is the bytes
+            body = raw
+        else:
+            try:
+                body = self.hx.Response(self.status, headers=headers, content=raw).content
+            except Exception:  # a body the client could not decode either: nothing to keep of it
+                body = b""
+        return self.status, {k.lower(): v for k, v in headers.items()}, body
+
+
+class _Tee:
+    """The answer passed to the app as it arrives, its chunks kept: what both tees (sync, async) hold.
+
+    Nothing but keeping is done per chunk. When the body ends (read to its end, closed early, or
+    failed) the tee hands what arrived, once, to `answered` (an `_Answer`); what its bytes say is
+    worked out when the recording is read (`_Answer.read`, from `RecordingTransport._settle`).
+    """
+
+    hx: ModuleType
+    """The HTTP library (`httpx` or `httpx2`) of the tee's class."""
+
+    def __init__(self, response: Any, owner: _Entry, answered: Callable[[_Answer], None]) -> None:
+        self.response = response
+        self.owner = owner
+        """What the answer belongs to (the recorder's entry of the request)."""
+        self.chunks: list[bytes] = []
+        self._answered: Callable[[_Answer], None] | None = answered
+
+    def _end(self) -> None:
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            response = self.response
+            answered(_Answer(self.owner, self.hx, response.status_code, response.headers, self.chunks))
+
+
+_TEES: dict[type, tuple[ModuleType, type[_Tee], type[_Tee]]] = {}
+"""By request class: its library and the library's sync and async tee classes (`_tees`)."""
+
+
+def _teed(request: Any, response: Any, owner: _Entry, answered: Callable[[_Answer], None], *, is_async: bool) -> Any:
+    """`response` for the app, unchanged (status, headers, extensions), its body passed through a tee.
+
+    `answered` is told once, when the body ends, with what arrived (`_Answer`).
+    """
+    hx, sync_tee, async_tee = _TEES.get(request.__class__) or _tees(request)
+    stream = (async_tee if is_async else sync_tee)(response, owner, answered)
+    return hx.Response(
+        response.status_code,
+        headers=response.headers,
+        stream=stream,
+        request=request,
+        extensions=response.extensions,
+    )
+
+
+def _tees(request: Any) -> tuple[ModuleType, type[_Tee], type[_Tee]]:
+    """The library of `request`'s class and its tee classes: subclasses of its own byte-stream classes."""
+    hx = _http.http_module(request)
+
+    class SyncTee(_Tee, hx.SyncByteStream):  # type: ignore[misc,name-defined]
+        """Passes a sync upstream body through, keeping its chunks."""
+
+        def __iter__(self) -> Iterator[bytes]:
+            keep = self.chunks.append
+            try:
+                for chunk in self.response.stream:
+                    keep(chunk)
+                    yield chunk
+            finally:
+                self._end()
+
+        def close(self) -> None:
+            try:
+                if self._answered is not None and self.response.status_code >= 400:
+                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
+                    self.chunks.extend(self.response.stream)
+                self.response.close()
+            except Exception:  # the app is done with it: what arrived is kept
+                pass
+            finally:
+                self._end()
+
+    class AsyncTee(_Tee, hx.AsyncByteStream):  # type: ignore[misc,name-defined]
+        """Passes an async upstream body through, keeping its chunks."""
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            keep = self.chunks.append
+            try:
+                async for chunk in self.response.stream:
+                    keep(chunk)
+                    yield chunk
+            finally:
+                self._end()
+
+        async def aclose(self) -> None:
+            try:
+                if self._answered is not None and self.response.status_code >= 400:
+                    # An SDK retrying an error closes it unread; an error body is short and ends: keep it.
+                    self.chunks.extend([chunk async for chunk in self.response.stream])
+                await self.response.aclose()
+            except Exception:  # the app is done with it: what arrived is kept
+                pass
+            finally:
+                self._end()
+
+    SyncTee.hx = AsyncTee.hx = hx
+    found = _TEES[request.__class__] = (hx, SyncTee, AsyncTee)
+    return found
+
+
 # ---------------------------------------------------------------------- what is written
-
-
-def _ignored(status: int, headers: dict[str, str], body: bytes) -> None:
-    """The end of an answer no wire reads: nothing is kept of it."""
 
 
 def _turn(item: Item) -> Turn:
@@ -500,15 +729,6 @@ def _redaction(redacted: list[str]) -> str:
         f"A credential the requests sent came back in {len(redacted)} answer(s) and is replaced by {REDACTED}: "
         f"{', '.join(shown)}{more} (rec.notes says where)"
     )
-
-
-def _refused(request: Any, entry: _Entry) -> Any:
-    """The loud answer to a request the loopback server could not read as sent: it is not forwarded."""
-    hx = _http.http_module(request)
-    message = f"wirescript record: {entry.record.summary()}: {request.extensions[_UNREADABLE]}"
-    body = json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
-    headers = {"content-type": "application/json", "x-should-retry": "false"}
-    return hx.Response(400, headers=headers, content=body.encode(), request=request)
 
 
 def _items(entries: list[_Entry]) -> list[Item]:
