@@ -7,9 +7,11 @@
 * ``set-up + teardown``: the same sample with the request untimed and the rest timed: building the
   stub and its client, then closing the client and checking the stub (the floor: building and
   closing its client).
-* ``record mode``: ``RecordingTransport(path, upstream=MockTransport)`` against a bare passthrough
-  transport over the same ``MockTransport``, on a warmed client, W1 and W4; the file is written when
-  the round's client closes, untimed.
+* ``record mode``: ``RecordingTransport(path, upstream=...)`` against a bare passthrough transport over
+  the same upstream, on a warmed client, W1 and W4; the file is written when the round's client
+  closes, untimed. The upstream answers with a body that streams, as the network's does: an
+  already-read response would let the bare passthrough skip the client's streaming path, which any
+  transport that keeps a copy of the answer as it arrives must take.
 * ``import``: ``import wirescript, wirescript.pytest_plugin, wirescript.transport`` in a fresh
   interpreter that has imported the SDK, httpx2 and pytest (what a test session has loaded when its
   first test builds a stub), CPU time, after a collection (so that a full collection the SDK's own
@@ -20,6 +22,7 @@ Each row has its A/A control: a second copy of its floor (for record mode, of th
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import subprocess
@@ -90,6 +93,17 @@ def _per_test(provider: Provider, canned: list[Canned], *, request_timed: bool) 
     return [floor("floor"), floor("floor-copy"), Side("wirescript", wirescript)]
 
 
+def _streamed_upstream(canned: list[Canned]) -> httpx2.MockTransport:
+    """The floor's canned answers, each body sent as a stream (one chunk), as a network transport's is."""
+    responses = itertools.cycle(canned)
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        status, headers, body = next(responses)
+        return httpx2.Response(status, headers=headers, stream=httpx2.ByteStream(body))
+
+    return httpx2.MockTransport(handler)
+
+
 class _Passthrough(httpx2.BaseTransport):
     """A bare transport that hands each request to its upstream: the floor of any forwarding transport."""
 
@@ -105,13 +119,13 @@ def _record_sides(provider: Provider, workload: Workload, canned: list[Canned], 
 
     def passthrough(name: str) -> Side:
         def start(samples: int) -> tuple[Callable[[], float], Callable[[], None]]:
-            client = provider.sync_client(httpx2.Client(transport=_Passthrough(_floor_transport(canned, [0]))))
+            client = provider.sync_client(httpx2.Client(transport=_Passthrough(_streamed_upstream(canned))))
             return _timed_run(run, client), client.close
 
         return Side(name, start)
 
     def recording(samples: int) -> tuple[Callable[[], float], Callable[[], None]]:
-        recorder = RecordingTransport(folder / "recorded.json", upstream=_floor_transport(canned, [0]))
+        recorder = RecordingTransport(folder / "recorded.json", upstream=_streamed_upstream(canned))
         client = provider.sync_client(httpx2.Client(transport=recorder))
 
         def finish() -> None:
