@@ -244,13 +244,15 @@ class _Around:
     for up to `_STARTS_KEPT` lengths), so a piece costs its encoding, two CRC32s and a join.
     """
 
-    __slots__ = ("_after", "_before", "_framer", "_starts")
+    __slots__ = ("_after", "_before", "_framer", "_quoted", "_starts")
 
     def __init__(self, framer: _Framer, before: bytes, after: bytes) -> None:
         self._framer = framer
         self._before = before
         self._after = after
         self._starts: dict[int, tuple[bytes, int]] = {}
+        self._quoted: dict[int, tuple[bytes, int]] = {}
+        """`plain`'s starts, by the piece's length: up to the piece, its opening quote included."""
 
     def messages(self, pieces: Iterable[str], quote: Callable[[str], str]) -> list[bytes]:
         """The message of each piece, its payload `before + quote(piece).encode() + after`."""
@@ -268,6 +270,29 @@ class _Around:
             head, crc = start
             out.append(b"".join((head, middle, after, pack(crc32(after, crc32(middle, crc))))))
         return out
+
+    def plain(self, parts: list[bytes], raw: bytes, size: int) -> None:
+        """`messages` of a text JSON quotes as it is (`"` around it, nothing escaped), in pieces of `size` characters.
+
+        `raw` is the text's bytes, one byte a character (ASCII): each piece is a slice of it, and
+        its message, `before + b'"' + piece + b'"' + after`, goes into `parts` as four byte strings
+        (the start up to the piece, its opening quote included, is worked out once per piece length),
+        for the caller to join once: no quoting, no encoding and no join per piece. The bytes are
+        `b"".join(self.messages(pieces, quote))`'s for the same pieces.
+        """
+        starts, pack, crc32 = self._quoted, _U32.pack, binascii.crc32
+        tail = b'"' + self._after
+        around = len(self._before) + len(self._after) + 2
+        add = parts.extend
+        for at in range(0, len(raw), size):
+            piece = raw[at : at + size]
+            start = starts.get(len(piece))
+            if start is None:
+                start = self._framer._start(around + len(piece), self._before + b'"')
+                if len(starts) < _STARTS_KEPT:
+                    starts[len(piece)] = start
+            head, crc = start
+            add((head, piece, tail, pack(crc32(tail, crc32(piece, crc)))))
 
 
 @functools.lru_cache(maxsize=256)

@@ -228,9 +228,14 @@ class BedrockWire(Wire):
             body = _converse.json_bytes(_converse.converse_body(turn, index, stop=self.canonical_stop(turn)))
             return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
         if op == "converse-stream":
-            frames = _converse.stream_frames(
-                turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn), joined=joined
-            )
+            stop = self.canonical_stop(turn)
+            frames: Iterator[Frame] | None = None
+            if joined:  # a short stream: rendered at once, as the one chunk it is sent in
+                frames = _converse.one_chunk(turn, index, stop=stop, malformed_tool_json=malformed_tool_json)
+            if frames is None:
+                frames = _converse.stream_frames(
+                    turn, index, malformed_tool_json=malformed_tool_json, stop=stop, joined=joined
+                )
             return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": _request_id(index)}, frames=frames)
         headers = {"x-amzn-requestid": _request_id(index)}
         model = record.model or "anthropic.claude-wirescript"
