@@ -245,6 +245,33 @@ def test_joined_frames_carry_the_bytes_of_every_message_in_order(turn: Turn) -> 
         assert es.event(str(message.headers[":event-type"]), message.payload) == data
 
 
+@pytest.mark.parametrize(
+    "turn",
+    [
+        TURN,
+        Turn(text=""),
+        Turn(text="S"),
+        Turn(text="x" * 800),
+        Turn(text="café ✓ 日本語 🙂"),
+        Turn(text='quotes " and \\ and\nnew lines'),
+        Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"),  # not scriptable
+        Turn(text="stopped", stop_reason="max_tokens"),
+        Turn(text="refused", stop_reason="refusal"),
+        Turn(text="guarded", stop_reason="guardrail_intervened"),
+        Turn(text="counted", usage=Usage(output_tokens=3)),
+        Turn(text="thought", thinking="hm"),
+        Turn(text="called", tool=ToolCall(name="f", input={"q": 1})),
+        *(Turn(text="y" * n) for n in range(12)),
+    ],
+)
+def test_the_converse_json_of_a_text_answer_is_its_body_encoded(turn: Turn) -> None:
+    for stop in (None, "end_turn", "max_tokens"):
+        for _ in range(2):  # the second time from the bytes kept
+            assert _converse.converse_json(turn, 3, stop=stop) == _converse.json_bytes(
+                _converse.converse_body(turn, 3, stop=stop)
+            )
+
+
 _PROSE = "Streaming answers arrive as many small pieces, each framed on its own. "
 
 

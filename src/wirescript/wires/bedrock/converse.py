@@ -140,6 +140,44 @@ def converse_body(turn: Turn, index: int = 0, *, stop: str | None = None) -> dic
     }
 
 
+def converse_json(turn: Turn, index: int = 0, *, stop: str | None = None) -> bytes:
+    """`json_bytes(converse_body(turn, index, stop=stop))`: the Converse response's bytes.
+
+    A text answer with the default usage (most answers) is its text, which JSON quotes as it is,
+    between bytes that depend only on the stop reason and the token counts: those are kept (for up
+    to `_TAILS_MOST` of them), so such an answer costs its text's encoding and a join.
+    """
+    text = turn.text
+    if (
+        text is None
+        or turn.usage is not None
+        or turn.thinking is not None
+        or turn.tool is not None
+        or turn.tools
+        or len(encode_basestring(text)) != len(text) + 2  # a character JSON escapes
+    ):
+        return json_bytes(converse_body(turn, index, stop=stop))
+    key = (bedrock_stop(turn, stop), (len(text) + 3) // 4 or 1)  # `_usage`'s output tokens
+    tail = _TAILS.get(key)
+    if tail is not None:
+        try:
+            return b"".join((_TEXT_HEAD, text.encode(), tail))
+        except UnicodeEncodeError:  # a lone surrogate: `json_bytes` escapes the document
+            return json_bytes(converse_body(turn, index, stop=stop))
+    whole = json_bytes(converse_body(turn, index, stop=stop))
+    start = _TEXT_HEAD + text.encode("utf-8", "surrogatepass")
+    if whole.startswith(start) and len(_TAILS) < _TAILS_MOST:
+        _TAILS[key] = whole[len(start) :]
+    return whole
+
+
+_TEXT_HEAD = b'{"output":{"message":{"role":"assistant","content":[{"text":"'
+"""The start of a text answer's Converse JSON, up to its text."""
+_TAILS: dict[tuple[str, int], bytes] = {}
+"""The rest of a text answer's Converse JSON after its text, by (stop reason, output tokens)."""
+_TAILS_MOST = 256
+
+
 def _signature(turn: Turn, index: int) -> str:
     """The reasoning block's signature: the turn's own, else a placeholder numbered by request."""
     return turn.thinking_signature or f"sig_{index:04d}"

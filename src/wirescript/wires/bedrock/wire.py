@@ -225,8 +225,8 @@ class BedrockWire(Wire):
         op = found[1] if found else "converse"
         index = record.index
         if op == "converse":
-            body = _converse.json_bytes(_converse.converse_body(turn, index, stop=self.canonical_stop(turn)))
-            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
+            body = _converse.converse_json(turn, index, stop=self.canonical_stop(turn))
+            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": f"req-{index:04d}"}, body)
         if op == "converse-stream":
             stop = self.canonical_stop(turn)
             frames: Iterator[Frame] | None = None
