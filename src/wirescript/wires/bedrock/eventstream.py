@@ -280,19 +280,29 @@ class _Around:
         for the caller to join once: no quoting, no encoding and no join per piece. The bytes are
         `b"".join(self.messages(pieces, quote))`'s for the same pieces.
         """
-        starts, pack, crc32 = self._quoted, _U32.pack, binascii.crc32
+        pack, crc32 = _U32.pack, binascii.crc32
         tail = b'"' + self._after
-        around = len(self._before) + len(self._after) + 2
         add = parts.extend
-        for at in range(0, len(raw), size):
-            piece = raw[at : at + size]
-            start = starts.get(len(piece))
-            if start is None:
-                start = self._framer._start(around + len(piece), self._before + b'"')
-                if len(starts) < _STARTS_KEPT:
-                    starts[len(piece)] = start
-            head, crc = start
+        whole = len(raw) - len(raw) % size  # where the last, shorter piece begins (if any)
+        if whole:  # every piece but that one has `size` bytes: one start for all of them
+            head, crc = self._quoted_start(size)
+            for at in range(0, whole, size):
+                piece = raw[at : at + size]
+                add((head, piece, tail, pack(crc32(tail, crc32(piece, crc)))))
+        if whole < len(raw):
+            piece = raw[whole:]
+            head, crc = self._quoted_start(len(piece))
             add((head, piece, tail, pack(crc32(tail, crc32(piece, crc)))))
+
+    def _quoted_start(self, length: int) -> tuple[bytes, int]:
+        """The start of a message up to a piece of `length` bytes, its opening quote included, and its CRC32."""
+        start = self._quoted.get(length)
+        if start is None:
+            around = len(self._before) + len(self._after) + 2
+            start = self._framer._start(around + length, self._before + b'"')
+            if len(self._quoted) < _STARTS_KEPT:
+                self._quoted[length] = start
+        return start
 
 
 @functools.lru_cache(maxsize=256)
