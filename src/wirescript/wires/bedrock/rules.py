@@ -169,21 +169,34 @@ def check_converse(
     """
     listed = body.get("messages")
     messages: list[dict[str, Any]] = []
+    every, without_tool_blocks = _checks(skip)
     # Only a conversation with toolUse or toolResult blocks can break the three rules about them.
-    checks = _CHECKS_WITHOUT_TOOL_BLOCKS
+    checks = without_tool_blocks
     if isinstance(listed, list):
         for message in listed:
             if isinstance(message, dict):
                 messages.append(message)
-                if checks is not _CHECKS and _tool_blocks(message):
-                    checks = _CHECKS
-    for rule, check, needs in checks:  # a table built once, not closures per request
-        if rule.id in skip or (needs is not None and needs not in body):  # a check of a field the body lacks passes
+                if checks is not every and _tool_blocks(message):
+                    checks = every
+    for check, needs in checks:
+        if needs is not None and needs not in body:  # a check of a field the body lacks passes
             continue
         violation = check(body, messages, model)
         if violation is not None:
             return violation
     return None
+
+
+_Planned = tuple[tuple["_Check", str | None], ...]
+
+
+@functools.lru_cache(maxsize=64)  # a stub skips the same rules on every request
+def _checks(skip: frozenset[str]) -> tuple[_Planned, _Planned]:
+    """The checks not skipped, in order: all of them, and those a conversation without tool blocks can fail."""
+    return (
+        tuple((check, needs) for rule, check, needs in _CHECKS if rule.id not in skip),
+        tuple((check, needs) for rule, check, needs in _CHECKS_WITHOUT_TOOL_BLOCKS if rule.id not in skip),
+    )
 
 
 def _tool_blocks(message: dict[str, Any]) -> bool:
