@@ -169,7 +169,7 @@ def check_converse(
     """
     listed = body.get("messages")
     messages: list[dict[str, Any]] = []
-    every, without_tool_blocks = _checks(skip)
+    every, without_tool_blocks = _checks(skip if skip.__class__ is frozenset else frozenset(skip))
     # Only a conversation with toolUse or toolResult blocks can break the three rules about them.
     checks = without_tool_blocks
     if isinstance(listed, list):
