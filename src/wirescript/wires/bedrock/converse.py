@@ -157,7 +157,7 @@ def converse_json(turn: Turn, index: int = 0, *, stop: str | None = None) -> byt
         or len(encode_basestring(text)) != len(text) + 2  # a character JSON escapes
     ):
         return json_bytes(converse_body(turn, index, stop=stop))
-    key = (bedrock_stop(turn, stop), (len(text) + 3) // 4 or 1)  # `_usage`'s output tokens
+    key = (bedrock_stop(turn, stop), *default_usage(turn, len(text)))  # what the rest holds: `_usage`'s counts
     tail = _TAILS.get(key)
     if tail is not None:
         try:
@@ -173,8 +173,8 @@ def converse_json(turn: Turn, index: int = 0, *, stop: str | None = None) -> byt
 
 _TEXT_HEAD = b'{"output":{"message":{"role":"assistant","content":[{"text":"'
 """The start of a text answer's Converse JSON, up to its text."""
-_TAILS: dict[tuple[str, int], bytes] = {}
-"""The rest of a text answer's Converse JSON after its text, by (stop reason, output tokens)."""
+_TAILS: dict[tuple[str, int, int], bytes] = {}
+"""The rest of a text answer's Converse JSON after its text, by (stop reason, input tokens, output tokens)."""
 _TAILS_MOST = 256
 
 
