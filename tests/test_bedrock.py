@@ -629,6 +629,22 @@ def test_converse_strict_rules_can_be_skipped() -> None:
     assert stub.problems == []
 
 
+def test_a_converse_body_checked_alone_skips_rules_named_in_any_collection() -> None:
+    from wirescript.strict import check_request
+
+    both = [*HI, {"role": "user", "content": [{"text": " "}]}]  # two user messages, the second blank
+
+    def first(skip: Any) -> str | None:
+        found = check_request("bedrock", {"messages": both}, skip=skip)
+        return found.rule.id if found is not None else None
+
+    assert first(frozenset()) == "bedrock.roles-must-alternate"
+    assert first(frozenset({"bedrock.roles-must-alternate"})) == "bedrock.blank-text"  # the next rule in order
+    assert first(frozenset({"bedrock.roles-must-alternate", "bedrock.blank-text"})) is None
+    for skip in ({"bedrock.roles-must-alternate"}, ["bedrock.roles-must-alternate"]):  # not only a frozenset
+        assert first(skip) == "bedrock.blank-text"
+
+
 def _result(tool_id: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"toolResult": {"toolUseId": tool_id, "content": [{"text": "21 °C"}]}}]}
 

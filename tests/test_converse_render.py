@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from wirescript._adapters import botocore as _botocore
+from wirescript._exchange import CHUNK_BYTES
 from wirescript.script import ErrorSpec, ToolCall, Turn, Usage
 from wirescript.wires import merge_wires
 from wirescript.wires.bedrock import converse as _converse
@@ -242,6 +243,75 @@ def test_joined_frames_carry_the_bytes_of_every_message_in_order(turn: Turn) -> 
     for data in messages:  # and every message is the event framed whole, as `eventstream.event` frames it
         (message,) = es.decode(data)
         assert es.event(str(message.headers[":event-type"]), message.payload) == data
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        TURN,
+        Turn(text=""),
+        Turn(text="S"),
+        Turn(text="x" * 800),
+        Turn(text="café ✓ 日本語 🙂"),
+        Turn(text='quotes " and \\ and\nnew lines'),
+        Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"),  # not scriptable
+        Turn(text="stopped", stop_reason="max_tokens"),
+        Turn(text="refused", stop_reason="refusal"),
+        Turn(text="guarded", stop_reason="guardrail_intervened"),
+        Turn(text="counted", usage=Usage(output_tokens=3)),
+        Turn(text="thought", thinking="hm"),
+        Turn(text="called", tool=ToolCall(name="f", input={"q": 1})),
+        *(Turn(text="y" * n) for n in range(12)),
+    ],
+)
+def test_the_converse_json_of_a_text_answer_is_its_body_encoded(turn: Turn) -> None:
+    for stop in (None, "end_turn", "max_tokens"):
+        for _ in range(2):  # the second time from the bytes kept
+            assert _converse.converse_json(turn, 3, stop=stop) == _converse.json_bytes(
+                _converse.converse_body(turn, 3, stop=stop)
+            )
+
+
+_PROSE = "Streaming answers arrive as many small pieces, each framed on its own. "
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        TURN,
+        Turn(text=""),
+        Turn(thinking="", text="t", thinking_signature="sig"),
+        Turn(text='quotes " and \\ and\nnew lines, café ✓ 日本語 🙂'),
+        Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"),  # not scriptable
+        Turn(text="x" * 800),
+        Turn(text=_PROSE * 2, tools=(ToolCall(name="f", input={"k": 'v"' * 40}),), stop_reason="max_tokens"),
+        Turn(tool=ToolCall(name="f", input={"q": "r"}), usage=Usage(cache_creation_input_tokens=5)),
+        *(Turn(text=(_PROSE * 15)[:n]) for n in range(41)),
+        *(Turn(thinking=(_PROSE * 15)[:n], text="ok") for n in (0, 1, 2, 3, 17, 600)),
+    ],
+)
+@pytest.mark.parametrize("malformed", [False, True])
+def test_a_short_stream_rendered_at_once_is_its_messages_in_one_chunk(turn: Turn, malformed: bool) -> None:
+    messages = [data for _, data in _converse.converse_stream(turn, 7, stop="end_turn", malformed_tool_json=malformed)]
+    for _ in range(2):  # the second time from the starts and messages kept
+        chunk = _converse.one_chunk(turn, 7, stop="end_turn", malformed_tool_json=malformed)
+        assert chunk is not None
+        assert chunk.body == b"".join(messages)
+        assert chunk.content_end == len(chunk.body) < CHUNK_BYTES
+        assert [frame.data for frame in chunk] == [chunk.body]  # iterated, the one frame the core would send
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        Turn(text="x" * 1025),  # more than it renders at once
+        Turn(text="x" * 1024),  # not one chunk after all
+        Turn(text="\n" * 1000),  # a short text that escapes into more than one chunk
+        Turn(text="t", tools=(ToolCall(name="f", input={"k": "v" * 3000}),)),
+    ],
+)
+def test_a_stream_longer_than_a_chunk_is_rendered_as_it_is_read(turn: Turn) -> None:
+    assert _converse.one_chunk(turn, 7, stop="end_turn") is None
 
 
 def test_the_messages_kept_between_answers_carry_each_answers_own_values() -> None:

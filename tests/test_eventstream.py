@@ -455,6 +455,23 @@ def test_delta_messages_are_the_events_whole_for_any_piece(monkeypatch: pytest.M
         assert [m.payload for m in botocore_decode(b"".join(got))] == payloads
 
 
+def test_plain_delta_messages_are_those_of_the_quoted_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(es, "_STARTS_KEPT", 2)  # past the lengths it keeps, it works the start out each time
+    from wirescript.sse import json_string
+
+    before, after = b'{"contentBlockIndex":0,"delta":{"text":', b"}}"
+    around = es._framer("event", "contentBlockDelta").around(before, after)
+    for text in ["a", "ab", "Streaming answers", "x" * 9, "y" * 800]:
+        for size in (1, 3, 8):
+            pieces = [text[i : i + size] for i in range(0, len(text), size)]
+            for _ in range(2):  # a kept start gives the bytes a new one does
+                parts: list[bytes] = []
+                around.plain(parts, text.encode(), size)
+                assert b"".join(parts) == b"".join(around.messages(pieces, json_string))
+                payloads = [before + json_string(p).encode() + after for p in pieces]
+                assert [m.payload for m in botocore_decode(b"".join(parts))] == payloads
+
+
 def test_an_event_type_is_framed_by_its_own_headers() -> None:
     a = es.event("messageStart", b"{}")
     b = es.event("messageStop", b"{}")

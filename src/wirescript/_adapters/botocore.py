@@ -276,11 +276,15 @@ class _RawBody:
         if self._buffer:
             buffered, self._buffer = self._buffer, b""
             yield buffered
+        chunks = self._chunks
         while not self.closed:
-            piece = self._next()
-            if piece is None:
+            for piece in chunks:  # `_next`, in line: once per chunk of every stream
+                if piece:
+                    break
+            else:
                 return
-            yield piece
+            self._pulled += len(piece)
+            yield bytes(piece)
 
     def read(self, amt: int | None = None) -> bytes:
         if amt is None or amt < 0:
@@ -486,17 +490,36 @@ def _fast_retries(client: Any, attachment: Attachment) -> None:
 
 
 def _stub_handler(door: Door, aws_response: Any, read_timeout: float | None, *, aio: bool) -> Any:
-    """The `before-send` handler that serves a client with a stub: one neutral request in, its answer out."""
+    """The `before-send` handler that serves a client with a stub: one neutral request in, its answer out.
+
+    The sync handler reads the request in line (what `_neutral` does): it runs for every request.
+    """
     serve = door.serve
 
     def before_send(request: Any, **_: Any) -> Any:
-        answer = serve(_neutral(request, read_timeout))
+        url = request.url
+        host, path, query, port = _url_parts(url)
+        sent = request.body
+        answer = serve(
+            Request(
+                request.method.upper(),
+                host,
+                path,
+                query,
+                _request_headers(request.headers),
+                sent if sent.__class__ is bytes else _body_bytes(sent),
+                read_timeout=read_timeout,
+                port=port,
+            )
+        )
         if answer.before:
-            _before(answer, request.url)
+            _before(answer, url)
+        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in answer.headers}
         body = answer.body
-        if body.__class__ is bytes and answer.watch is None:  # a whole body: nothing to watch or to run
-            return aws_response(request.url, answer.status, _headers(answer), _RawBody((body,)))
-        return aws_response(request.url, answer.status, _headers(answer), _RawBody(_pieces(answer, request.url)))
+        if body.__class__ is bytes:  # a whole body, watched to its end if it is a stream's
+            watch = answer.watch
+            return aws_response(url, answer.status, headers, _RawBody((body,) if watch is None else whole(body, watch)))
+        return aws_response(url, answer.status, headers, _RawBody(_pieces(answer, url)))
 
     async def before_send_async(request: Any, **_: Any) -> Any:
         answer = await door.serve_async(_neutral(request, read_timeout))

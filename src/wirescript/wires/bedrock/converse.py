@@ -15,10 +15,11 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
+from ..._exchange import CHUNK_BYTES
 from ...script import ErrorSpec, Turn
 from ...sse import json_dumps, json_string
 from .._render import break_json, chunks, default_usage
-from ..base import Frame
+from ..base import Frame, OneChunk
 from . import eventstream
 
 __all__ = [
@@ -139,6 +140,44 @@ def converse_body(turn: Turn, index: int = 0, *, stop: str | None = None) -> dic
     }
 
 
+def converse_json(turn: Turn, index: int = 0, *, stop: str | None = None) -> bytes:
+    """`json_bytes(converse_body(turn, index, stop=stop))`: the Converse response's bytes.
+
+    A text answer with the default usage (most answers) is its text, which JSON quotes as it is,
+    between bytes that depend only on the stop reason and the token counts: those are kept (for up
+    to `_TAILS_MOST` of them), so such an answer costs its text's encoding and a join.
+    """
+    text = turn.text
+    if (
+        text is None
+        or turn.usage is not None
+        or turn.thinking is not None
+        or turn.tool is not None
+        or turn.tools
+        or len(encode_basestring(text)) != len(text) + 2  # a character JSON escapes
+    ):
+        return json_bytes(converse_body(turn, index, stop=stop))
+    key = (bedrock_stop(turn, stop), *default_usage(turn, len(text)))  # what the rest holds: `_usage`'s counts
+    tail = _TAILS.get(key)
+    if tail is not None:
+        try:
+            return b"".join((_TEXT_HEAD, text.encode(), tail))
+        except UnicodeEncodeError:  # a lone surrogate: `json_bytes` escapes the document
+            return json_bytes(converse_body(turn, index, stop=stop))
+    whole = json_bytes(converse_body(turn, index, stop=stop))
+    start = _TEXT_HEAD + text.encode("utf-8", "surrogatepass")
+    if whole.startswith(start) and len(_TAILS) < _TAILS_MOST:
+        _TAILS[key] = whole[len(start) :]
+    return whole
+
+
+_TEXT_HEAD = b'{"output":{"message":{"role":"assistant","content":[{"text":"'
+"""The start of a text answer's Converse JSON, up to its text."""
+_TAILS: dict[tuple[str, int, int], bytes] = {}
+"""The rest of a text answer's Converse JSON after its text, by (stop reason, input tokens, output tokens)."""
+_TAILS_MOST = 256
+
+
 def _signature(turn: Turn, index: int) -> str:
     """The reasoning block's signature: the turn's own, else a placeholder numbered by request."""
     return turn.thinking_signature or f"sig_{index:04d}"
@@ -197,7 +236,7 @@ def stream_frames(
         yield Frame("contentBlockStop", _block_stop(block))
         block += 1
     yield Frame("messageStop", _message_stop(bedrock_stop(turn, stop)))
-    yield _event("metadata", {"usage": _usage(turn, arguments), "metrics": {"latencyMs": 1}})
+    yield Frame("metadata", _metadata(turn, arguments))
 
 
 def json_bytes(value: Any) -> bytes:
@@ -252,16 +291,123 @@ def _deltas(block: int, kind: str, text: str, pieces: list[str], joined: bool) -
 
     The same bytes, with the JSON around the piece (the delta's one `""`) encoded once: most of a stream's
     messages. A text without a lone surrogate (UTF-8 carries all of it) has each piece quoted as
-    `json_string` would, without looking for one piece by piece.
+    `json_string` would, without looking for one piece by piece; joined, a text JSON quotes as it is
+    is framed from slices of its bytes (`eventstream._Around.plain`).
     """
     around, step = _delta_messages(block, kind)
-    quote = encode_basestring if text.isascii() or _utf8(text) else json_string
     if not joined:
+        quote = encode_basestring if text.isascii() or _utf8(text) else json_string
         for message in around.messages(pieces, quote):
             yield Frame("contentBlockDelta", message)
         return
     for first in range(0, len(pieces), step):
-        yield Frame("contentBlockDelta", b"".join(around.messages(pieces[first : first + step], quote)))
+        parts: list[bytes] = []
+        _delta_parts(parts, around, text, pieces, first, first + step)
+        yield Frame("contentBlockDelta", b"".join(parts))
+
+
+def _delta_parts(
+    parts: list[bytes], around: eventstream._Around, text: str, pieces: list[str], first: int, last: int
+) -> None:
+    """The messages of `pieces[first:last]` (the pieces of `text`, as `chunks` cuts them) into `parts`."""
+    if text.isascii() and _plain(text):  # each piece is a slice of the text's bytes, quoted as it is
+        size = len(pieces[0])
+        around.plain(parts, text[first * size : last * size].encode(), size)
+        return
+    quote = encode_basestring if text.isascii() or _utf8(text) else json_string
+    parts += around.messages(pieces[first:last], quote)
+
+
+def _text_parts(parts: list[bytes], around: eventstream._Around, text: str, *, empty: str | None = None) -> None:
+    """The messages of `text`'s pieces as `chunks` cuts them (`[empty]` for none, when given) into `parts`.
+
+    A text JSON quotes as it is is framed from slices of its bytes (pieces of `chunks`' size: at
+    most 8 characters, half the text when shorter), its pieces never made.
+    """
+    length = len(text)
+    if length and text.isascii() and len(encode_basestring(text)) == length + 2:
+        around.plain(parts, text.encode(), max(1, min(8, length // 2)))
+        return
+    pieces = chunks(text) or ([empty] if empty is not None else [])
+    if pieces:
+        _delta_parts(parts, around, text, pieces, 0, len(pieces))
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON quotes the text as it is (no quote, backslash or control character in it), and it is not empty."""
+    return len(encode_basestring(text)) == len(text) + 2 and bool(text)
+
+
+_ONE_CHUNK_CHARS = 1024
+"""The most text (reasoning, text and tool input together) `one_chunk` renders at once: a stream of about a
+hundred deltas, about one chunk (`CHUNK_BYTES`); a longer one is rendered as it is read."""
+
+
+def one_chunk(
+    turn: Turn, index: int = 0, *, stop: str | None = None, malformed_tool_json: bool = False
+) -> OneChunk | None:
+    """`stream_frames(…, joined=True)`'s bytes rendered at once, as the one chunk a short stream is sent in.
+
+    No generator and no frame per message: the messages go into one list, joined once. None for a
+    stream that is not one chunk after all (`CHUNK_BYTES`: a long answer, text that escapes long),
+    which `stream_frames` renders as it is read; and for one that fails to render, which fails
+    there as it always did (the core reports it while streaming).
+    """
+    text, thinking, calls = turn.text, turn.thinking, turn.tool_calls
+    chars = (len(text) if text else 0) + (len(thinking) if thinking else 0)
+    if chars > _ONE_CHUNK_CHARS:
+        return None
+    try:
+        arguments = [json_dumps(call.input) for call in calls] if calls else []
+        if arguments and chars + sum(map(len, arguments)) > _ONE_CHUNK_CHARS:
+            return None
+        parts = [_message_start()]
+        block = 0
+        if thinking is not None:
+            _text_parts(parts, _delta_messages(block, "reasoning")[0], thinking)
+            delta = {"contentBlockIndex": block, "delta": {"reasoningContent": {"signature": _signature(turn, index)}}}
+            parts += (eventstream.event("contentBlockDelta", json_bytes(delta)), _block_stop(block))
+            block += 1
+        if text is not None:
+            _text_parts(parts, _delta_messages(block, "text")[0], text, empty="")
+            parts.append(_block_stop(block))
+            block += 1
+        for k, (call, encoded) in enumerate(zip(calls, arguments, strict=True)):
+            start = {
+                "contentBlockIndex": block,
+                "start": {"toolUse": {"toolUseId": _tool_id(call.id, index, k), "name": call.name}},
+            }
+            parts.append(eventstream.event("contentBlockStart", json_bytes(start)))
+            streamed = break_json(encoded) if malformed_tool_json else encoded
+            _text_parts(parts, _delta_messages(block, "toolUse")[0], streamed)
+            parts.append(_block_stop(block))
+            block += 1
+        parts += (_message_stop(bedrock_stop(turn, stop)), _metadata(turn, arguments))
+    except Exception:  # what fails here fails in `stream_frames` too, where it always failed
+        return None
+    body = b"".join(parts)
+    if len(body) >= CHUNK_BYTES:  # not one chunk after all: as it is read
+        return None
+    return OneChunk(body, len(body), "messageStart", "")
+
+
+_METADATA: dict[tuple[int, int], bytes] = {}
+"""The `metadata` message of each (input, output) token counts with no cache counts, encoded once."""
+_METADATA_MOST = 256
+
+
+def _metadata(turn: Turn, arguments: list[str]) -> bytes:
+    """The `metadata` message: the turn's usage and the metrics (kept for plain counts: a few per test suite)."""
+    usage = _usage(turn, arguments)
+    if len(usage) != 3:  # cache counts too
+        return eventstream.event("metadata", json_bytes({"usage": usage, "metrics": {"latencyMs": 1}}))
+    key = (usage["inputTokens"], usage["outputTokens"])
+    found = _METADATA.get(key)
+    if found is None:
+        found = eventstream.event("metadata", json_bytes({"usage": usage, "metrics": {"latencyMs": 1}}))
+        if len(_METADATA) < _METADATA_MOST:
+            _METADATA[key] = found
+    return found
 
 
 def _utf8(text: str) -> bool:

@@ -244,13 +244,15 @@ class _Around:
     for up to `_STARTS_KEPT` lengths), so a piece costs its encoding, two CRC32s and a join.
     """
 
-    __slots__ = ("_after", "_before", "_framer", "_starts")
+    __slots__ = ("_after", "_before", "_framer", "_quoted", "_starts")
 
     def __init__(self, framer: _Framer, before: bytes, after: bytes) -> None:
         self._framer = framer
         self._before = before
         self._after = after
         self._starts: dict[int, tuple[bytes, int]] = {}
+        self._quoted: dict[int, tuple[bytes, int]] = {}
+        """`plain`'s starts, by the piece's length: up to the piece, its opening quote included."""
 
     def messages(self, pieces: Iterable[str], quote: Callable[[str], str]) -> list[bytes]:
         """The message of each piece, its payload `before + quote(piece).encode() + after`."""
@@ -268,6 +270,39 @@ class _Around:
             head, crc = start
             out.append(b"".join((head, middle, after, pack(crc32(after, crc32(middle, crc))))))
         return out
+
+    def plain(self, parts: list[bytes], raw: bytes, size: int) -> None:
+        """`messages` of a text JSON quotes as it is (`"` around it, nothing escaped), in pieces of `size` characters.
+
+        `raw` is the text's bytes, one byte a character (ASCII): each piece is a slice of it, and
+        its message, `before + b'"' + piece + b'"' + after`, goes into `parts` as four byte strings
+        (the start up to the piece, its opening quote included, is worked out once per piece length),
+        for the caller to join once: no quoting, no encoding and no join per piece. The bytes are
+        `b"".join(self.messages(pieces, quote))`'s for the same pieces.
+        """
+        pack, crc32 = _U32.pack, binascii.crc32
+        tail = b'"' + self._after
+        add = parts.extend
+        whole = len(raw) - len(raw) % size  # where the last, shorter piece begins (if any)
+        if whole:  # every piece but that one has `size` bytes: one start for all of them
+            head, crc = self._quoted_start(size)
+            for at in range(0, whole, size):
+                piece = raw[at : at + size]
+                add((head, piece, tail, pack(crc32(tail, crc32(piece, crc)))))
+        if whole < len(raw):
+            piece = raw[whole:]
+            head, crc = self._quoted_start(len(piece))
+            add((head, piece, tail, pack(crc32(tail, crc32(piece, crc)))))
+
+    def _quoted_start(self, length: int) -> tuple[bytes, int]:
+        """The start of a message up to a piece of `length` bytes, its opening quote included, and its CRC32."""
+        start = self._quoted.get(length)
+        if start is None:
+            around = len(self._before) + len(self._after) + 2
+            start = self._framer._start(around + length, self._before + b'"')
+            if len(self._quoted) < _STARTS_KEPT:
+                self._quoted[length] = start
+        return start
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,6 +9,7 @@ Claude Messages API"), so the Messages rules run on it, minus what Bedrock's bod
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection
 from typing import Any
@@ -167,16 +168,35 @@ def check_converse(
 
     """
     listed = body.get("messages")
-    messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
+    messages: list[dict[str, Any]] = []
+    every, without_tool_blocks = _checks(skip if skip.__class__ is frozenset else frozenset(skip))
     # Only a conversation with toolUse or toolResult blocks can break the three rules about them.
-    checks = _CHECKS if any(_tool_blocks(m) for m in messages) else _CHECKS_WITHOUT_TOOL_BLOCKS
-    for rule, check, needs in checks:  # a table built once, not closures per request
-        if rule.id in skip or (needs is not None and needs not in body):  # a check of a field the body lacks passes
+    checks = without_tool_blocks
+    if isinstance(listed, list):
+        for message in listed:
+            if isinstance(message, dict):
+                messages.append(message)
+                if checks is not every and _tool_blocks(message):
+                    checks = every
+    for check, needs in checks:
+        if needs is not None and needs not in body:  # a check of a field the body lacks passes
             continue
         violation = check(body, messages, model)
         if violation is not None:
             return violation
     return None
+
+
+_Planned = tuple[tuple["_Check", str | None], ...]
+
+
+@functools.lru_cache(maxsize=64)  # a stub skips the same rules on every request
+def _checks(skip: frozenset[str]) -> tuple[_Planned, _Planned]:
+    """The checks not skipped, in order: all of them, and those a conversation without tool blocks can fail."""
+    return (
+        tuple((check, needs) for rule, check, needs in _CHECKS if rule.id not in skip),
+        tuple((check, needs) for rule, check, needs in _CHECKS_WITHOUT_TOOL_BLOCKS if rule.id not in skip),
+    )
 
 
 def _tool_blocks(message: dict[str, Any]) -> bool:
@@ -251,8 +271,14 @@ _USER_FIRST_MODELS = ("anthropic.claude", "amazon.nova")
 """The model families observed to refuse a conversation that starts with an assistant message."""
 
 
+@functools.lru_cache(maxsize=256)
+def _user_first(model: str) -> bool:
+    """Whether the model is of a family that refuses a conversation starting with an assistant message."""
+    return any(family in model for family in _USER_FIRST_MODELS)
+
+
 def _first_not_user(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
-    if model is None or not any(family in model for family in _USER_FIRST_MODELS):
+    if model is None or not _user_first(model):
         return None
     if messages and messages[0].get("role") == "assistant":
         return Violation(
@@ -282,8 +308,11 @@ def _invalid_role(body: dict[str, Any], messages: list[dict[str, Any]], model: s
 
 def _blank_text(body: dict[str, Any], messages: list[dict[str, Any]], model: str | None) -> Violation | None:
     for i, message in enumerate(messages):
-        for k, block in dicts(message.get("content")):
-            text = block.get("text")
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for k, block in enumerate(content):  # `dicts(content)`, in line: every request's every block
+            text = block.get("text") if isinstance(block, dict) else None
             if isinstance(text, str) and not text.strip():
                 return Violation(
                     BLANK_TEXT,

@@ -94,14 +94,6 @@ def operation(path: str) -> tuple[str, str] | None:
     return (found["model"], found["op"]) if found else None
 
 
-def _tool_result_blocks(message: dict[str, Any]) -> list[Any]:
-    """A Converse message's `{"toolResult": ...}` blocks."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict) and isinstance(b.get("toolResult"), dict)]
-
-
 def _claude_body(body: dict[str, Any], model: str | None) -> bool:
     """Whether an InvokeModel body is Claude's Messages body.
 
@@ -186,7 +178,9 @@ class BedrockWire(Wire):
             parsed.model = model
             parsed.stream = op == "invoke-with-response-stream"
             return parsed
-        messages = as_list(body.get("messages"))
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            messages = []
         tool_config = body.get("toolConfig")
         tools: list[Any] = []
         if isinstance(tool_config, dict):
@@ -194,27 +188,30 @@ class BedrockWire(Wire):
             tools = [t["toolSpec"] for t in specs if isinstance(t, dict) and isinstance(t.get("toolSpec"), dict)]
         last_user: list[Any] = []  # the toolResult blocks of the last user message
         every: list[Any] = []  # and of every message, in order
-        for message in messages:
+        for message in messages:  # each message's `toolResult` blocks
             if isinstance(message, dict):
-                results = _tool_result_blocks(message)
+                results = []
+                content = message.get("content")
+                if isinstance(content, list):
+                    for block in content:
+                        if isinstance(block, dict) and isinstance(block.get("toolResult"), dict):
+                            results.append(block)
                 if message.get("role") == "user":
                     last_user = results
                 every += results
         system = body.get("system")
         inference = body.get("inferenceConfig")
-        if not isinstance(inference, dict):
-            inference = {}
         return Parsed(
             model=model,
             system=_system_text(system) if system is not None else None,
             messages=messages,
             tools=tools,
-            tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)],
+            tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)] if tools else [],
             tool_results=last_user,
             all_tool_results=every,
             stream=op == "converse-stream",
-            max_tokens=as_int(inference.get("maxTokens")),
-            temperature=as_float(inference.get("temperature")),
+            max_tokens=as_int(inference.get("maxTokens")) if isinstance(inference, dict) else None,
+            temperature=as_float(inference.get("temperature")) if isinstance(inference, dict) else None,
         )
 
     def render(
@@ -225,12 +222,17 @@ class BedrockWire(Wire):
         op = found[1] if found else "converse"
         index = record.index
         if op == "converse":
-            body = _converse.json_bytes(_converse.converse_body(turn, index, stop=self.canonical_stop(turn)))
-            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
+            body = _converse.converse_json(turn, index, stop=self.canonical_stop(turn))
+            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": f"req-{index:04d}"}, body)
         if op == "converse-stream":
-            frames = _converse.stream_frames(
-                turn, index, malformed_tool_json=malformed_tool_json, stop=self.canonical_stop(turn), joined=joined
-            )
+            stop = self.canonical_stop(turn)
+            frames: Iterator[Frame] | None = None
+            if joined:  # a short stream: rendered at once, as the one chunk it is sent in
+                frames = _converse.one_chunk(turn, index, stop=stop, malformed_tool_json=malformed_tool_json)
+            if frames is None:
+                frames = _converse.stream_frames(
+                    turn, index, malformed_tool_json=malformed_tool_json, stop=stop, joined=joined
+                )
             return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": _request_id(index)}, frames=frames)
         headers = {"x-amzn-requestid": _request_id(index)}
         model = record.model or "anthropic.claude-wirescript"
