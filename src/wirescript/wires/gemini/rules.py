@@ -188,7 +188,8 @@ def plainly_valid_gemini(body: dict[str, Any]) -> bool:
         for part in parts:
             if type(part) is not dict or not part.keys().isdisjoint(_FUNCTION_PARTS):
                 return False
-    config = field(body, "generation_config")
+    # `field(body, "generation_config")` and `field(config, "response_mime_type")`, spelled out
+    config = body["generation_config"] if "generation_config" in body else body.get("generationConfig")
     if config is None:
         return True
     if type(config) is not dict:
@@ -196,7 +197,7 @@ def plainly_valid_gemini(body: dict[str, Any]) -> bool:
     temperature = config.get("temperature")
     if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature < 2.0001):
         return False
-    mime = field(config, "response_mime_type")
+    mime = config["response_mime_type"] if "response_mime_type" in config else config.get("responseMimeType")
     return mime is None or mime in _MIME_TYPES
 
 
