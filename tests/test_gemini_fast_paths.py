@@ -23,7 +23,7 @@ from wirescript.script import Turn, parse_turn
 from wirescript.strict import check_gemini
 from wirescript.wires.base import OneChunk, Parsed, Rendered
 from wirescript.wires.gemini import wire as gemini_wire
-from wirescript.wires.gemini.rules import RULES
+from wirescript.wires.gemini.rules import RULES, gemini_rules_violation, plainly_valid_gemini
 from wirescript.wires.gemini.wire import GeminiWire
 
 PROPERTY = settings(
@@ -262,6 +262,32 @@ def test_check_decides_as_check_gemini() -> None:
     found = [wire.check(_record(index=0, body=body), skip=frozenset()) for body in broken]
     assert [violation.rule.id if violation else None for violation in found] == [rule.id for rule in RULES]
     assert wire.check(_record(index=0, body=["not", "a", "dict"]), skip=frozenset()) is None
+
+
+@pytest.mark.parametrize("key", ["temperature", "mime"])
+def test_the_shortcut_reads_each_config_field_by_the_spelling_the_rules_read(key: str) -> None:
+    """Both spellings sent, one good and one bad: the shortcut reads the one the rules read (snake_case first)."""
+    user = {"role": "user", "parts": [{"text": "hi"}]}
+    good, bad = ({"temperature": 1.0}, {"temperature": 2.5}) if key == "temperature" else ({}, {})
+    inner = [("response_mime_type", "responseMimeType"), ("responseMimeType", "response_mime_type")]
+    bodies: list[dict[str, Any]] = []
+    for first, second in [("generation_config", "generationConfig"), ("generationConfig", "generation_config")]:
+        if key == "temperature":
+            bodies.append({"contents": [user], first: good, second: bad})
+        else:
+            for one, other in inner:
+                config = {one: "text/plain", other: "text/html"}
+                bodies += [{"contents": [user], first: config}, {"contents": [user], first: config, second: {}}]
+                bodies.append({"contents": [user], first: {one: None, other: "text/html"}})
+    for body in bodies:
+        expected = gemini_rules_violation(body)
+        if plainly_valid_gemini(body):
+            assert expected is None, body
+        for skip in (frozenset(), frozenset({RULES[0].id})):
+            assert check_gemini(body, skip=skip) == gemini_rules_violation(body, skip=skip)
+    refused = [body for body in bodies if gemini_rules_violation(body) is not None]
+    assert refused  # the bad spelling is the one the rules read, in some of them
+    assert all(not plainly_valid_gemini(body) for body in refused)
 
 
 # ---------------------------------------------------------------- a text answer
