@@ -393,3 +393,40 @@ def test_text_answers_of_a_stub_differ_in_their_own_values(stream: bool) -> None
     assert seen[0].replace(b"resp_0000", b"resp_0002") == seen[2]
     assert b'"MAX_TOKENS"' in seen[1]
     assert b'"MAX_TOKENS"' not in seen[0]
+
+
+# ---------------------------------------------------------------- the answer rules' offer
+
+
+def test_a_tool_choice_is_read_and_said_only_where_the_request_binds_one() -> None:
+    """No `toolConfig`: no choice. Each binding mode: a choice whose words are the request's config."""
+    from wirescript.wires.gemini.answers import gemini_offer
+
+    declared = [{"functionDeclarations": [{"name": "f", "parameters": {"type": "OBJECT"}}, {"name": "g"}]}]
+    user = [{"role": "user", "parts": [{"text": "hi"}]}]
+    assert gemini_offer({"contents": user, "tools": declared}).choice is None
+    assert gemini_offer({"contents": user, "generationConfig": {"temperature": 0.5}}).choice is None
+    for auto in ({}, {"mode": "AUTO"}, {"mode": "auto", "allowedFunctionNames": ["f"]}):
+        assert gemini_offer({"contents": user, "toolConfig": {"functionCallingConfig": auto}}).choice is None
+    said = "`toolConfig.functionCallingConfig` "
+    cases = [
+        ("toolConfig", "functionCallingConfig", {"mode": "ANY"}, (False, True, None)),
+        ("tool_config", "function_calling_config", {"mode": "NONE"}, (True, False, None)),
+        (
+            "toolConfig",
+            "functionCallingConfig",
+            {"mode": "VALIDATED", "allowedFunctionNames": ["f"]},
+            (False, False, {"f"}),
+        ),
+        (
+            "toolConfig",
+            "function_calling_config",
+            {"mode": "any", "allowed_function_names": ["g"]},
+            (False, True, {"g"}),
+        ),
+    ]
+    for outer, inner, calling, (none, required, allowed) in cases:
+        choice = gemini_offer({"contents": user, "tools": declared, outer: {inner: calling}}).choice
+        assert choice is not None
+        assert (choice.none, choice.required, choice.allowed) == (none, required, allowed)
+        assert choice.said == said + json.dumps(calling, separators=(",", ":"))
