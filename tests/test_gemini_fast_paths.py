@@ -290,6 +290,62 @@ def test_the_shortcut_reads_each_config_field_by_the_spelling_the_rules_read(key
     assert all(not plainly_valid_gemini(body) for body in refused)
 
 
+names = st.sampled_from(["get_weather", "lookup", "a.b:c-d_9", "", "bad name", "naïve", "x/y", 3, None])
+declared = st.one_of(st.builds(lambda name: {"name": name}, names), st.just({"description": "no name"}), scalars)
+declaration_lists = st.lists(declared, max_size=3) | declared
+tool_values = st.one_of(
+    st.fixed_dictionaries(
+        {}, optional={"functionDeclarations": declaration_lists, "function_declarations": declaration_lists}
+    ),
+    st.just({"googleSearch": {}}),
+    scalars,
+)
+PLAIN_CONTENTS = [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "Hello."}]}]
+
+
+@PROPERTY
+@given(
+    tools=st.lists(tool_values, max_size=4) | tool_values,
+    config=st.none() | st.sampled_from([{"temperature": 1}, {"temperature": 3}]),
+    skip=st.sets(st.sampled_from([rule.id for rule in RULES]), max_size=2).map(frozenset),
+)
+def test_the_shortcut_passes_a_body_with_tools_only_where_every_rule_does(
+    tools: Any, config: Any, skip: frozenset[str]
+) -> None:
+    """Plain contents, any tools: the shortcut says valid only where no rule refuses; the answer is the rules'."""
+    body: dict[str, Any] = {"contents": PLAIN_CONTENTS, "tools": tools}
+    if config is not None:
+        body["generationConfig"] = config
+    if plainly_valid_gemini(body):
+        assert gemini_rules_violation(body) is None, body
+    assert check_gemini(body, skip=skip) == gemini_rules_violation(body, skip=skip)
+
+
+def test_the_declarations_an_app_sends_take_the_shortcut_and_broken_ones_do_not() -> None:
+    weather = {"name": "get_weather", "parameters": {"type": "OBJECT"}}
+    taken = [
+        [{"functionDeclarations": [weather, {"name": "lookup"}]}],
+        [{"function_declarations": [weather]}, {"googleSearch": {}}, {"codeExecution": {}}],
+        [{"functionDeclarations": [weather]}, {"functionDeclarations": [{"name": "a.b:c-d_9"}]}],
+        [{"function_declarations": [weather], "functionDeclarations": [weather, weather]}],  # snake_case is read
+        [],
+    ]
+    refused = [
+        [{"functionDeclarations": [weather, weather]}],
+        [{"functionDeclarations": [weather]}, {"function_declarations": [weather]}],
+        [{"functionDeclarations": [{"name": "bad name"}]}],
+        [{"functionDeclarations": [weather], "function_declarations": [{"name": "x/y"}]}],  # snake_case is read
+    ]
+    for tools in taken:
+        body = {"contents": PLAIN_CONTENTS, "tools": tools}
+        assert plainly_valid_gemini(body), tools
+        assert gemini_rules_violation(body) is None
+    for tools in refused:
+        body = {"contents": PLAIN_CONTENTS, "tools": tools}
+        assert not plainly_valid_gemini(body), tools
+        assert check_gemini(body) == gemini_rules_violation(body) is not None
+
+
 # ---------------------------------------------------------------- a text answer
 
 
