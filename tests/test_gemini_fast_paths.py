@@ -486,3 +486,17 @@ def test_a_tool_choice_is_read_and_said_only_where_the_request_binds_one() -> No
         assert choice is not None
         assert (choice.none, choice.required, choice.allowed) == (none, required, allowed)
         assert choice.said == said + json.dumps(calling, separators=(",", ":"))
+
+
+def test_what_is_kept_per_path_and_shape_is_bounded_and_long_keys_are_not_kept() -> None:
+    """A long path or model is worked out each time, not kept (the caches hold a few short keys each)."""
+    long_model = "m" * (gemini_wire._KEPT_LONGEST + 1)
+    path = f"/v1beta/models/{long_model}:generateContent"
+    for _ in range(2):
+        assert GeminiWire().parse({"contents": []}, path).model == long_model
+    assert path not in gemini_wire._PLACES
+    assert len(gemini_wire._PLACES) <= gemini_wire._PLACES_MOST
+    turn = parse_turn({"text": "hi"}, "t")
+    body = GeminiWire().render(turn, _record(index=1, model=long_model, stream=False)).body
+    assert json.loads(body)["modelVersion"] == long_model
+    assert all(len(shape[0]) <= gemini_wire._KEPT_LONGEST for shape in gemini_wire._WHOLE)

@@ -235,7 +235,7 @@ def _named(name: str) -> bool:
     """Whether a function name has only the characters the API allows (`FUNCTION_NAME_PATTERN`), kept if so."""
     if _FUNCTION_NAME.fullmatch(name) is None:
         return False
-    if len(_NAMED) < 4096:  # an app declares the same few functions with every request
+    if len(_NAMED) < 4096 and len(name) <= 256:  # an app declares the same few functions with every request
         _NAMED.add(name)
     return True
 

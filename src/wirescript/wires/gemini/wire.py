@@ -143,7 +143,7 @@ def _model_of(path: str) -> str | None:
 def _place(path: str) -> tuple[str | None, bool]:
     """The model (`_model_of`) and whether the request streams, of a request's path, kept for the next request."""
     place = (_model_of(path), path.endswith(":streamGenerateContent"))
-    if len(_PLACES) < _PLACES_MOST:  # a stub sees a few paths (a model or two, streamed or not)
+    if len(_PLACES) < _PLACES_MOST and len(path) <= _KEPT_LONGEST:  # a stub sees a few paths, streamed or not
         _PLACES[path] = place
     return place
 
@@ -151,6 +151,8 @@ def _place(path: str) -> tuple[str | None, bool]:
 _PLACES: dict[str, tuple[str | None, bool]] = {}
 """`_place` of each path seen: a pure function of the path, so it cannot go stale."""
 _PLACES_MOST = 256
+_KEPT_LONGEST = 512
+"""The longest path (or model) whose reading (or answer shape) is kept: longer ones are worked out each time."""
 
 
 class GeminiWire(Wire):
@@ -765,7 +767,7 @@ def _kept_whole(shape: tuple[Any, ...]) -> tuple[str, str]:
     envelope = _envelope(input_tokens, output_tokens, cached, model, "")
     after = f'{_TEXT_PART[1]}{_PARTS_END},"finishReason":{_json(finish)},"index":0}}],{_json(envelope)[1:]}'
     kept = _split_id(after)
-    if len(_WHOLE) < _SHAPES_MOST:
+    if len(_WHOLE) < _SHAPES_MOST and len(model) <= _KEPT_LONGEST:
         _WHOLE[shape] = kept
     return kept
 
