@@ -395,11 +395,13 @@ class GeminiWire(Wire):
         """`render` of a turn of text alone, from the JSON kept for its answer's shape; None: left to `render`.
 
         A whole answer, and a short stream read in chunks (which travels as one chunk, `OneChunk`): the
-        bytes `render`'s general path gives (`tests/test_gemini_render.py` holds them equal), with no
+        bytes `render`'s general path gives (`tests/test_gemini_fast_paths.py` holds them equal), with no
         dict encoded and no generator. A stream read event by event, or too long for one chunk, is left to it.
         """
-        usage = turn.usage
         chars = len(text)
+        if record.stream and (not joined or chars > _ONE_CHUNK_CHARS):
+            return None
+        usage = turn.usage
         if usage is None:  # `default_usage`
             input_tokens, output_tokens, cached = DEFAULT_INPUT_TOKENS, (chars + 3) // 4 or 1, None
         else:
@@ -420,8 +422,6 @@ class GeminiWire(Wire):
             except UnicodeEncodeError:  # a lone surrogate: escaped whole, as `json_dumps` escapes it
                 body = _escaped(whole, "", "")
             return Rendered(200, dict(_JSON_HEADERS), body)
-        if not joined or chars > _ONE_CHUNK_CHARS:
-            return None
         array = _json_array(record)
         shape = (model, input_tokens, output_tokens, cached, finish, array)
         middle_head, middle_tail, close_head, close_tail = _AROUND.get(shape) or _kept_around(shape)
