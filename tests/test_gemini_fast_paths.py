@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _support import examples
+from wirescript._text import text_of
 from wirescript.recorded import RecordedRequest
 from wirescript.script import Turn, parse_turn
 from wirescript.strict import check_gemini
@@ -54,19 +55,6 @@ def _field(message: Any, camel: str, snake: str) -> Any:
     return message.get(snake) if value is None else value
 
 
-def _text_of(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and isinstance(b.get("text"), str) and not b.get("thought")
-        ]
-        return "\n".join(texts) if texts else None
-    return None
-
-
 def reference_parse(body: dict[str, Any], path: str) -> Parsed:
     """The reading `GeminiWire.parse` replaced, as it was: each field by its own helper, a list per content."""
     contents = _as_list(body.get("contents"))
@@ -93,7 +81,7 @@ def reference_parse(body: dict[str, Any], path: str) -> Parsed:
     resource = path.rpartition(":")[0]
     return Parsed(
         model=resource.rpartition("/")[2] or None,
-        system=None if system is None else _text_of(system),
+        system=None if system is None else text_of(system, sep="\n"),
         messages=contents,
         tools=tools,
         tool_names=[
