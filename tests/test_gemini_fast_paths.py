@@ -439,6 +439,17 @@ def test_text_answers_of_a_stub_differ_in_their_own_values(stream: bool) -> None
     assert b'"MAX_TOKENS"' not in seen[0]
 
 
+def test_a_streamed_text_answer_keeps_its_framing_whatever_the_last_answer_of_its_shape_had() -> None:
+    """The same turn, model and usage streamed as SSE, then as a JSON array, then as SSE: each in its own framing."""
+    wire = GeminiWire()
+    turn = parse_turn({"text": "Hello there"}, "t")
+    for index, alt in enumerate(["sse", "json", "sse", "json"]):
+        record = _record(index=index, model="framing-test", stream=True, query={"alt": alt})
+        data = _bytes(wire.render(turn, record, joined=True))
+        assert data == _bytes(general(wire, turn, record, True))
+        assert data.startswith(b"data: {" if alt == "sse" else b"[{")
+
+
 # ---------------------------------------------------------------- the answer rules' offer
 
 

@@ -424,16 +424,14 @@ class GeminiWire(Wire):
             return Rendered(200, dict(_JSON_HEADERS), body)
         array = _json_array(record)
         shape = (model, input_tokens, output_tokens, cached, finish, array)
-        middle_head, middle_tail, close_head, close_tail = _AROUND.get(shape) or _kept_around(shape)
-        prefix = _ARRAY_FRAMING[0] if array else _SSE_FRAMING[0]
-        pieces = chunks(text) or [""]
-        start = f"{prefix}{_CHUNK_HEAD}{_TEXT_PART[0]}"
-        last = f"{start}{encode_basestring(pieces[-1])}{_TEXT_PART[1]}{_PARTS_END}{close_head}{identity}{close_tail}"
+        start, between_head, between_tail, end_head, end_tail = _TEXTS.get(shape) or _kept_text(shape)
+        pieces = chunks(text) if chars > 1 else [text]  # `chunks(text) or [""]`
+        last = f"{start}{encode_basestring(pieces[-1])}{end_head}{identity}{end_tail}"
         if len(pieces) > 1:  # each piece's chunk, as `_stream` frames them, then the last
-            stop = f"{_TEXT_PART[1]}{middle_head}{identity}{middle_tail}"
+            stop = f"{between_head}{identity}{between_tail}"
             last = "".join([*[f"{start}{encode_basestring(piece)}{stop}" for piece in pieces[:-1]], last])
         if array:  # the array's first element opens it with `[` instead of the separator
-            last = f"[{last[len(prefix) :]}"
+            last = f"[{last[len(_ARRAY_FRAMING[0]) :]}"
         try:
             body = last.encode()
         except UnicodeEncodeError:  # a lone surrogate: `_stream` escapes each chunk alone
@@ -761,6 +759,27 @@ def _kept_around(shape: tuple[Any, ...]) -> tuple[str, str, str, str]:
     return kept
 
 
+def _kept_text(shape: tuple[Any, ...]) -> tuple[str, str, str, str, str]:
+    """A text stream's chunks of this shape: the JSON before each piece, after each but the last, after the last.
+
+    After a piece, the JSON is cut where the `responseId` goes (`_kept_around`): before and after it, for the
+    chunks before the last, then for the last.
+    """
+    middle_head, middle_tail, close_head, close_tail = _AROUND.get(shape) or _kept_around(shape)
+    prefix = _ARRAY_FRAMING[0] if shape[-1] else _SSE_FRAMING[0]
+    after = _TEXT_PART[1]
+    kept = (
+        f"{prefix}{_CHUNK_HEAD}{_TEXT_PART[0]}",
+        f"{after}{middle_head}",
+        middle_tail,
+        f"{after}{_PARTS_END}{close_head}",
+        close_tail,
+    )
+    if len(_TEXTS) < _SHAPES_MOST and len(shape[0]) <= _KEPT_LONGEST:
+        _TEXTS[shape] = kept
+    return kept
+
+
 def _kept_whole(shape: tuple[Any, ...]) -> tuple[str, str]:
     """A whole text answer's JSON after its text (`_WHOLE_HEAD`, the text), cut where its `responseId` goes."""
     model, input_tokens, output_tokens, cached, finish = shape
@@ -772,6 +791,8 @@ def _kept_whole(shape: tuple[Any, ...]) -> tuple[str, str]:
     return kept
 
 
+_TEXTS: dict[tuple[Any, ...], tuple[str, str, str, str, str]] = {}
+"""`_kept_text` by model, usage, finish reason and framing: the only values it holds."""
 _WHOLE: dict[tuple[Any, ...], tuple[str, str]] = {}
 """`_kept_whole` by model, usage and finish reason: the only values it holds."""
 _WHOLE_HEAD = f"{_CHUNK_HEAD}{_TEXT_PART[0]}"
