@@ -97,7 +97,7 @@ def gemini_offer(body: dict[str, Any]) -> Offer:
     config = _field(body, "toolConfig", "tool_config")
     calling = _field(config, "functionCallingConfig", "function_calling_config") if isinstance(config, dict) else None
     calling = calling if isinstance(calling, dict) else {}
-    mode = calling.get("mode")
+    mode = calling.get("mode") if calling else None
     mode = mode.upper() if isinstance(mode, str) else "AUTO"
     constrained = mode in ("ANY", "VALIDATED")
     listed = body.get("tools")
@@ -131,7 +131,7 @@ def gemini_offer(body: dict[str, Any]) -> Offer:
     return Offer(
         None if unknown else tools,
         tools_field="functionDeclarations",
-        choice=_choice(mode, calling),
+        choice=_choice(mode, calling) if calling else None,  # no config: mode `AUTO`, every function allowed
         output=_output(_field(body, "generationConfig", "generation_config")),
     )
 
@@ -143,14 +143,16 @@ def _choice(mode: str, calling: dict[str, Any]) -> Choice | None:
         if isinstance(names, list) and names and mode in ("ANY", "VALIDATED")
         else None
     )
-    text = said("toolConfig.functionCallingConfig", calling)
     if mode == "ANY":
-        return Choice(text, required=True, allowed=allowed)
+        return Choice(said(_CHOICE_FIELD, calling), required=True, allowed=allowed)
     if mode == "NONE":
-        return Choice(text, none=True)
+        return Choice(said(_CHOICE_FIELD, calling), none=True)
     if allowed is not None:
-        return Choice(text, allowed=allowed)
-    return None
+        return Choice(said(_CHOICE_FIELD, calling), allowed=allowed)
+    return None  # mode `AUTO`, the default: nothing to say (`said` encodes the config: only for a choice)
+
+
+_CHOICE_FIELD = "toolConfig.functionCallingConfig"
 
 
 def _output(config: Any) -> Output | None:

@@ -169,15 +169,20 @@ def plainly_valid_gemini(body: dict[str, Any]) -> bool:
 
     True only for the shape most requests have: a non-empty list of `contents`, each a dict with the
     role `user` or `model` and a non-empty list of parts, each a dict with neither a function call
-    nor a function response (in either spelling); no `tools`; a `generationConfig` (in either
+    nor a function response (in either spelling); no `tools`, or a list of dicts whose function
+    declarations (in either spelling, as the rules read them), if any, are a list of dicts each
+    with a string `name` of the allowed characters, no two alike; a `generationConfig` (in either
     spelling), if any, a dict whose `temperature`, if any, is a number in [0, 2] and whose
     `responseMimeType`, if any, is one the API takes. Then no role is foreign, no parts are empty,
-    no function call or response is out of place, no declaration exists to clash or be misnamed.
+    no function call or response is out of place, no declaration clashes or is misnamed.
     Anything else, and so every request a rule refuses, is left to the rules.
     `tests/test_gemini_strict_fast.py` checks that this says True only of bodies every rule passes.
     """
     contents = body.get("contents")
-    if type(contents) is not list or not contents or body.get("tools"):
+    if type(contents) is not list or not contents:
+        return False
+    tools = body.get("tools")
+    if tools and not _plainly_declared(tools):
         return False
     for content in contents:
         if type(content) is not dict or content.get("role") not in _PLAIN_ROLES:
@@ -188,7 +193,8 @@ def plainly_valid_gemini(body: dict[str, Any]) -> bool:
         for part in parts:
             if type(part) is not dict or not part.keys().isdisjoint(_FUNCTION_PARTS):
                 return False
-    config = field(body, "generation_config")
+    # `field(body, "generation_config")` and `field(config, "response_mime_type")`, spelled out
+    config = body["generation_config"] if "generation_config" in body else body.get("generationConfig")
     if config is None:
         return True
     if type(config) is not dict:
@@ -196,8 +202,46 @@ def plainly_valid_gemini(body: dict[str, Any]) -> bool:
     temperature = config.get("temperature")
     if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature < 2.0001):
         return False
-    mime = field(config, "response_mime_type")
+    mime = config["response_mime_type"] if "response_mime_type" in config else config.get("responseMimeType")
     return mime is None or mime in _MIME_TYPES
+
+
+def _plainly_declared(tools: Any) -> bool:
+    """Whether `tools` is a list of dicts whose declarations no rule can refuse: well named, each name once."""
+    if type(tools) is not list:
+        return False
+    names: set[str] = set()
+    for tool in tools:
+        if type(tool) is not dict:
+            return False
+        declarations = (
+            tool["function_declarations"] if "function_declarations" in tool else tool.get("functionDeclarations")
+        )  # `field(tool, "function_declarations")`, spelled out
+        if declarations is None:
+            continue
+        if type(declarations) is not list:
+            return False
+        for declaration in declarations:
+            name = declaration.get("name") if type(declaration) is dict else None
+            if type(name) is not str or name in names:
+                return False
+            if name not in _NAMED and not _named(name):
+                return False
+            names.add(name)
+    return True
+
+
+def _named(name: str) -> bool:
+    """Whether a function name has only the characters the API allows (`FUNCTION_NAME_PATTERN`), kept if so."""
+    if _FUNCTION_NAME.fullmatch(name) is None:
+        return False
+    if len(_NAMED) < 4096 and len(name) <= 256:  # an app declares the same few functions with every request
+        _NAMED.add(name)
+    return True
+
+
+_NAMED: set[str] = set()
+"""The function names seen that have only allowed characters: a property of the name alone, so never stale."""
 
 
 def gemini_rules_violation(body: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> Violation | None:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic_core import PydanticSerializationError, to_json
 
+from ..._exchange import CHUNK_BYTES
 from ..._text import text_of
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
@@ -35,13 +36,13 @@ from .._decode import (
     json_body,
     sse_json,
 )
-from .._render import chunks, default_usage, error_message, retry_headers
+from .._render import DEFAULT_INPUT_TOKENS, chunks, default_usage, error_message, retry_headers
 from .._rules import Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import grounding
 from .answers import ANSWER_FIELDS, ANSWER_RULES, gemini_offer
 from .caching import GEMINI_CACHING, CachedContents
-from .rules import RULES, check_gemini
+from .rules import RULES, check_gemini, gemini_rules_violation, plainly_valid_gemini
 
 __all__ = ["GEMINI_ERROR_STATUSES", "GEMINI_FINISH_REASONS", "GeminiWire"]
 
@@ -139,6 +140,21 @@ def _model_of(path: str) -> str | None:
     return resource.rpartition("/")[2] or None
 
 
+def _place(path: str) -> tuple[str | None, bool]:
+    """The model (`_model_of`) and whether the request streams, of a request's path, kept for the next request."""
+    place = (_model_of(path), path.endswith(":streamGenerateContent"))
+    if len(_PLACES) < _PLACES_MOST and len(path) <= _KEPT_LONGEST:  # a stub sees a few paths, streamed or not
+        _PLACES[path] = place
+    return place
+
+
+_PLACES: dict[str, tuple[str | None, bool]] = {}
+"""`_place` of each path seen: a pure function of the path, so it cannot go stale."""
+_PLACES_MOST = 256
+_KEPT_LONGEST = 512
+"""The longest path (or model) whose reading (or answer shape) is kept: longer ones are worked out each time."""
+
+
 class GeminiWire(Wire):
     """The Gemini Developer API as google-genai (and frameworks on it) calls it.
 
@@ -208,52 +224,77 @@ class GeminiWire(Wire):
 
     def parse(self, body: Any, path: str) -> Parsed:
         """Model and stream flag from the path; contents, system instruction, tools and results from the body."""
-        contents = as_list(body.get("contents"))
-        tools = as_list(body.get("tools"))
-        # Each field by either of its JSON names (`_field`): the API accepts snake_case bodies too.
-        system = _field(body, "systemInstruction", "system_instruction")
-        system = system.get("parts") if isinstance(system, dict) else system
-        config = _field(body, "generationConfig", "generation_config")
-        config = config if isinstance(config, dict) else {}
+        place = _PLACES.get(path)  # the model and the stream flag: worked out once per path
+        if place is None:
+            place = _place(path)
+        contents = body.get("contents")
+        if not isinstance(contents, list):
+            contents = []
+        tools = body.get("tools")
+        # Each field by either of its JSON names, camelCase first: the API accepts snake_case bodies too (`_field`).
+        system = body.get("systemInstruction")
+        if system is None:
+            system = body.get("system_instruction")
+        if system is not None:
+            system = text_of(system.get("parts") if isinstance(system, dict) else system, sep="\n")
+        config = body.get("generationConfig")
+        if config is None:
+            config = body.get("generation_config")
+        max_tokens = temperature = None
+        if isinstance(config, dict) and config:
+            limit = config.get("maxOutputTokens")
+            max_tokens = as_int(config.get("max_output_tokens") if limit is None else limit)
+            temperature = as_float(config.get("temperature"))
         # The functionResponse parts of every content, and of the last that is not the model's (a `user` or
-        # `function` turn): what the request answers the model's last calls with.
+        # `function` turn): what the request answers the model's last calls with. A list only where one is found.
         results: list[Any] = []
-        newest: list[Any] = []
+        newest: list[Any] | None = None
         for content in contents:
             if not isinstance(content, dict):
                 continue
-            found = [
-                part
-                for part in as_list(content.get("parts"))
-                if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part)
-            ]
-            results += found
+            found: list[Any] | None = None
+            parts = content.get("parts")
+            if isinstance(parts, list):
+                for part in parts:
+                    if isinstance(part, dict) and ("functionResponse" in part or "function_response" in part):
+                        if found is None:
+                            found = [part]
+                        else:
+                            found.append(part)
+                if found is not None:
+                    results += found
             if content.get("role") != "model":
                 newest = found
-        return Parsed(
-            model=_model_of(path),
-            system=None if system is None else text_of(system, sep="\n"),
-            messages=contents,
-            tools=tools,
-            tool_names=[
+        if isinstance(tools, list) and tools:
+            names = [
                 declaration["name"]
                 for tool in tools
                 if isinstance(tool, dict)
                 for declaration in as_list(_field(tool, "functionDeclarations", "function_declarations"))
                 if isinstance(declaration, dict) and isinstance(declaration.get("name"), str)
             ]
-            if tools
-            else [],
-            tool_results=newest,
+        else:
+            tools = tools if isinstance(tools, list) else []
+            names = []
+        return Parsed(
+            model=place[0],
+            system=system,
+            messages=contents,
+            tools=tools,
+            tool_names=names,
+            tool_results=[] if newest is None else newest,
             all_tool_results=results,
-            stream=path.endswith(":streamGenerateContent"),
-            max_tokens=as_int(_field(config, "maxOutputTokens", "max_output_tokens")) if config else None,
-            temperature=as_float(config.get("temperature")) if config else None,
+            stream=place[1],
+            max_tokens=max_tokens,
+            temperature=temperature,
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Gemini strict rules (snake_case and camelCase fields alike, as the API reads them)."""
-        return check_gemini(record.body, skip=skip) if isinstance(record.body, dict) else None
+        body = record.body
+        if not isinstance(body, dict) or plainly_valid_gemini(body):  # `check_gemini`, one call fewer
+            return None
+        return gemini_rules_violation(body, skip=skip)
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
@@ -274,8 +315,20 @@ class GeminiWire(Wire):
         With `malformed_tool_json`, the tool calls are replaced by what Gemini answers when the model
         botches one: no `functionCall` parts and `finishReason: MALFORMED_FUNCTION_CALL`.
         """
+        text = turn.text
+        if (  # a text answer, what most turns are: from the JSON kept for its shape (`_text`)
+            text is not None
+            and turn.thinking is None
+            and turn.tool is None
+            and not turn.tools
+            and turn.server_tools is None
+            and turn.citations is None
+        ):
+            rendered = self._text(turn, record, text, joined=joined)
+            if rendered is not None:
+                return rendered
         index = record.index
-        text, thinking, calls = turn.text, turn.thinking, turn.tool_calls
+        thinking, calls = turn.thinking, turn.tool_calls
         chars = len(text or "") + len(thinking or "")
         if calls:  # tool inputs are sent as objects: encoded here only to count their characters
             chars += sum(len(json_dumps(c.input)) for c in calls)
@@ -330,19 +383,62 @@ class GeminiWire(Wire):
         array = _json_array(record)
         if metadata is None:  # what surrounds the parts, kept by model, usage and finish, the id put in
             shape = (model, input_tokens, output_tokens, cached, finish, array)
-            kept = _AROUND.get(shape)
-            if kept is None:
-                envelope = _envelope(input_tokens, output_tokens, cached, model, "")
-                middle, close = _around(envelope, finish, None, array=array)
-                kept = (*_split_id(middle), *_split_id(close))
-                if len(_AROUND) < 256:  # a stub's answers take a few shapes
-                    _AROUND[shape] = kept
-            middle_head, middle_tail, close_head, close_tail = kept
+            middle_head, middle_tail, close_head, close_tail = _AROUND.get(shape) or _kept_around(shape)
             middle, close = f"{middle_head}{identity}{middle_tail}", f"{close_head}{identity}{close_tail}"
         else:
             envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
             middle, close = _around(envelope, finish, metadata, array=array)
         frames = _stream(runs, middle, close, array=array, joined=joined, signature=signature)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
+
+    def _text(self, turn: Turn, record: RecordedRequest, text: str, *, joined: bool) -> Rendered | None:
+        """`render` of a turn of text alone, from the JSON kept for its answer's shape; None: left to `render`.
+
+        A whole answer, and a short stream read in chunks (which travels as one chunk, `OneChunk`): the
+        bytes `render`'s general path gives (`tests/test_gemini_fast_paths.py` holds them equal), with no
+        dict encoded and no generator. A stream read event by event, or too long for one chunk, is left to it.
+        """
+        chars = len(text)
+        if record.stream and (not joined or chars > _ONE_CHUNK_CHARS):
+            return None
+        usage = turn.usage
+        if usage is None:  # `default_usage`
+            input_tokens, output_tokens, cached = DEFAULT_INPUT_TOKENS, (chars + 3) // 4 or 1, None
+        else:
+            (input_tokens, output_tokens), cached = default_usage(turn, chars), usage.cache_read_input_tokens
+        if turn.stop_reason is None:  # `end_turn`: no tool calls
+            finish = "STOP"
+        else:
+            stop = self.canonical_stop(turn)
+            finish = GEMINI_FINISH_REASONS.get(stop, stop)
+        model = record.model or "gemini-wirescript"
+        identity = f"resp_{record.index:04d}"
+        if not record.stream:
+            whole_shape = (model, input_tokens, output_tokens, cached, finish)
+            head, tail = _WHOLE.get(whole_shape) or _kept_whole(whole_shape)
+            whole = f"{_WHOLE_HEAD}{encode_basestring(text)}{head}{identity}{tail}"
+            try:
+                body = whole.encode()
+            except UnicodeEncodeError:  # a lone surrogate: escaped whole, as `json_dumps` escapes it
+                body = _escaped(whole, "", "")
+            return Rendered(200, dict(_JSON_HEADERS), body)
+        array = _json_array(record)
+        shape = (model, input_tokens, output_tokens, cached, finish, array)
+        start, between_head, between_tail, end_head, end_tail = _TEXTS.get(shape) or _kept_text(shape)
+        pieces = chunks(text) if chars > 1 else [text]  # `chunks(text) or [""]`
+        last = f"{start}{encode_basestring(pieces[-1])}{end_head}{identity}{end_tail}"
+        if len(pieces) > 1:  # each piece's chunk, as `_stream` frames them, then the last
+            stop = f"{between_head}{identity}{between_tail}"
+            last = "".join([*[f"{start}{encode_basestring(piece)}{stop}" for piece in pieces[:-1]], last])
+        if array:  # the array's first element opens it with `[` instead of the separator
+            last = f"[{last[len(_ARRAY_FRAMING[0]) :]}"
+        try:
+            body = last.encode()
+        except UnicodeEncodeError:  # a lone surrogate: `_stream` escapes each chunk alone
+            return None
+        if len(body) >= CHUNK_BYTES:  # more than one chunk (a long model name): `_stream`'s frames, as read
+            return None
+        frames = OneChunk(body, len(body), "final_chunk", "")
         return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
@@ -650,3 +746,59 @@ _JOINED_CHARS = 8 * 1024
 _AROUND: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
 """`_around` of an answer without grounding metadata, cut where its `responseId` goes (`_split_id`), by model,
 usage, finish reason and framing: the only values it holds."""
+
+
+def _kept_around(shape: tuple[Any, ...]) -> tuple[str, str, str, str]:
+    """`_around` of an answer of this shape (model, usage, finish, framing) without grounding, cut where its id goes."""
+    model, input_tokens, output_tokens, cached, finish, array = shape
+    envelope = _envelope(input_tokens, output_tokens, cached, model, "")
+    middle, close = _around(envelope, finish, None, array=array)
+    kept = (*_split_id(middle), *_split_id(close))
+    if len(_AROUND) < _SHAPES_MOST:  # a stub's answers take a few shapes
+        _AROUND[shape] = kept
+    return kept
+
+
+def _kept_text(shape: tuple[Any, ...]) -> tuple[str, str, str, str, str]:
+    """A text stream's chunks of this shape: the JSON before each piece, after each but the last, after the last.
+
+    After a piece, the JSON is cut where the `responseId` goes (`_kept_around`): before and after it, for the
+    chunks before the last, then for the last.
+    """
+    middle_head, middle_tail, close_head, close_tail = _AROUND.get(shape) or _kept_around(shape)
+    prefix = _ARRAY_FRAMING[0] if shape[-1] else _SSE_FRAMING[0]
+    after = _TEXT_PART[1]
+    kept = (
+        f"{prefix}{_CHUNK_HEAD}{_TEXT_PART[0]}",
+        f"{after}{middle_head}",
+        middle_tail,
+        f"{after}{_PARTS_END}{close_head}",
+        close_tail,
+    )
+    if len(_TEXTS) < _SHAPES_MOST and len(shape[0]) <= _KEPT_LONGEST:
+        _TEXTS[shape] = kept
+    return kept
+
+
+def _kept_whole(shape: tuple[Any, ...]) -> tuple[str, str]:
+    """A whole text answer's JSON after its text (`_WHOLE_HEAD`, the text), cut where its `responseId` goes."""
+    model, input_tokens, output_tokens, cached, finish = shape
+    envelope = _envelope(input_tokens, output_tokens, cached, model, "")
+    after = f'{_TEXT_PART[1]}{_PARTS_END},"finishReason":{_json(finish)},"index":0}}],{_json(envelope)[1:]}'
+    kept = _split_id(after)
+    if len(_WHOLE) < _SHAPES_MOST and len(model) <= _KEPT_LONGEST:
+        _WHOLE[shape] = kept
+    return kept
+
+
+_TEXTS: dict[tuple[Any, ...], tuple[str, str, str, str, str]] = {}
+"""`_kept_text` by model, usage, finish reason and framing: the only values it holds."""
+_WHOLE: dict[tuple[Any, ...], tuple[str, str]] = {}
+"""`_kept_whole` by model, usage and finish reason: the only values it holds."""
+_WHOLE_HEAD = f"{_CHUNK_HEAD}{_TEXT_PART[0]}"
+"""A whole text answer's JSON before its text."""
+_SHAPES_MOST = 256
+"""How many answer shapes `_AROUND` and `_WHOLE` keep each."""
+_ONE_CHUNK_CHARS = 256
+"""The most text `GeminiWire._text` renders at once for a stream read in chunks: some thirty pieces, well inside
+one chunk (`CHUNK_BYTES`); a longer one is rendered as it is read."""
