@@ -309,7 +309,15 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         refusal = _broken(exc.wire, "matches", exc.cause)
     except Exception as exc:  # a host dialect's, found by its address
         refusal = _broken(None, "matches", exc)
-    body, body_error = _parse_body(content, headers.get("content-encoding", ""))
+    body: Any
+    body_error: str | None
+    encoding = headers.get("content-encoding")
+    try:  # the common body, plain JSON: read here (`_parse_body` decides every other, as it would this one)
+        if encoding is not None or not content:
+            raise ValueError
+        body, body_error = from_json(content), None
+    except ValueError:
+        body, body_error = _parse_body(content, encoding or "")
     parsed: Parsed | None = None
     if refusal is not None:
         pass
@@ -339,12 +347,17 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     query = _redacted(query, vocabulary.query) if query else query
-    if secret_headers:
-        headers = _without(headers, secret_headers)
+    for name in secret_headers:  # redacted in place, in order (`_without`)
+        headers[name] = REDACTED
     secret = None if api_key is None else vocabulary._secrets.get(api_key)  # (a `Secret` has a length: not `or`)
     if secret is None and api_key is not None:
         secret = vocabulary.secret(api_key)
-    retry_count = _retry_count(headers, vocabulary.retry_headers)
+    retry_count: int | None = None
+    for name in vocabulary.retry_headers:  # the attempt number the client sent (`_retry_count`), usually in one
+        value = headers.get(name)
+        if value is not None:
+            retry_count = int(value) if value.isdecimal() and value.isascii() else _retry_count(headers, (name,))
+            break
     provider = wire.name if wire is not None else None
     # no wire read it: fresh empty values, so records share nothing mutable
     fields = parsed if parsed is not None else Parsed(conversation=[], all_tool_results=[])
@@ -497,10 +510,10 @@ def _api_key(
     asked = wire
     api_key: object = None
     try:
-        api_key = _unchecked(wire.api_key(headers, query)) if wire is not None else None
+        api_key = wire.api_key(headers, query) if wire is not None else None  # an outside wire's: anything
         if api_key is None:
             for asked in wires:
-                api_key = _unchecked(asked.api_key(headers, query))
+                api_key = asked.api_key(headers, query)
                 if api_key is not None:
                     break
     except Exception as exc:
@@ -508,11 +521,6 @@ def _api_key(
     if api_key is None or isinstance(api_key, str):
         return api_key, None
     return None, _broken(asked, "api_key", TypeError(f"it returned {type(api_key).__name__}, not a str"))
-
-
-def _unchecked(value: object) -> object:
-    """What a wire returned, as what it may be (an outside wire's method may return anything)."""
-    return value
 
 
 def _broken(wire: Wire | None, member: str, exc: Exception) -> Refusal:
@@ -610,13 +618,6 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
         "max_tokens": parsed.max_tokens,
         "temperature": parsed.temperature,
     }
-
-
-def _without(headers: dict[str, str], secret: Sequence[str]) -> dict[str, str]:
-    """`headers` with the values of the `secret` names redacted (in place; the order is kept)."""
-    for name in secret:
-        headers[name] = REDACTED
-    return headers
 
 
 def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
