@@ -510,10 +510,10 @@ def _api_key(
     asked = wire
     api_key: object = None
     try:
-        api_key = wire.api_key(headers, query) if wire is not None else None  # an outside wire's: anything
+        api_key = _unchecked(wire.api_key(headers, query)) if wire is not None else None
         if api_key is None:
             for asked in wires:
-                api_key = asked.api_key(headers, query)
+                api_key = _unchecked(asked.api_key(headers, query))
                 if api_key is not None:
                     break
     except Exception as exc:
@@ -521,6 +521,11 @@ def _api_key(
     if api_key is None or isinstance(api_key, str):
         return api_key, None
     return None, _broken(asked, "api_key", TypeError(f"it returned {type(api_key).__name__}, not a str"))
+
+
+def _unchecked(value: object) -> object:
+    """What a wire returned, as what it may be (an outside wire's method may return anything)."""
+    return value
 
 
 def _broken(wire: Wire | None, member: str, exc: Exception) -> Refusal:
