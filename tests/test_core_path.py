@@ -167,3 +167,22 @@ def test_the_strict_shape_checks_refuse_as_before_and_skip_as_told() -> None:
     assert _post(off, body={**BODY, "max_tokens": "64"}).status_code == 200
     assert not skipped.problems
     assert not off.problems
+
+
+def test_the_wire_found_for_a_url_is_kept_only_where_matching_reads_nothing_else() -> None:
+    stub = ScriptTransport(["a", "b"])
+    _post(stub)
+    _post(stub)
+    vocabulary = stub._ledger._vocabulary
+    assert vocabulary.found is not None
+    assert [wire.name for wire in vocabulary.found.values()] == ["anthropic"]
+    assert [r.provider for r in stub.requests] == ["anthropic", "anthropic"]
+    # the batch wires read the headers to tell their SDKs apart: never kept, asked each time
+    shared = [wire for wire in stub.wires if wire.shared_paths]
+    assert shared
+    assert not vocabulary.keeps & set(shared)
+    # a stub with a wire of one's own walks its wires for every request, as the wire may match as it likes
+    own = ScriptTransport(["a"], wires=[AnthropicWire()])
+    _post(own)
+    assert own._ledger._vocabulary.found is None
+    assert own.requests[0].provider == "anthropic"

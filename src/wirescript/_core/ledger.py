@@ -190,7 +190,8 @@ class Ledger:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
         first = int(routed) + (mcp is not None) + len(wires or ())  # walked before the addresses
-        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
+        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
+        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first, defaults=defaults)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0

@@ -74,7 +74,9 @@ class Vocabulary:
         "_texts",
         "addresses",
         "first",
+        "found",
         "headers",
+        "keeps",
         "query",
         "rest",
         "retry_headers",
@@ -82,7 +84,9 @@ class Vocabulary:
         "wires",
     )
 
-    def __init__(self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0) -> None:
+    def __init__(
+        self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0, defaults: bool = False
+    ) -> None:
         self.walked = tuple(wires)
         """The wires tried in order, each asked whether it `matches`."""
         self.addresses = addresses if addresses else None
@@ -105,6 +109,15 @@ class Vocabulary:
         """One copy of each method and path seen (an SDK sends the same few with every request)."""
         self._secrets: dict[str, Secret] = {}
         """One `Secret` per API key seen (a client sends its one key with every request)."""
+        asked = [*(addresses.wires if addresses else ()), *self.walked] if defaults else []  # in the order asked
+        shared = next((at for at, wire in enumerate(asked) if wire.shared_paths), len(asked))
+        self.keeps = frozenset(asked[:shared])
+        """The wires a found one is kept for: those asked before any whose paths another API shares."""
+        self.found: dict[tuple[str, str, str, int | None], Wire] | None = {} if defaults else None
+        """For a stub of the default wires only (whose `matches` read nothing but the method, path, host and
+        port): the wire each such request was found to be served by, so that the next one is not walked
+        again. A wire asked after one whose paths another API shares (`Wire.shared_paths`: it reads
+        headers) is never kept."""
 
     def text(self, value: str) -> str:
         """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
@@ -294,21 +307,12 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     content = request.body
     refusal: Refusal | None = None
     wire: Wire | None = None
-    try:
-        addresses = vocabulary.addresses
-        if addresses is None:
-            wire = _matching(vocabulary.walked, method, path, host, headers)
-        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-            first = vocabulary.first
-            wire = _matching(first, method, path, host, headers) if first else None
-            if wire is None:
-                wire = addresses.find(method, path, host, request)
-            if wire is None:
-                wire = _matching(vocabulary.rest, method, path, host, headers)
-    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
-        refusal = _broken(exc.wire, "matches", exc.cause)
-    except Exception as exc:  # a host dialect's, found by its address
-        refusal = _broken(None, "matches", exc)
+    found = vocabulary.found
+    key = (method, path, host, request.port)
+    if found is None or (wire := found.get(key)) is None:  # else: the wire such a request was found to be served by
+        wire, refusal = _walked(vocabulary, method, path, host, headers, request)
+        if wire is not None and found is not None and wire in vocabulary.keeps and len(found) < _FOUND_MOST:
+            found[key] = wire
     body: Any
     body_error: str | None
     encoding = headers.get("content-encoding")
@@ -400,6 +404,33 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         answerer, broken = _claimed(vocabulary.wires, host)
         refusal = broken or refusal
     return Arrival(record, wire if parsed is not None and refusal is None else None, answerer, refusal)
+
+
+_FOUND_MOST = 256
+"""How many distinct methods and URLs a stub of the default wires keeps the serving wire of."""
+
+
+def _walked(
+    vocabulary: Vocabulary, method: str, path: str, host: str, headers: dict[str, str], request: Request
+) -> tuple[Wire | None, Refusal | None]:
+    """The wire that serves the request, its wires walked in order; or the refusal of a wire that failed saying."""
+    wire: Wire | None = None
+    try:
+        addresses = vocabulary.addresses
+        if addresses is None:
+            wire = _matching(vocabulary.walked, method, path, host, headers)
+        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
+            first = vocabulary.first
+            wire = _matching(first, method, path, host, headers) if first else None
+            if wire is None:
+                wire = addresses.find(method, path, host, request)
+            if wire is None:
+                wire = _matching(vocabulary.rest, method, path, host, headers)
+    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
+        return None, _broken(exc.wire, "matches", exc.cause)
+    except Exception as exc:  # a host dialect's, found by its address
+        return None, _broken(None, "matches", exc)
+    return wire, None
 
 
 def read_item(
