@@ -320,27 +320,12 @@ class ScriptTransport(_TransportBase):
     def handle_request(self, request: Any) -> Any:
         """Serve one request of a sync httpx/httpx2 client."""
         request.read()
-        # `_serve`, written out: the one layer every request of a client would pay for again
-        ledger = self._ledger
-        neutral = _http.read(request)
-        if (arrival := ledger.admit(neutral)).gate is not None:
-            ledger.wait(arrival, self.hold_timeout)
-        answer = ledger.render(arrival, neutral)
-        if answer.before:  # steps before the response (a first-byte delay, a dropped connection)
-            return _http.response(request, answer)
-        return _http.built(request, answer, is_async=False)
+        return _http.response(request, self._serve(_http.read(request)))
 
     async def handle_async_request(self, request: Any) -> Any:
         """Serve one request of an async httpx/httpx2 client."""
         await request.aread()
-        ledger = self._ledger
-        neutral = _http.read(request)
-        if (arrival := ledger.admit(neutral)).gate is not None:
-            await ledger.wait_async(arrival, self.hold_timeout)
-        answer = ledger.render(arrival, neutral)
-        if answer.before:
-            return await _http.response_async(request, answer)
-        return _http.built(request, answer, is_async=True)
+        return await _http.response_async(request, await self._serve_async(_http.read(request)))
 
     def _serve(self, request: Request) -> Answer:
         """The one pass down for a request: admitted (read, checked, decided), held if need be, answered."""
