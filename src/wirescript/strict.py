@@ -275,7 +275,17 @@ class StrictRules:
         """
         body = record.body
         shape = self._bodies.get(id(wire))
-        if shape is not None and isinstance(body, dict) and (violation := shape.mismatch(body, skip)) is not None:
+        if shape is not None and body.__class__ is dict:  # `_Body.mismatch`, written out for the common case
+            plan = shape.shape
+            if not body.keys().isdisjoint(plan.foreign_keys):  # a field another wire owns: the whole of them
+                violation = shape.mismatch(body, skip)
+            elif plan.types and FIELD_TYPE.id not in skip:
+                violation = shape._field_type(body)
+            else:
+                violation = None
+            if violation is not None:
+                return violation
+        elif shape is not None and isinstance(body, dict) and (violation := shape.mismatch(body, skip)) is not None:
             return violation
         violation = wire.check(record, skip=skip)
         if violation is not None and self.rules.get(violation.rule.id) != violation.rule:

@@ -28,6 +28,7 @@ from ..errors import UsageError
 
 __all__ = [
     "PER_EVENT",
+    "built",
     "default_module",
     "http_module",
     "make_response",
@@ -92,7 +93,7 @@ def response(request: Any, answer: Answer) -> Any:
         for item in _run(http_module(request), request, answer.before):
             if not isinstance(item, bytes):
                 time.sleep(item)
-    return _built(request, answer, is_async=False)
+    return built(request, answer, is_async=False)
 
 
 async def response_async(request: Any, answer: Answer) -> Any:
@@ -101,19 +102,22 @@ async def response_async(request: Any, answer: Answer) -> Any:
         for item in _run(http_module(request), request, answer.before):
             if not isinstance(item, bytes):
                 await _async_sleep(item)
-    return _built(request, answer, is_async=True)
+    return built(request, answer, is_async=True)
 
 
-def _built(request: Any, answer: Answer, *, is_async: bool) -> Any:
-    """A response of the request's own library whose body is the answer's, or runs its steps.
+def built(request: Any, answer: Answer, *, is_async: bool) -> Any:
+    """A response of the request's own library whose body is the answer's, or runs its steps (`answer.before` run).
 
     Built as `Response(content=<iterator>)` builds it (the same headers, `Transfer-Encoding: chunked`
     last), but from a stream that sends the body or runs the steps itself, once, as a network stream
-    is read once (openai drains a stream it has read, and must find it empty).
+    is read once (openai drains a stream it has read, and must find it empty). The answer is spent:
+    its header list becomes the response's.
     """
     hx, sync_stream, async_stream = _KINDS.get(request.__class__) or _kind(request)
     stream = (async_stream if is_async else sync_stream)(request, answer.body, answer.watch)
-    return hx.Response(answer.status, headers=[*answer.headers, _CHUNKED], stream=stream, request=request)
+    headers = answer.headers
+    headers.append(_CHUNKED)  # the answer's own list (each answer has a fresh one): no copy of it
+    return hx.Response(answer.status, headers=headers, stream=stream, request=request)
 
 
 _KINDS: dict[type, tuple[ModuleType, type, type]] = {}
@@ -132,7 +136,7 @@ def make_response(
 ) -> Any:
     """A response of the request's own library from its parts (the network guard's answer)."""
     raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-    return _built(request, Answer(status, raw, (), body), is_async=is_async)
+    return built(request, Answer(status, raw, (), body), is_async=is_async)
 
 
 def _run(hx: ModuleType, request: Any, steps: Iterable[Step]) -> Iterator[bytes | float]:

@@ -15,6 +15,7 @@ import collections
 import contextlib
 import functools
 import threading
+import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -98,6 +99,7 @@ class Ledger:
         "_owner",
         "_problems",
         "_records",
+        "_resolving",
         "_seen",
         "_settling",
         "_side",
@@ -176,9 +178,11 @@ class Ledger:
         self._cursor = Cursor(script, fallback, every)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = held = tuple(every)
-        settling, telling = _declaring(tuple(map(type, held)))
+        settling, telling, resolving = _declaring(tuple(map(type, held)))
         self._settling = frozenset(held[at] for at in settling)
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
+        self._resolving = frozenset(held[at] for at in resolving)
+        """The wires that fill in a record from state they keep (`Wire.resolve`): the others are not asked."""
         self._telling = tuple(held[at] for at in telling)
         """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
@@ -186,7 +190,8 @@ class Ledger:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
         first = int(routed) + (mcp is not None) + len(wires or ())  # walked before the addresses
-        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first)
+        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
+        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first, defaults=defaults)
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -356,12 +361,16 @@ class Ledger:
         with self.lock:
             fields = record.__dict__  # set as pydantic's `__setattr__` sets them, without its two calls per field
             fields["index"] = self._count
-            fields["received_at"] = self.clock.now()
+            clock = self.clock
+            if clock.__class__ is Clock and clock._source is None:  # `Clock.now()`, without its call
+                fields["received_at"] = time.time() + clock._offset  # looked up now: freezegun moves `time.time`
+            else:
+                fields["received_at"] = clock.now()
             self._count += 1
             # a record that carries its attempt number needs no inference (nearly every SDK's)
             attempt = self._attempts.arrive(request, record) if record.__dict__["retry_count"] is None else None
             decision = arrival.decision
-            if wire is not None:
+            if wire is not None and wire in self._resolving:  # a wire that keeps no state is not asked
                 try:
                     wire.resolve(record)
                 except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
@@ -533,7 +542,9 @@ class Ledger:
         A turn whose usage is derived (`usage="derive"`, or its own `usage.derive`) gets it here, from
         its wire's rules, as its answer begins.
         """
-        self._derived(arrival)
+        decision = arrival.decision
+        if decision.__class__ is Turn and (decision.usage is not None or self._billing.derive):  # as `_derived`
+            self._derived(arrival)
         return render(arrival, request, self._side, self.report, self._streams, self._answers)
 
     def _derived(self, arrival: Arrival) -> None:
@@ -612,10 +623,11 @@ class Ledger:
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once
-def _declaring(kinds: tuple[type[Wire], ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The positions of the wire classes that override `Wire.settle`, and of those that override `Wire.unused`."""
+def _declaring(kinds: tuple[type[Wire], ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The positions of the wire classes that override `Wire.settle`, `Wire.unused` and `Wire.resolve`."""
     settling = tuple(at for at, kind in enumerate(kinds) if kind.settle is not Wire.settle)
-    return settling, tuple(at for at, kind in enumerate(kinds) if kind.unused is not Wire.unused)
+    telling = tuple(at for at, kind in enumerate(kinds) if kind.unused is not Wire.unused)
+    return settling, telling, tuple(at for at, kind in enumerate(kinds) if kind.resolve is not Wire.resolve)
 
 
 class Drawing(Draw):

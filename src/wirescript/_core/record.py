@@ -74,7 +74,9 @@ class Vocabulary:
         "_texts",
         "addresses",
         "first",
+        "found",
         "headers",
+        "keeps",
         "query",
         "rest",
         "retry_headers",
@@ -82,7 +84,9 @@ class Vocabulary:
         "wires",
     )
 
-    def __init__(self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0) -> None:
+    def __init__(
+        self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0, defaults: bool = False
+    ) -> None:
         self.walked = tuple(wires)
         """The wires tried in order, each asked whether it `matches`."""
         self.addresses = addresses if addresses else None
@@ -105,6 +109,15 @@ class Vocabulary:
         """One copy of each method and path seen (an SDK sends the same few with every request)."""
         self._secrets: dict[str, Secret] = {}
         """One `Secret` per API key seen (a client sends its one key with every request)."""
+        asked = [*(addresses.wires if addresses else ()), *self.walked] if defaults else []  # in the order asked
+        shared = next((at for at, wire in enumerate(asked) if wire.shared_paths), len(asked))
+        self.keeps = frozenset(asked[:shared])
+        """The wires a found one is kept for: those asked before any whose paths another API shares."""
+        self.found: dict[tuple[str, str, str, int | None], Wire] | None = {} if defaults else None
+        """For a stub of the default wires only (whose `matches` read nothing but the method, path, host and
+        port): the wire each such request was found to be served by, so that the next one is not walked
+        again. A wire asked after one whose paths another API shares (`Wire.shared_paths`: it reads
+        headers) is never kept."""
 
     def text(self, value: str) -> str:
         """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
@@ -294,22 +307,21 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     content = request.body
     refusal: Refusal | None = None
     wire: Wire | None = None
-    try:
-        addresses = vocabulary.addresses
-        if addresses is None:
-            wire = _matching(vocabulary.walked, method, path, host, headers)
-        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
-            first = vocabulary.first
-            wire = _matching(first, method, path, host, headers) if first else None
-            if wire is None:
-                wire = addresses.find(method, path, host, request)
-            if wire is None:
-                wire = _matching(vocabulary.rest, method, path, host, headers)
-    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
-        refusal = _broken(exc.wire, "matches", exc.cause)
-    except Exception as exc:  # a host dialect's, found by its address
-        refusal = _broken(None, "matches", exc)
-    body, body_error = _parse_body(content, headers.get("content-encoding", ""))
+    found = vocabulary.found
+    key = (method, path, host, request.port)
+    if found is None or (wire := found.get(key)) is None:  # else: the wire such a request was found to be served by
+        wire, refusal = _walked(vocabulary, method, path, host, headers, request)
+        if wire is not None and found is not None and wire in vocabulary.keeps and len(found) < _FOUND_MOST:
+            found[key] = wire
+    body: Any
+    body_error: str | None
+    encoding = headers.get("content-encoding")
+    try:  # the common body, plain JSON: read here (`_parse_body` decides every other, as it would this one)
+        if encoding is not None or not content:
+            raise ValueError
+        body, body_error = from_json(content), None
+    except ValueError:
+        body, body_error = _parse_body(content, encoding or "")
     parsed: Parsed | None = None
     if refusal is not None:
         pass
@@ -339,12 +351,17 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     # Every field is given, from values of the declared types (the parsers guarantee them), so the record is
     # built without validating them again, and all records share the one set of fields given.
     query = _redacted(query, vocabulary.query) if query else query
-    if secret_headers:
-        headers = _without(headers, secret_headers)
+    for name in secret_headers:  # redacted in place, in order (`_without`)
+        headers[name] = REDACTED
     secret = None if api_key is None else vocabulary._secrets.get(api_key)  # (a `Secret` has a length: not `or`)
     if secret is None and api_key is not None:
         secret = vocabulary.secret(api_key)
-    retry_count = _retry_count(headers, vocabulary.retry_headers)
+    retry_count: int | None = None
+    for name in vocabulary.retry_headers:  # the attempt number the client sent (`_retry_count`), usually in one
+        value = headers.get(name)
+        if value is not None:
+            retry_count = int(value) if value.isdecimal() and value.isascii() else _retry_count(headers, (name,))
+            break
     provider = wire.name if wire is not None else None
     # no wire read it: fresh empty values, so records share nothing mutable
     fields = parsed if parsed is not None else Parsed(conversation=[], all_tool_results=[])
@@ -387,6 +404,33 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         answerer, broken = _claimed(vocabulary.wires, host)
         refusal = broken or refusal
     return Arrival(record, wire if parsed is not None and refusal is None else None, answerer, refusal)
+
+
+_FOUND_MOST = 256
+"""How many distinct methods and URLs a stub of the default wires keeps the serving wire of."""
+
+
+def _walked(
+    vocabulary: Vocabulary, method: str, path: str, host: str, headers: dict[str, str], request: Request
+) -> tuple[Wire | None, Refusal | None]:
+    """The wire that serves the request, its wires walked in order; or the refusal of a wire that failed saying."""
+    wire: Wire | None = None
+    try:
+        addresses = vocabulary.addresses
+        if addresses is None:
+            wire = _matching(vocabulary.walked, method, path, host, headers)
+        else:  # the given wires, then the host dialect at this address (one dict look-up), then the defaults
+            first = vocabulary.first
+            wire = _matching(first, method, path, host, headers) if first else None
+            if wire is None:
+                wire = addresses.find(method, path, host, request)
+            if wire is None:
+                wire = _matching(vocabulary.rest, method, path, host, headers)
+    except _Broken as exc:  # a wire's bug must be loud, never a retried "Connection error."
+        return None, _broken(exc.wire, "matches", exc.cause)
+    except Exception as exc:  # a host dialect's, found by its address
+        return None, _broken(None, "matches", exc)
+    return wire, None
 
 
 def read_item(
@@ -610,13 +654,6 @@ def _fields(parsed: Parsed | None) -> dict[str, Any]:
         "max_tokens": parsed.max_tokens,
         "temperature": parsed.temperature,
     }
-
-
-def _without(headers: dict[str, str], secret: Sequence[str]) -> dict[str, str]:
-    """`headers` with the values of the `secret` names redacted (in place; the order is kept)."""
-    for name in secret:
-        headers[name] = REDACTED
-    return headers
 
 
 def _redacted(values: dict[str, str], secret: frozenset[str]) -> dict[str, str]:
