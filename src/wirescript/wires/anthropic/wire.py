@@ -114,7 +114,7 @@ class AnthropicWire(Wire):
         """
         if method != "POST":
             return False
-        return path.endswith("/v1/messages") or _vertex_model(path) is not None
+        return path.endswith("/v1/messages") or (_VERTEX in path and _vertex_model(path) is not None)
 
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
