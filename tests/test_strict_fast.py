@@ -16,9 +16,14 @@ from hypothesis import strategies as st
 
 from _support import anthropic_client, examples, openai_client
 from wirescript import ScriptTransport
-from wirescript.strict import check_anthropic, check_openai_chat
+from wirescript.strict import check_anthropic, check_openai_chat, check_openai_responses
 from wirescript.wires.anthropic.rules import plainly_valid, rules_violation
-from wirescript.wires.openai.rules import chat_rules_violation, plainly_valid_chat
+from wirescript.wires.openai.rules import (
+    chat_rules_violation,
+    plainly_valid_chat,
+    plainly_valid_responses,
+    responses_rules_violation,
+)
 
 TOOL = {"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object", "properties": {}}}
 CACHED = {"type": "ephemeral"}
@@ -351,3 +356,122 @@ def test_chat_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
     for body in refused:
         assert chat_rules_violation(body) is not None, body
         assert not plainly_valid_chat(body), body
+
+
+RESPONSES_TOOL = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+RESPONSES_FIELD_VALUES: dict[str, list[Any]] = {
+    "model": ["gpt-test", None, 3],
+    "prompt": [{"id": "pmpt_1"}, None],
+    "previous_response_id": ["resp_1", None],
+    "conversation": ["conv_1", {"id": "conv_1"}, None],
+    "tools": [[], None, [RESPONSES_TOOL], [{"type": "function"}], [{"type": "file_search"}], {"x": 1}],
+    "max_tokens": [100, None],
+    "max_completion_tokens": [100],
+    "temperature": [0, 1, 2, 2.5, -0.1, True, "1", None, 1.5],
+    "max_output_tokens": [16, 15, 16.0, 10.0, True, None, "16", 2**70],
+    "text": [
+        None,
+        {},
+        {"format": {"type": "text"}},
+        {"format": {"type": "json_schema", "schema": {}}},
+        {"format": {"type": "json_schema", "name": "x", "strict": True, "schema": {"type": "object"}}},
+        {"format": "json_schema"},
+        "text",
+    ],
+    "stream": [True, False],
+    "store": [False, True],
+    "input": [None, "hi", "", [], {}, 3],
+}
+RESPONSES_ITEM_VALUES: list[Any] = [
+    {"role": "user", "content": "hi"},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]},
+    {"role": "system", "content": "Be brief."},
+    {"role": "developer", "content": "Be brief."},
+    {"role": "tool", "content": "x"},
+    {"role": "bot", "content": "x"},
+    {"role": None, "content": "x"},
+    {"role": 3, "content": "x"},
+    {"content": "no role"},
+    {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+    {"type": "function_call_output", "call_id": "call_9", "output": "sunny"},
+    {"type": "item_reference", "id": "msg_1"},
+    {"type": "reasoning", "id": "rs_1", "summary": []},
+    "a string item",
+]
+PLAIN_RESPONSES_BODY: dict[str, Any] = {"model": "gpt-test", "input": [{"role": "user", "content": "hi"}]}
+
+
+def responses_decided_alike(body: dict[str, Any]) -> bool:
+    """`decided_alike` for Responses (a request that continues no stored response)."""
+    expected = responses_rules_violation(body)
+    taken = plainly_valid_responses(body)
+    if taken:
+        assert expected is None, f"plainly valid, yet {expected}: {body}"
+    assert check_openai_responses(body) == expected
+    return taken
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    body=st.fixed_dictionaries(
+        {},
+        optional={
+            **{key: st.sampled_from(values) for key, values in RESPONSES_FIELD_VALUES.items()},
+            "input": st.one_of(
+                st.sampled_from(RESPONSES_FIELD_VALUES["input"]),
+                st.lists(st.sampled_from(RESPONSES_ITEM_VALUES), max_size=5),
+            ),
+        },
+    )
+)
+def test_the_responses_shortcut_decides_every_body_as_the_rules_do(body: dict[str, Any]) -> None:
+    responses_decided_alike(body)
+
+
+def test_every_one_off_responses_body_is_decided_as_the_rules_do() -> None:
+    bodies = [
+        {**PLAIN_RESPONSES_BODY, key: value} for key, values in RESPONSES_FIELD_VALUES.items() for value in values
+    ]
+    for item in RESPONSES_ITEM_VALUES:
+        for at in (0, 1):
+            items = list(PLAIN_RESPONSES_BODY["input"])
+            items[at:at] = [item]
+            bodies.append({**PLAIN_RESPONSES_BODY, "input": items})
+    plain = sum(responses_decided_alike(body) for body in bodies)
+    assert 0 < plain < len(bodies)  # both ways are taken
+
+
+def test_what_the_openai_sdk_sends_to_responses_is_plainly_valid() -> None:
+    stub = ScriptTransport([{"text": "a"}, {"text": "b"}])
+    client = openai_client(stub)
+    client.responses.create(model="gpt-test", input="hi")
+    with client.responses.stream(
+        model="gpt-test",
+        instructions="Be brief.",
+        temperature=0.5,
+        max_output_tokens=64,
+        input=[{"role": "developer", "content": "Terse."}, {"role": "user", "content": "hi"}],
+    ) as stream:
+        stream.get_final_response()
+    assert [plainly_valid_responses(r.body) for r in stub.requests] == [True, True]
+    assert stub.problems == []
+
+
+def test_responses_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
+    plain = PLAIN_RESPONSES_BODY
+    assert plainly_valid_responses(plain)
+    refused = [
+        {**plain, "model": None},
+        {**plain, "temperature": 2.5},
+        {**plain, "max_output_tokens": 15},
+        {**plain, "max_tokens": 100},
+        {**plain, "input": [{"role": "bot", "content": "hi"}]},
+        {**plain, "input": [{"type": "function_call_output", "call_id": "call_9", "output": "x"}]},
+        {**plain, "tools": [{"type": "function"}]},
+        {**plain, "text": {"format": {"type": "json_schema", "schema": {}}}},
+        {**plain, "previous_response_id": "resp_1", "conversation": "conv_1"},
+    ]
+    for body in refused:
+        assert responses_rules_violation(body) is not None, body
+        assert not plainly_valid_responses(body), body

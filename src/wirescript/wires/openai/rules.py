@@ -795,6 +795,56 @@ def check_openai_responses(
         The violation of the first broken rule, in the order of `RESPONSES_RULES`; None when the request passes.
 
     """
+    if previous_items is None and plainly_valid_responses(body):  # what nearly every request sends
+        return None
+    return responses_rules_violation(body, previous_items=previous_items, skip=skip)
+
+
+def plainly_valid_responses(body: dict[str, Any]) -> bool:
+    """Whether no Responses rule can refuse `body`, decided in one pass without running each.
+
+    True only for the shape most requests have: a `model`; no `previous_response_id`, `conversation`,
+    `tools`, `max_tokens` or `max_completion_tokens`; a `temperature`, if any, in [0, 2]; an integer
+    `max_output_tokens`, if any, of at least 16; a `text`, if any, an object whose `format` is not a
+    JSON schema; an `input` that is a string, or a list of message items (no `type`, or `message`) of
+    the roles the API takes. Then no tool, tool call, tool output or stored item exists and no other
+    rule has anything to refuse. Anything else, and so every request a rule refuses, is left to the
+    rules. `tests/test_strict_fast.py` checks that this says True only of bodies every rule passes.
+    """
+    if body.get("model") is None or body.get("tools") or not body.keys().isdisjoint(_NOT_PLAIN_RESPONSES_KEYS):
+        return False
+    temperature = body.get("temperature")
+    if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature <= 2):
+        return False
+    limit = body.get("max_output_tokens")
+    if limit is not None and not (type(limit) is int and limit >= 16):
+        return False
+    text = body.get("text")
+    if text is not None:
+        if type(text) is not dict:
+            return False
+        fmt = text.get("format")
+        if fmt is not None and (type(fmt) is not dict or fmt.get("type") == "json_schema"):
+            return False
+    items = body.get("input")
+    if type(items) is str:
+        return True
+    if type(items) is not list:
+        return False
+    for item in items:
+        if type(item) is not dict or item.get("type", "message") != "message" or item.get("role") not in _PLAIN_ROLES:
+            return False
+    return True
+
+
+_NOT_PLAIN_RESPONSES_KEYS = frozenset({"previous_response_id", "conversation", "max_tokens", "max_completion_tokens"})
+_PLAIN_ROLES = ("user", "assistant", "system", "developer")
+
+
+def responses_rules_violation(
+    body: dict[str, Any], *, previous_items: list[Any] | None = None, skip: frozenset[str] = frozenset()
+) -> Violation | None:
+    """`check_openai_responses` without its shortcut for plainly valid bodies: every rule, run in turn."""
     for rule, check in _RESPONSES_CHECKS:  # a table built once, not closures per request
         if rule.id in skip:
             continue
