@@ -134,6 +134,50 @@ def one_off(draw: st.DrawFn) -> dict[str, Any]:
 BODIES = st.one_of(st.fixed_dictionaries({}, optional=FIELDS), PLAIN, one_off())
 
 
+USE = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+RESULT_CONTENTS: list[Any] = ["sunny", None, [{"type": "text", "text": "sunny"}], [], ""]
+TOOL_LOOP = st.fixed_dictionaries(
+    {
+        "model": st.just("claude-test"),
+        "max_tokens": st.just(64),
+        "tools": st.sampled_from([[TOOL], [TOOL, {**TOOL, "name": "get_time"}]]),
+        "messages": st.builds(
+            lambda said, content, after: [
+                {"role": "user", "content": "What is the weather?"},
+                {"role": "assistant", "content": [*said, USE]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]},
+                *after,
+            ],
+            st.sampled_from([[], [{"type": "text", "text": "Looking."}]]),
+            st.sampled_from(RESULT_CONTENTS),
+            st.sampled_from([[], [{"role": "assistant", "content": "Sunny."}, {"role": "user", "content": "Thanks."}]]),
+        ),
+    },
+    optional={"stream": st.just(True), "system": st.just("Be brief.")},
+)
+"""A tool loop's body (a tool, its use, its result), plainly valid as drawn."""
+
+
+@st.composite
+def tool_loop_off(draw: st.DrawFn) -> dict[str, Any]:
+    """A tool loop's body with one block added to, or changed in, one of its messages, or one field changed."""
+    body = draw(TOOL_LOOP)
+    if draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(FIELDS)))
+        return {**body, key: draw(FIELDS[key])}
+    messages = [dict(m) for m in body["messages"]]
+    at = draw(st.integers(0, len(messages) - 1))
+    content = messages[at]["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    block = draw(st.sampled_from([*BLOCK_VALUES, {**USE, "id": "toolu_2"}, {**USE, "id": 3}]))
+    if blocks and draw(st.booleans()):
+        blocks[draw(st.integers(0, len(blocks) - 1))] = block
+    else:
+        blocks.insert(draw(st.integers(0, len(blocks))), block)
+    messages[at] = {**messages[at], "content": blocks}
+    return {**body, "messages": messages}
+
+
 VERSIONS: list[str | None] = [None, "2023-06-01", "2026-10-21"]
 BETAS: list[tuple[str, ...]] = [(), ("interleaved-thinking-2025-05-14",), ("output-128k-2025-02-19",)]
 
@@ -167,6 +211,80 @@ def test_the_shortcut_decides_every_body_as_the_rules_do(
     body: dict[str, Any], version: str | None, betas: tuple[str, ...]
 ) -> None:
     decided_alike(body, version, betas)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(body=tool_loop_off(), version=st.sampled_from(VERSIONS))
+def test_the_shortcut_decides_every_tool_loop_body_as_the_rules_do(body: dict[str, Any], version: str | None) -> None:
+    decided_alike(body, version)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(body=TOOL_LOOP)
+def test_a_plain_tool_loop_body_takes_the_shortcut(body: dict[str, Any]) -> None:
+    assert decided_alike(body)
+
+
+def test_every_one_off_tool_loop_body_is_decided_as_the_rules_do() -> None:
+    """Every block value, in place of each block of a tool loop's messages or added before or after it; every field."""
+    base: dict[str, Any] = {
+        "model": "claude-test",
+        "max_tokens": 64,
+        "tools": [TOOL],
+        "messages": [
+            {"role": "user", "content": "What is the weather?"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Looking."}, USE]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]},
+        ],
+    }
+    bodies = [{**base, key: value} for key, values in FIELD_VALUES.items() for value in values]
+    tools: list[Any] = [
+        {**TOOL, "input_schema": {}},
+        {**TOOL, "input_schema": None},
+        {**TOOL, "input_schema": "object"},
+        {"name": "get_weather"},
+        {**TOOL, "type": "custom"},
+        {**TOOL, "name": "x" * 129},
+        {**TOOL, "name": 3},
+        {**TOOL, "content": [{"type": "text", "text": "x", "cache_control": CACHED}] * 5},
+        {"type": "web_search_20250305", "name": "web_search"},
+        {"type": "web_search_20990101", "name": "web_search", "blocked_domains": []},
+        {"type": "web_search_20000101", "name": "web_search", "input_schema": {"type": "object"}},
+        "a string tool",
+    ]
+    bodies += [{**base, "tools": [TOOL, tool]} for tool in tools]
+    bodies += [{**base, "tools": [tool]} for tool in tools]
+    bodies.append({**base, "messages": [*base["messages"][:2], {"role": "user", "content": "sunny"}]})
+    bodies.append({**base, "messages": [*base["messages"][:2], {"role": "assistant", "content": "Sunny."}]})
+    blocks: list[Any] = [*BLOCK_VALUES, {**USE, "id": "toolu_2"}, {**USE, "id": 3}]
+    blocks += [{"type": "tool_result", "tool_use_id": "toolu_1", "content": c} for c in [*RESULT_CONTENTS, 3]]
+    for at, message in enumerate(base["messages"]):
+        content = message["content"]
+        own = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks:
+            for k in range(len(own) + 1):
+                for changed in (own[:k] + [block] + own[k:], own[:k] + [block] + own[k + 1 :]):
+                    messages = list(base["messages"])
+                    messages[at] = {**message, "content": changed}
+                    bodies.append({**base, "messages": messages})
+    plain = sum(decided_alike(body, version) for body in bodies for version in VERSIONS)
+    assert 0 < plain < len(bodies) * len(VERSIONS)  # both ways are taken
+
+
+def test_a_tool_loops_bodies_take_the_shortcut() -> None:
+    stub = ScriptTransport([{"tool": {"name": "get_weather", "input": {"city": "Paris"}}}, {"text": "Sunny."}])
+    client = anthropic_client(stub)
+    messages: list[Any] = [{"role": "user", "content": "What is the weather?"}]
+    asked = client.messages.create(model="claude-test", max_tokens=64, tools=[TOOL], messages=messages)
+    use = next(block for block in asked.content if block.type == "tool_use")
+    messages += [
+        {"role": "assistant", "content": asked.content},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]},
+    ]
+    client.messages.create(model="claude-test", max_tokens=64, tools=[TOOL], messages=messages)
+    assert [plainly_valid(r.body) for r in stub.requests] == [True, True]
+    assert all(decided_alike(r.body) for r in stub.requests)
+    assert stub.problems == []
 
 
 def test_what_the_sdk_sends_is_plainly_valid() -> None:
