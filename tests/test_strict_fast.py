@@ -593,3 +593,61 @@ def test_responses_bodies_a_rule_refuses_are_not_plainly_valid() -> None:
     for body in refused:
         assert responses_rules_violation(body) is not None, body
         assert not plainly_valid_responses(body), body
+
+
+CHAT_LOOP: dict[str, Any] = {
+    "model": "gpt-test",
+    "tools": [FUNCTION],
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is the weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL, {**CALL, "id": "call_2"}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "warm"},
+    ],
+}
+CHAT_LOOP_MESSAGES: list[Any] = [
+    *CHAT_MESSAGE_VALUES,
+    {"role": "tool", "tool_call_id": "call_2", "content": "warm"},
+    {"role": "tool", "tool_call_id": "call_9", "content": "warm"},
+    {"role": "tool", "tool_call_id": 3, "content": "warm"},
+    {"role": "tool", "content": "warm"},
+    {"role": "assistant", "content": None, "tool_calls": [{"type": "function", "function": {"name": "get_weather"}}]},
+    {"role": "assistant", "content": None, "tool_calls": "call_1"},
+    {"role": "user", "content": "Thanks."},
+]
+
+
+def test_every_one_off_chat_tool_loop_body_is_decided_as_the_rules_do() -> None:
+    """Every message value in place of each message of a tool loop, or added before it; every field; every tool."""
+    base = CHAT_LOOP
+    bodies = [{**base, key: value} for key, values in CHAT_FIELD_VALUES.items() for value in values]
+    bodies += [{**base, "tools": [FUNCTION, *tools]} for tools in CHAT_FIELD_VALUES["tools"] if tools]
+    bodies += [{**base, "tools": [FUNCTION, "a string tool"]}, {**base, "tools": [{"function": FUNCTION["function"]}]}]
+    for at in range(len(base["messages"]) + 1):
+        for message in CHAT_LOOP_MESSAGES:
+            for changed in (
+                [*base["messages"][:at], message, *base["messages"][at:]],
+                [*base["messages"][:at], message, *base["messages"][at + 1 :]],
+            ):
+                bodies.append({**base, "messages": changed})
+    bodies.append({**base, "messages": base["messages"][:-1]})  # call_2 unanswered
+    bodies.append({**base, "messages": [*base["messages"], {"role": "assistant", "content": "Sunny and warm."}]})
+    plain = sum(chat_decided_alike(body) for body in bodies)
+    assert 0 < plain < len(bodies)  # both ways are taken
+
+
+def test_a_chat_tool_loops_bodies_take_the_shortcut() -> None:
+    stub = ScriptTransport([{"tool": {"name": "get_weather", "input": {"city": "Paris"}}}, {"text": "Sunny."}])
+    client = openai_client(stub)
+    messages: list[Any] = [{"role": "user", "content": "What is the weather?"}]
+    asked = client.chat.completions.create(model="gpt-test", tools=[FUNCTION], messages=messages).choices[0].message
+    call = (asked.tool_calls or [])[0]
+    messages += [
+        asked.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
+    ]
+    client.chat.completions.create(model="gpt-test", tools=[FUNCTION], messages=messages)
+    assert [plainly_valid_chat(r.body) for r in stub.requests] == [True, True]
+    assert all(chat_decided_alike(r.body) for r in stub.requests)
+    assert stub.problems == []
