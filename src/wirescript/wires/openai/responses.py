@@ -255,11 +255,31 @@ class OpenAIResponsesWire(Wire):
         `instructions` and the text of system and developer messages.
         """
         raw_input = body.get("input")
-        messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
-        tools = as_list(body.get("tools"))
+        tools = body.get("tools")
+        if tools.__class__ is not list:
+            tools = [] if tools is None else as_list(tools)  # most requests send none
         instructions = body.get("instructions")
+        model = body.get("model")
+        if raw_input.__class__ is str:  # one user message: no system message, no tool output; exact types first
+            limit = body.get("max_output_tokens")
+            temperature = body.get("temperature")
+            return Parsed(
+                model=model if isinstance(model, str) else None,
+                system=instructions if isinstance(instructions, str) and instructions else None,
+                messages=[{"role": "user", "content": raw_input}],
+                tools=tools,
+                tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+                if tools
+                else [],
+                tool_results=[],
+                all_tool_results=[],
+                stream=body.get("stream") is True,
+                max_tokens=limit if limit is None or limit.__class__ is int else as_int(limit),
+                temperature=None if temperature is None else as_float(temperature),
+            )
+        messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
         return Parsed(
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            model=model if isinstance(model, str) else None,
             system=join_system(
                 [
                     instructions if isinstance(instructions, str) else None,
