@@ -308,7 +308,7 @@ class OpenAIResponsesWire(Wire):
                 record.path_params = {"response_id": action[1]}
             return
         body = record.body if isinstance(record.body, dict) else {}
-        named = conversation_id(body.get("conversation"))
+        named = conversation_id(conversation) if (conversation := body.get("conversation")) is not None else None
         if named is not None:
             items = self.conversations.items(named)
             if items is not None:
@@ -373,7 +373,7 @@ class OpenAIResponsesWire(Wire):
             _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
-        named = conversation_id(body.get("conversation"))
+        named = conversation_id(conversation) if (conversation := body.get("conversation")) is not None else None
         if named is not None:
             response["conversation"] = {"id": named}
         if body.get("store") is not False:
@@ -714,7 +714,7 @@ def _wants_encrypted(body: dict[str, Any]) -> bool:
 
 def _items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
     status = "completed" if complete else "incomplete"
-    encrypted = _wants_encrypted(body)
+    encrypted = "include" in body and _wants_encrypted(body)
     items: list[dict[str, Any]] = []
     if turn.thinking is not None:
         reasoning: dict[str, Any] = {
@@ -795,7 +795,7 @@ def _response(
         "text": text if isinstance(text, dict) else {"format": {"type": "text"}},
         "tool_choice": body.get("tool_choice", "auto"),
         "tools": record.tools,
-        "top_p": top_p if (top_p := as_float(body.get("top_p"))) is not None else 1.0,
+        "top_p": 1.0 if (top_p := body.get("top_p")) is None or (top_p := as_float(top_p)) is None else top_p,
         "truncation": "auto" if body.get("truncation") == "auto" else "disabled",
         "usage": {
             "input_tokens": counts.input,
