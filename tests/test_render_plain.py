@@ -10,8 +10,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import pytest
-
 from _support import anthropic_client, openai_client
 from wirescript import ScriptTransport
 from wirescript.recorded import RecordedRequest
@@ -20,7 +18,7 @@ from wirescript.wires.anthropic import wire as anthropic_wire
 from wirescript.wires.base import Rendered, Wire
 from wirescript.wires.openai import chat as chat_wire
 
-TEXTS = ["", "w", "Hello, world.", 'it says "msg_0003" and "req_0003"', "Zürich ☃ \n\t\"\\", "x" * 700, "y" * 1500]
+TEXTS = ["", "w", "Hello, world.", 'it says "msg_0003" and "req_0003"', 'Zürich ☃ \n\t"\\', "x" * 700, "y" * 1500]
 STOPS = [None, "max_tokens", "length", "pause_turn", "refusal"]
 MODELS = ["claude-a", "claude-ü", None]
 INDEXES = [0, 3, 9999, 12345]

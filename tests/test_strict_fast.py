@@ -263,7 +263,7 @@ def test_every_one_off_tool_loop_body_is_decided_as_the_rules_do() -> None:
         own = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for block in blocks:
             for k in range(len(own) + 1):
-                for changed in (own[:k] + [block] + own[k:], own[:k] + [block] + own[k + 1 :]):
+                for changed in ([*own[:k], block, *own[k:]], [*own[:k], block, *own[k + 1 :]]):
                     messages = list(base["messages"])
                     messages[at] = {**message, "content": changed}
                     bodies.append({**base, "messages": messages})

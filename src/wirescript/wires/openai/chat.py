@@ -304,7 +304,7 @@ class OpenAIChatWire(Wire):
         malformed_tool_json: bool,
         joined: bool,
     ) -> Rendered:
-        """`_render` of a plain text turn, its bytes kept around the id and `created` for the next answer of the same."""
+        """`_render` of a plain text turn, its bytes kept around the id and `created` for the next answer of it."""
         rendered = self._render(turn, record, malformed_tool_json, joined)
         index = record.index
         model_json = f'"model":{json_dumps(key[1])}'

@@ -450,7 +450,7 @@ def _plain_functions(tools: Any) -> bool:
 
 
 def _plain_call_ids(calls: Any) -> list[str] | None:
-    """The ids of an assistant message's `tool_calls` when each is an object with a string id (and some are); else None."""
+    """The ids of an assistant message's `tool_calls` when each is an object with a string id (one at least)."""
     if type(calls) is not list or not calls:
         return None
     ids = []
