@@ -17,7 +17,7 @@ from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_js
 from .._messages_answers import ANSWER_FIELDS, ANSWER_RULES, messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
-from .._render import chunks, error_message, retry_headers
+from .._render import chunks, error_message, plain_text, retry_headers
 from .._rules import ModelTable, Violation
 from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from .caching import ANTHROPIC_CACHING
@@ -216,17 +216,7 @@ class AnthropicWire(Wire):
         model = record.model or "claude-wirescript"
         body = record.body
         stream = record.stream
-        if (
-            (joined or not stream)
-            and turn.tool is None
-            and turn.tools is None
-            and turn.thinking is None
-            and turn.usage is None
-            and turn.server_tools is None
-            and turn.citations is None
-            and turn.text is not None
-            and not (isinstance(body, dict) and "thread" in body)
-        ):
+        if (joined or not stream) and plain_text(turn) and not (isinstance(body, dict) and "thread" in body):
             stop = "end_turn" if turn.stop_reason is None else self.canonical_stop(turn)
             kept = _PLAIN.get((turn.text, model, stop, stream))
             if kept is not None:

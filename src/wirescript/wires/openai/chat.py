@@ -31,7 +31,7 @@ from .._decode import (
     json_body,
     sse_json,
 )
-from .._render import chunks
+from .._render import chunks, plain_text
 from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
@@ -260,17 +260,7 @@ class OpenAIChatWire(Wire):
         (`_PLAIN`), around the completion's id and `created`: the bytes the full rendering gives.
         """
         stream = record.stream
-        if (
-            (joined or not stream)
-            and turn.tool is None
-            and turn.tools is None
-            and turn.thinking is None
-            and turn.usage is None
-            and turn.server_tools is None
-            and turn.citations is None
-            and turn.text is not None
-            and self.shape is None
-        ):
+        if (joined or not stream) and self.shape is None and plain_text(turn):
             body = record.body
             options = body.get("stream_options") if stream and isinstance(body, dict) else None
             include_usage = isinstance(options, dict) and options.get("include_usage") is True
