@@ -249,7 +249,7 @@ class AnthropicWire(Wire):
         if found:
             if len(_PLAIN) >= _PLAIN_MOST:  # a suite's many texts: the newest are kept, not the first few
                 _PLAIN.clear()
-            _PLAIN[(str(turn.text), model, stop, record.stream)] = (before, after, closing)
+            _PLAIN[(turn.text, model, stop, record.stream)] = (before, after, closing)
         return rendered
 
     def _render(
@@ -568,7 +568,7 @@ def _keep(cache: dict[_K, _V], key: _K, value: _V) -> _V:
 
 
 _PLAIN_MOST = 512
-_PLAIN: dict[tuple[str, str, str, bool], tuple[bytes, bytes, int]] = {}
+_PLAIN: dict[tuple[str | None, str, str, bool], tuple[bytes, bytes, int]] = {}
 """A plain text turn's answer around its message id, by text, model, stop reason and whether it streams
 (`AnthropicWire.render`): the bytes before and after the id, and the length of its closing frame."""
 _STARTS: dict[tuple[Any, ...], tuple[str, str]] = {}

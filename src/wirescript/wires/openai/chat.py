@@ -290,7 +290,7 @@ class OpenAIChatWire(Wire):
         self,
         turn: Turn,
         record: RecordedRequest,
-        key: tuple[str, str, str, bool, bool],
+        key: tuple[str | None, str, str, bool, bool],
         malformed_tool_json: bool,
         joined: bool,
     ) -> Rendered:
@@ -676,7 +676,7 @@ def _rest_finish(finish: str, usage: bool) -> str:
 
 
 _PLAIN_MOST = 512
-_PLAIN: dict[tuple[str, str, str, bool, bool], tuple[str, tuple[str, ...]]] = {}
+_PLAIN: dict[tuple[str | None, str, str, bool, bool], tuple[str, tuple[str, ...]]] = {}
 """A plain text turn's answer around its id and `created`, by text, model, finish reason, whether it streams
 and whether it streams usage (`OpenAIChatWire.render`): the model's field, then the text after each
 chunk's head (a JSON answer: the text after the model)."""
