@@ -14,15 +14,17 @@ from dataclasses import fields
 from enum import IntEnum
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import examples
 from wirescript._text import text_of
 from wirescript.wires._decode import as_float, as_int, as_list, since_last_assistant
 from wirescript.wires._messages import parse_messages
 from wirescript.wires.base import Parsed
 from wirescript.wires.openai.chat import OpenAIChatWire
 from wirescript.wires.openai.common import join_system, system_text
+from wirescript.wires.openai.responses import OpenAIResponsesWire, _since_last_model_item
 
 
 class _Count(IntEnum):
@@ -109,6 +111,28 @@ class _Frozen(Mapping[str, Any]):
         return f"_Frozen({self._data!r})"
 
 
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output")
+
+
+def _reference_responses(body: Any) -> Parsed:
+    raw_input = body.get("input")
+    messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
+    tools = as_list(body.get("tools"))
+    instructions = body.get("instructions")
+    return Parsed(
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        system=join_system([instructions if isinstance(instructions, str) else None, *system_text(messages)]),
+        messages=messages,
+        tools=tools,
+        tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)],
+        tool_results=_since_last_model_item(messages),
+        all_tool_results=[m for m in messages if isinstance(m, dict) and m.get("type") in _TOOL_OUTPUTS],
+        stream=body.get("stream") is True,
+        max_tokens=as_int(body.get("max_output_tokens")),
+        temperature=as_float(body.get("temperature")),
+    )
+
+
 _SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -170,6 +194,37 @@ def test_parse_messages_reads_every_body_as_the_general_readers_do(body: dict[st
 @given(_BODIES, st.sampled_from(["/v1/chat/completions", "/openai/deployments/my%20dep/chat/completions"]))
 def test_chat_parse_reads_every_body_as_the_general_readers_do(body: dict[str, Any], path: str) -> None:
     _same(OpenAIChatWire().parse(body, path), _reference_chat(body, path), body)
+
+
+_RESPONSES_FIELDS = {
+    **_FIELDS,
+    "input": st.one_of(_SCALARS, st.lists(_MESSAGE, max_size=4)),
+    "instructions": _SCALARS,
+    "max_output_tokens": _SCALARS,
+}
+
+
+@settings(max_examples=examples(300))
+@given(st.fixed_dictionaries({}, optional=_RESPONSES_FIELDS))
+def test_responses_parse_reads_every_body_as_the_general_readers_do(body: dict[str, Any]) -> None:
+    parsed = OpenAIResponsesWire().parse(body, "/v1/responses")
+    assert repr([getattr(parsed, f.name) for f in fields(Parsed)]) == repr(
+        [getattr(_reference_responses(body), f.name) for f in fields(Parsed)]
+    )
+    if isinstance(body.get("tools"), list):
+        assert parsed.tools is body["tools"]
+
+
+def test_every_string_input_body_is_read_as_the_general_readers_do() -> None:
+    """A string `input` (the shortcut's case) with each value of the fields it reads."""
+    scalars: list[Any] = [None, True, 0, 16, _Count.one, 0.5, float("nan"), "", "Be brief.", [], {}]
+    for key in ("instructions", "model", "max_output_tokens", "temperature", "stream", "tools"):
+        for value in scalars:
+            body = {"input": "hi", key: value}
+            parsed = OpenAIResponsesWire().parse(body, "/v1/responses")
+            assert repr([getattr(parsed, f.name) for f in fields(Parsed)]) == repr(
+                [getattr(_reference_responses(body), f.name) for f in fields(Parsed)]
+            ), body
 
 
 def test_the_shapes_the_readers_tell_apart_are_generated() -> None:

@@ -57,7 +57,7 @@ def parse_messages(body: Any) -> Parsed:
         messages = as_list(messages)
     tools = body.get("tools")
     if tools.__class__ is not list:
-        tools = as_list(tools)
+        tools = [] if tools is None else as_list(tools)  # most requests send none
     model = body.get("model")
     all_results: list[Any] = []
     newest: list[Any] = []  # the last user message's

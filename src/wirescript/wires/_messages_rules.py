@@ -468,18 +468,24 @@ def check_anthropic(
 def plainly_valid(body: dict[str, Any], models: ModelTable[ClaudeModel] = CLAUDE_MODELS) -> bool:
     """Whether no rule can refuse `body` (not a continued thread), decided in one pass without running each.
 
-    True only for the shape most requests have: a `model`; an integer `max_tokens` of at least 0 and
-    within the model's output limit, if the table lists the model; a non-empty list of `user` and
-    `assistant` messages ending with a user message, each with a non-empty string content or a
-    non-empty list of text blocks with a non-empty `text` and neither `cache_control` nor a nested
-    `content`; no `thread`, no `tools`, no `tool_choice`, no list `system`, no `thinking` of type
-    `enabled` or `adaptive`; no sampling parameter (`temperature`, `top_p`, `top_k`, which the API
-    version may refuse). Then no role is foreign or misplaced, no content empty, no prefill, no tool
-    block or thinking block exists, no block counts against the cache-control limit and no budget
-    applies. Anything else, and so every request a rule refuses, is left to the rules.
-    `tests/test_strict_fast.py` checks that this says True only of bodies every rule passes.
+    True only for the shape most requests have, a tool loop's included: a `model`; an integer
+    `max_tokens` of at least 0 and within the model's output limit, if the table lists the model; a
+    non-empty list of `user` and `assistant` messages ending with a user message, each with a
+    non-empty string content or a non-empty list of blocks: text blocks with a non-empty `text`,
+    an assistant's `tool_use` blocks with a string `id`, and a user's `tool_result` blocks first in
+    its content, answering exactly the tool uses of the assistant message before it (whose every
+    use the next message answers), their content a string or text blocks; no block with
+    `cache_control` or (but a tool result) a nested `content`; `tools`, if any, custom tools (no
+    `type`) with unique names of the documented pattern, an `input_schema` object with a `type` and
+    no `cache_control` or `content`; no `thread`, no `tool_choice`, no list `system`, no `thinking`
+    of type `enabled` or `adaptive`; no sampling parameter (`temperature`, `top_p`, `top_k`, which
+    the API version may refuse). Then no role is foreign or misplaced, no content empty, no prefill,
+    no tool use unanswered or result unasked, no thinking block exists, no block counts against the
+    cache-control limit and no budget applies. Anything else, and so every request a rule refuses,
+    is left to the rules. `tests/test_strict_fast.py` checks that this says True only of bodies
+    every rule passes.
     """
-    if body.get("model") is None or "thread" in body or body.get("tools") or "tool_choice" in body:
+    if body.get("model") is None or "thread" in body or "tool_choice" in body:
         return False
     max_tokens = body.get("max_tokens")
     if type(max_tokens) is not int or max_tokens < 0:
@@ -489,32 +495,87 @@ def plainly_valid(body: dict[str, Any], models: ModelTable[ClaudeModel] = CLAUDE
     thinking = body.get("thinking")
     if isinstance(body.get("system"), list) or (isinstance(thinking, dict) and thinking.get("type") in _THINKS):
         return False
+    tools = body.get("tools")
+    if tools and not _plain_tools(tools):
+        return False
     model = models.lookup(body["model"])
     if model is not None and model.max_output_tokens is not None and max_tokens > model.max_output_tokens:
         return False
     messages = body.get("messages")
     if type(messages) is not list or not messages:
         return False
+    asked: list[str] = []  # the tool uses of the message before, when it was an assistant's
     for message in messages:
-        if type(message) is not dict or message.get("role") not in _PLAIN_ROLES:
+        if type(message) is not dict:
+            return False
+        role = message.get("role")
+        if role not in _PLAIN_ROLES:
             return False
         content = message.get("content")
         if type(content) is str:
-            if not content:
+            if not content or asked:
                 return False
             continue
         if type(content) is not list or not content:
             return False
+        uses: list[str] = []
+        answered: list[str] = []
+        other = False  # a block other than a tool result came: no tool result may follow
         for block in content:
-            if (
-                type(block) is not dict
-                or block.get("type") != "text"
-                or "cache_control" in block
-                or "content" in block
-                or not block.get("text")
-            ):
+            if type(block) is not dict or "cache_control" in block:
                 return False
+            kind = block.get("type")
+            if kind == "text":
+                if "content" in block or not block.get("text"):
+                    return False
+                other = True
+            elif kind == "tool_use" and role == "assistant":
+                use = block.get("id")
+                if type(use) is not str or "content" in block:
+                    return False
+                uses.append(use)
+                other = True
+            elif kind == "tool_result" and role == "user":
+                use = block.get("tool_use_id")
+                if other or type(use) is not str or use not in asked or not _plain_result(block.get("content")):
+                    return False
+                answered.append(use)
+            else:
+                return False
+        if asked and any(use not in answered for use in asked):
+            return False
+        asked = uses
     return bool(messages[-1].get("role") == "user")
+
+
+def _plain_tools(tools: Any) -> bool:
+    """Whether `tools` are custom tools no rule refuses: unique names of the pattern, an input schema with a type."""
+    if type(tools) is not list:
+        return False
+    names: list[str] = []
+    for tool in tools:
+        if type(tool) is not dict or "type" in tool or "cache_control" in tool or "content" in tool:
+            return False
+        name = tool.get("name")
+        schema = tool.get("input_schema")
+        if type(name) is not str or name in names or _TOOL_NAME.fullmatch(name) is None:
+            return False
+        if type(schema) is not dict or "type" not in schema:
+            return False
+        names.append(name)
+    return True
+
+
+def _plain_result(content: Any) -> bool:
+    """Whether a tool result's content is plain: absent, a string, or text blocks without `cache_control`."""
+    if content is None or type(content) is str:
+        return True
+    if type(content) is not list:
+        return False
+    for block in content:
+        if type(block) is not dict or block.get("type") != "text" or "cache_control" in block or "content" in block:
+            return False
+    return True
 
 
 _PLAIN_ROLES = ("user", "assistant")

@@ -21,6 +21,7 @@ __all__ = [
     "default_usage",
     "error_message",
     "json_answer",
+    "plain_text",
     "retry_headers",
 ]
 
@@ -45,6 +46,22 @@ def chunks(text: str, most: int = 8) -> list[str]:
         return [text] if text else []
     size = max(1, min(most, len(text) // 2))
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def plain_text(turn: Turn) -> bool:
+    """Whether a turn is text alone: no thinking, tool calls, usage, server tools or citations (a stop reason may be).
+
+    Its answer then depends on its text, stop reason and the request alone, so a wire may keep it encoded.
+    """
+    return (
+        turn.text is not None
+        and turn.tool is None
+        and turn.tools is None
+        and turn.thinking is None
+        and turn.usage is None
+        and turn.server_tools is None
+        and turn.citations is None
+    )
 
 
 def default_usage(turn: Turn, output_chars: int) -> tuple[int, int]:

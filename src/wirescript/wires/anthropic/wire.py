@@ -17,7 +17,7 @@ from .._decode import as_list, decoded_error, is_event_stream, json_body, sse_js
 from .._messages_answers import ANSWER_FIELDS, ANSWER_RULES, messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
-from .._render import chunks, error_message, retry_headers
+from .._render import chunks, error_message, plain_text, retry_headers
 from .._rules import ModelTable, Violation
 from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from .caching import ANTHROPIC_CACHING
@@ -114,7 +114,7 @@ class AnthropicWire(Wire):
         """
         if method != "POST":
             return False
-        return path.endswith("/v1/messages") or _vertex_model(path) is not None
+        return path.endswith("/v1/messages") or (_VERTEX in path and _vertex_model(path) is not None)
 
     @staticmethod
     def tool_result_text(result: Mapping[str, Any]) -> str | None:
@@ -206,9 +206,56 @@ class AnthropicWire(Wire):
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
-        """A Message as JSON, or the documented SSE event sequence when the request streams."""
-        msg_id = f"msg_{record.index:04d}"
+        """A Message as JSON, or the documented SSE event sequence when the request streams.
+
+        A plain text turn (no thinking, tools, usage, server tools or citations) on a request that
+        continues no thread is rendered from the bytes kept for its text, model and stop reason
+        (`_plain`), around the message id: the bytes the full rendering gives.
+        """
+        index = record.index
         model = record.model or "claude-wirescript"
+        body = record.body
+        stream = record.stream
+        if (joined or not stream) and plain_text(turn) and not (isinstance(body, dict) and "thread" in body):
+            stop = "end_turn" if turn.stop_reason is None else self.canonical_stop(turn)
+            kept = _PLAIN.get((turn.text, model, stop, stream))
+            if kept is not None:
+                before, after, closing = kept
+                data = b"".join((before, b'"msg_%04d"' % index, after))
+                if not stream:
+                    return Rendered(200, {"content-type": "application/json", "request-id": f"req_{index:04d}"}, data)
+                end = len(data) - closing
+                if end < CHUNK_BYTES:
+                    return Rendered(
+                        200,
+                        {**_SSE_HEADERS, "request-id": f"req_{index:04d}"},
+                        frames=OneChunk(data, end, "message_start", "message_stop"),
+                    )
+            return self._plain(turn, record, model, stop, joined)
+        return self._render(turn, record, model, malformed_tool_json, joined)
+
+    def _plain(self, turn: Turn, record: RecordedRequest, model: str, stop: str, joined: bool) -> Rendered:
+        """`_render` of a plain text turn, its bytes kept around the message id for the next answer of the same text."""
+        rendered = self._render(turn, record, model, False, joined)
+        frames = rendered.frames
+        if frames is None:
+            data, closing = rendered.body, 0
+        elif isinstance(frames, OneChunk):
+            data, closing = frames.body, len(frames.body) - frames.content_end
+        else:  # not one chunk: a long answer, rendered as it is read
+            return rendered
+        msg_id = b'"msg_%04d"' % record.index
+        before, found, after = data.partition(msg_id)  # the Message's first field: nothing comes before it
+        if found:
+            if len(_PLAIN) >= _PLAIN_MOST:  # a suite's many texts: the newest are kept, not the first few
+                _PLAIN.clear()
+            _PLAIN[(turn.text, model, stop, record.stream)] = (before, after, closing)
+        return rendered
+
+    def _render(
+        self, turn: Turn, record: RecordedRequest, model: str, malformed_tool_json: bool, joined: bool
+    ) -> Rendered:
+        msg_id = f"msg_{record.index:04d}"
         message, arguments = _messages.message(turn, record.index, model, msg_id, self.canonical_stop(turn))
         if isinstance(record.body, dict) and "thread" in record.body:
             with self._threads_lock:
@@ -520,6 +567,10 @@ def _keep(cache: dict[_K, _V], key: _K, value: _V) -> _V:
     return value
 
 
+_PLAIN_MOST = 512
+_PLAIN: dict[tuple[str | None, str, str, bool], tuple[bytes, bytes, int]] = {}
+"""A plain text turn's answer around its message id, by text, model, stop reason and whether it streams
+(`AnthropicWire.render`): the bytes before and after the id, and the length of its closing frame."""
 _STARTS: dict[tuple[Any, ...], tuple[str, str]] = {}
 """The `delta_template` of `message_start` around the message id, by model and usage."""
 _ENDS: dict[tuple[str | None, int], bytes] = {}

@@ -31,7 +31,7 @@ from .._decode import (
     json_body,
     sse_json,
 )
-from .._render import chunks
+from .._render import chunks, plain_text
 from .._rules import ModelTable, Rule, Violation
 from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import builtins
@@ -61,7 +61,7 @@ from .common import (
     type_message,
 )
 from .models import OPENAI_MODELS, OpenAIModel
-from .rules import CHAT_RULES, check_openai_chat
+from .rules import CHAT_RULES, chat_rules_violation, check_openai_chat, plainly_valid_chat
 
 __all__ = ["FINISH_REASONS", "ChatShape", "OpenAIChatWire"]
 
@@ -175,7 +175,7 @@ class OpenAIChatWire(Wire):
             messages = as_list(messages)
         tools = body.get("tools")
         if tools.__class__ is not list:
-            tools = as_list(tools)
+            tools = [] if tools is None else as_list(tools)  # most requests send none
         max_tokens = body.get("max_completion_tokens")
         if max_tokens is not None and max_tokens.__class__ is not int:
             max_tokens = as_int(max_tokens)
@@ -220,7 +220,10 @@ class OpenAIChatWire(Wire):
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
         """The Chat Completions strict rules (the request alone decides them, with the wire's model table)."""
-        return check_openai_chat(record.body, skip=skip, models=self.models) if isinstance(record.body, dict) else None
+        body = record.body
+        if not isinstance(body, dict) or plainly_valid_chat(body, self.models):  # what nearly every request sends
+            return None
+        return chat_rules_violation(body, skip=skip, models=self.models)
 
     @staticmethod
     def check_body(body: dict[str, Any], *, skip: frozenset[str], **context: Any) -> Violation | None:
@@ -251,7 +254,71 @@ class OpenAIChatWire(Wire):
         """A `chat.completion` as JSON, or `chat.completion.chunk`s then `[DONE]` when the request streams.
 
         `malformed_tool_json` breaks the arguments string of every tool call, streamed or not.
+
+        A plain text turn (no thinking, tools, usage, server tools or citations) on OpenAI's own wire is
+        rendered from the bytes kept for its text, model, finish reason and whether usage is streamed
+        (`_PLAIN`), around the completion's id and `created`: the bytes the full rendering gives.
         """
+        stream = record.stream
+        if (joined or not stream) and self.shape is None and plain_text(turn):
+            body = record.body
+            options = body.get("stream_options") if stream and isinstance(body, dict) else None
+            include_usage = isinstance(options, dict) and options.get("include_usage") is True
+            finish = "stop" if turn.stop_reason is None else finish_reason(self.canonical_stop(turn))
+            model = record.model or DEFAULT_MODEL
+            key = (turn.text, model, finish, stream, include_usage)
+            kept = _PLAIN.get(key)
+            if kept is None:
+                return self._plain(turn, record, key, malformed_tool_json, joined)
+            index = record.index
+            headers = {**(SSE_HEADERS if stream else JSON_HEADERS), "x-request-id": f"req_{index:04d}"}
+            model_json, parts = kept
+            if not stream:
+                head = f'{{"id":"chatcmpl-{index:04d}","object":"chat.completion","created":{CREATED + index},'
+                return Rendered(200, headers, f"{head}{model_json}{parts[0]}".encode())
+            lead = (
+                f'data: {{"id":"chatcmpl-{index:04d}","object":"chat.completion.chunk","created":{CREATED + index},'
+                f"{model_json},"
+            )
+            data = f"{lead}{lead.join(parts)}".encode()
+            end = len(data) - _DONE_BYTES
+            if end < CHUNK_BYTES:
+                return Rendered(200, headers, frames=OneChunk(data, end, "chunk", "[DONE]"))
+        return self._render(turn, record, malformed_tool_json, joined)
+
+    def _plain(
+        self,
+        turn: Turn,
+        record: RecordedRequest,
+        key: tuple[str | None, str, str, bool, bool],
+        malformed_tool_json: bool,
+        joined: bool,
+    ) -> Rendered:
+        """`_render` of a plain text turn, its bytes kept around the id and `created` for the next answer of it."""
+        rendered = self._render(turn, record, malformed_tool_json, joined)
+        index = record.index
+        model_json = f'"model":{json_dumps(key[1])}'
+        frames = rendered.frames
+        head = f'{{"id":"chatcmpl-{index:04d}","object":"chat.completion","created":{CREATED + index},{model_json}'
+        if frames is None:
+            text = rendered.body.decode()
+            parts = [text.removeprefix(head)] if text.startswith(head) else None
+        elif isinstance(frames, OneChunk):
+            lead = (
+                f'data: {{"id":"chatcmpl-{index:04d}","object":"chat.completion.chunk","created":{CREATED + index},'
+                f"{model_json},"
+            )
+            split = frames.body.decode().split(lead)  # each chunk's start: inside a JSON string, a quote is escaped
+            parts = split[1:] if not split[0] and f"{lead}{lead.join(split[1:])}".encode() == frames.body else None
+        else:  # a long answer, rendered as it is read
+            return rendered
+        if parts is not None:
+            if len(_PLAIN) >= _PLAIN_MOST:  # a suite's many texts: the newest are kept, not the first few
+                _PLAIN.clear()
+            _PLAIN[key] = (model_json, tuple(parts))
+        return rendered
+
+    def _render(self, turn: Turn, record: RecordedRequest, malformed_tool_json: bool, joined: bool) -> Rendered:
         index = record.index
         tool_calls = turn.tool_calls
         shape = self.shape
@@ -608,6 +675,11 @@ def _rest_finish(finish: str, usage: bool) -> str:
     return rest
 
 
+_PLAIN_MOST = 512
+_PLAIN: dict[tuple[str | None, str, str, bool, bool], tuple[str, tuple[str, ...]]] = {}
+"""A plain text turn's answer around its id and `created`, by text, model, finish reason, whether it streams
+and whether it streams usage (`OpenAIChatWire.render`): the model's field, then the text after each
+chunk's head (a JSON answer: the text after the model)."""
 _RESTS: dict[tuple[str, Any, bool], str] = {}
 """The data after `head` of the role and finish chunks `_one_chunk` renders, the same in every answer."""
 _DELTA_RESTS: dict[tuple[str | int, bool], tuple[str, str]] = {}

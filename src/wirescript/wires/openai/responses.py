@@ -255,11 +255,31 @@ class OpenAIResponsesWire(Wire):
         `instructions` and the text of system and developer messages.
         """
         raw_input = body.get("input")
-        messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
-        tools = as_list(body.get("tools"))
+        tools = body.get("tools")
+        if tools.__class__ is not list:
+            tools = [] if tools is None else as_list(tools)  # most requests send none
         instructions = body.get("instructions")
+        model = body.get("model")
+        if raw_input.__class__ is str:  # one user message: no system message, no tool output; exact types first
+            limit = body.get("max_output_tokens")
+            temperature = body.get("temperature")
+            return Parsed(
+                model=model if isinstance(model, str) else None,
+                system=instructions if isinstance(instructions, str) and instructions else None,
+                messages=[{"role": "user", "content": raw_input}],
+                tools=tools,
+                tool_names=[t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+                if tools
+                else [],
+                tool_results=[],
+                all_tool_results=[],
+                stream=body.get("stream") is True,
+                max_tokens=limit if limit is None or limit.__class__ is int else as_int(limit),
+                temperature=None if temperature is None else as_float(temperature),
+            )
+        messages = [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else as_list(raw_input)
         return Parsed(
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
+            model=model if isinstance(model, str) else None,
             system=join_system(
                 [
                     instructions if isinstance(instructions, str) else None,
@@ -288,7 +308,7 @@ class OpenAIResponsesWire(Wire):
                 record.path_params = {"response_id": action[1]}
             return
         body = record.body if isinstance(record.body, dict) else {}
-        named = conversation_id(body.get("conversation"))
+        named = conversation_id(conversation) if (conversation := body.get("conversation")) is not None else None
         if named is not None:
             items = self.conversations.items(named)
             if items is not None:
@@ -353,7 +373,7 @@ class OpenAIResponsesWire(Wire):
             _add_builtins(turn, index, body, items)
         counts = token_counts(turn, [i["arguments"] for i in items if i["type"] == "function_call"])
         response = _response(body, record, items, counts, reason)
-        named = conversation_id(body.get("conversation"))
+        named = conversation_id(conversation) if (conversation := body.get("conversation")) is not None else None
         if named is not None:
             response["conversation"] = {"id": named}
         if body.get("store") is not False:
@@ -694,7 +714,7 @@ def _wants_encrypted(body: dict[str, Any]) -> bool:
 
 def _items(turn: Turn, index: int, malformed: bool, complete: bool, body: dict[str, Any]) -> list[dict[str, Any]]:
     status = "completed" if complete else "incomplete"
-    encrypted = _wants_encrypted(body)
+    encrypted = "include" in body and _wants_encrypted(body)
     items: list[dict[str, Any]] = []
     if turn.thinking is not None:
         reasoning: dict[str, Any] = {
@@ -775,7 +795,7 @@ def _response(
         "text": text if isinstance(text, dict) else {"format": {"type": "text"}},
         "tool_choice": body.get("tool_choice", "auto"),
         "tools": record.tools,
-        "top_p": top_p if (top_p := as_float(body.get("top_p"))) is not None else 1.0,
+        "top_p": 1.0 if (top_p := body.get("top_p")) is None or (top_p := as_float(top_p)) is None else top_p,
         "truncation": "auto" if body.get("truncation") == "auto" else "disabled",
         "usage": {
             "input_tokens": counts.input,

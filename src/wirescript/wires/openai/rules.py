@@ -376,17 +376,23 @@ def check_openai_chat(
 def plainly_valid_chat(body: dict[str, Any], models: ModelTable[OpenAIModel] = OPENAI_MODELS) -> bool:
     """Whether no Chat Completions rule can refuse `body`, decided in one pass without running each.
 
-    True only for the shape most requests have: a `model` the model table does not list as a
-    reasoning model; a non-empty list of `system`, `developer`, `user` and `assistant` messages
-    without `tool_calls`; no `tools`, `tool_choice` or `parallel_tool_calls`; no penalty or
-    `top_logprobs`; a `temperature`, if any, in [0, 2]; an integer `n`, if any, of at least 1; a
-    `response_format`, if any, of type `text`; `stream_options` only with `stream: true`. Then no
-    tool call or tool message exists and no other rule has anything to refuse. Anything else, and so
-    every request a rule refuses, is left to the rules. `tests/test_strict_fast.py` checks that this
-    says True only of bodies every rule passes.
+    True only for the shape most requests have, a tool loop's included: a `model` the model table
+    does not list as a reasoning model; a non-empty list of `system`, `developer`, `user`,
+    `assistant` and `tool` messages, where an assistant's `tool_calls` (each with a string `id`)
+    are answered, each, by the run of `tool` messages right after it, which answer nothing else;
+    `tools`, if any, functions with names of the documented pattern and no `strict` schema; no
+    `tool_choice` or `parallel_tool_calls`; no penalty or `top_logprobs`; a `temperature`, if any,
+    in [0, 2]; an integer `n`, if any, of at least 1; a `response_format`, if any, of type `text`;
+    `stream_options` only with `stream: true`. Then no tool call or tool message is unanswered or
+    unasked and no other rule has anything to refuse. Anything else, and so every request a rule
+    refuses, is left to the rules. `tests/test_strict_fast.py` checks that this says True only of
+    bodies every rule passes.
     """
     model = body.get("model")
-    if model is None or body.get("tools") or not body.keys().isdisjoint(_NOT_PLAIN_KEYS):
+    if model is None or not body.keys().isdisjoint(_NOT_PLAIN_KEYS):
+        return False
+    tools = body.get("tools")
+    if tools and not _plain_functions(tools):
         return False
     n, fmt = body.get("n"), body.get("response_format")
     if (n is not None and not (type(n) is int and n >= 1)) or (fmt is not None and fmt != _PLAIN_FORMAT):
@@ -402,10 +408,57 @@ def plainly_valid_chat(body: dict[str, Any], models: ModelTable[OpenAIModel] = O
     messages = body.get("messages")
     if type(messages) is not list or not messages:
         return False
+    calls: list[str] | None = None  # the tool calls of the assistant message the current run of tool messages answers
+    answered: list[str] = []
     for message in messages:
-        if type(message) is not dict or message.get("role") not in _PLAIN_CHAT_ROLES or "tool_calls" in message:
+        if type(message) is not dict:
+            return False
+        role = message.get("role")
+        if role == "tool":
+            answer = message.get("tool_call_id")
+            if calls is None or type(answer) is not str or answer not in calls:
+                return False
+            answered.append(answer)
+            continue
+        if role not in _PLAIN_CHAT_ROLES or (calls is not None and any(c not in answered for c in calls)):
+            return False
+        calls = None
+        if "tool_calls" in message:
+            if role != "assistant":
+                return False
+            calls = _plain_call_ids(message["tool_calls"])
+            if calls is None:
+                return False
+            answered = []
+    return calls is None or all(c in answered for c in calls)
+
+
+def _plain_functions(tools: Any) -> bool:
+    """Whether `tools` are functions no rule refuses: a name of the pattern (64 characters at most), not `strict`."""
+    if type(tools) is not list:
+        return False
+    for tool in tools:
+        if type(tool) is not dict or tool.get("type") != "function":
+            return False
+        function = tool.get("function")
+        if type(function) is not dict or function.get("strict") is True:
+            return False
+        name = function.get("name")
+        if type(name) is not str or len(name) > 64 or _FUNCTION_NAME.fullmatch(name) is None:
             return False
     return True
+
+
+def _plain_call_ids(calls: Any) -> list[str] | None:
+    """The ids of an assistant message's `tool_calls` when each is an object with a string id (one at least)."""
+    if type(calls) is not list or not calls:
+        return None
+    ids = []
+    for call in calls:
+        if type(call) is not dict or type(call.get("id")) is not str:
+            return None
+        ids.append(call["id"])
+    return ids
 
 
 _PLAIN_CHAT_ROLES = ("system", "developer", "user", "assistant")
@@ -795,6 +848,56 @@ def check_openai_responses(
         The violation of the first broken rule, in the order of `RESPONSES_RULES`; None when the request passes.
 
     """
+    if previous_items is None and plainly_valid_responses(body):  # what nearly every request sends
+        return None
+    return responses_rules_violation(body, previous_items=previous_items, skip=skip)
+
+
+def plainly_valid_responses(body: dict[str, Any]) -> bool:
+    """Whether no Responses rule can refuse `body`, decided in one pass without running each.
+
+    True only for the shape most requests have: a `model`; no `previous_response_id`, `conversation`,
+    `tools`, `max_tokens` or `max_completion_tokens`; a `temperature`, if any, in [0, 2]; an integer
+    `max_output_tokens`, if any, of at least 16; a `text`, if any, an object whose `format` is not a
+    JSON schema; an `input` that is a string, or a list of message items (no `type`, or `message`) of
+    the roles the API takes. Then no tool, tool call, tool output or stored item exists and no other
+    rule has anything to refuse. Anything else, and so every request a rule refuses, is left to the
+    rules. `tests/test_strict_fast.py` checks that this says True only of bodies every rule passes.
+    """
+    if body.get("model") is None or body.get("tools") or not body.keys().isdisjoint(_NOT_PLAIN_RESPONSES_KEYS):
+        return False
+    temperature = body.get("temperature")
+    if temperature is not None and not (type(temperature) in (int, float) and 0 <= temperature <= 2):
+        return False
+    limit = body.get("max_output_tokens")
+    if limit is not None and not (type(limit) is int and limit >= 16):
+        return False
+    text = body.get("text")
+    if text is not None:
+        if type(text) is not dict:
+            return False
+        fmt = text.get("format")
+        if fmt is not None and (type(fmt) is not dict or fmt.get("type") == "json_schema"):
+            return False
+    items = body.get("input")
+    if type(items) is str:
+        return True
+    if type(items) is not list:
+        return False
+    for item in items:
+        if type(item) is not dict or item.get("type", "message") != "message" or item.get("role") not in _PLAIN_ROLES:
+            return False
+    return True
+
+
+_NOT_PLAIN_RESPONSES_KEYS = frozenset({"previous_response_id", "conversation", "max_tokens", "max_completion_tokens"})
+_PLAIN_ROLES = ("user", "assistant", "system", "developer")
+
+
+def responses_rules_violation(
+    body: dict[str, Any], *, previous_items: list[Any] | None = None, skip: frozenset[str] = frozenset()
+) -> Violation | None:
+    """`check_openai_responses` without its shortcut for plainly valid bodies: every rule, run in turn."""
     for rule, check in _RESPONSES_CHECKS:  # a table built once, not closures per request
         if rule.id in skip:
             continue
