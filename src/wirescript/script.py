@@ -830,8 +830,6 @@ rest), which may carry the side endpoints' `SideScript` as its `"$side"` entry; 
 the recorded request to the turn (None: unscripted)."""
 
 _TURN_FIELDS = tuple(Turn.model_fields)
-_TURN_DEFAULTS = dict.fromkeys(_TURN_FIELDS)
-"""Every field of a `Turn` at its default (each is None)."""
 
 
 def parse_turn(value: object, where: str = "turn") -> Turn:
@@ -865,11 +863,8 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
         elif not isinstance(value, (dict, Turn)) and isinstance(value, Mapping):
             value = dict(value)
         items.append(value)
-    encodable = _all_encodable(items)
-    if encodable and all(map(_plain, items)):  # text and tool calls, as most scripts are: no validation to run
-        return [_plain_turn(item) for item in items]
     try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
-        return _turns().validate_python(items, context=_ENCODABLE if encodable else None)
+        return _turns().validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)
     except ValidationError as exc:
         bad = next(int(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"] and isinstance(e["loc"][0], int))
         parse_turn(items[bad], f"{where}[{bad}]")  # the same message as validating that turn alone
@@ -880,63 +875,6 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
 def _turns() -> TypeAdapter[list[Turn]]:
     """The validator of a whole list of turns, built when the first script is validated."""
     return TypeAdapter(list[Turn])
-
-
-_PLAIN_TURN = frozenset({"text", "tool"})
-_PLAIN_CALL = frozenset({"name", "input", "id"})
-_set_slot = object.__setattr__
-_new = object.__new__
-
-
-def _plain(item: Any) -> bool:
-    """Whether `item` is a plain turn that validation surely accepts as it is: `Turn` would only copy it.
-
-    A `Turn`; or a dict of a `text` string and/or one `tool` (a dict of a non-empty `name`, an
-    `input` JSON object with string keys, and a non-empty `id`), once `_all_encodable` proved its
-    text. Anything else, valid or not, is validated (so that every error is the validation's own);
-    `tests/test_script_plain.py` holds the two paths to the same turns.
-    """
-    cls = item.__class__
-    if cls is Turn:
-        return True
-    if cls is not dict or not _PLAIN_TURN.issuperset(item):
-        return False
-    if item.get("text", "").__class__ is not str:
-        return False
-    call = item.get("tool")
-    if call is None:
-        return "tool" not in item
-    if call.__class__ is not dict or not _PLAIN_CALL.issuperset(call):
-        return False
-    name, given, ident = call.get("name"), call.get("input", {}), call.get("id", "-")
-    if name.__class__ is not str or not name or ident.__class__ is not str or not ident:
-        return False
-    if given.__class__ is not dict:
-        return False
-    return all(key.__class__ is str for key in given) and _not_json(given, "", set(), 1) is None
-
-
-def _plain_turn(item: Any) -> Turn:
-    """The `Turn` validation makes of a `_plain` item: its fields, its defaults, the same fields set."""
-    if item.__class__ is Turn:
-        return item
-    fields = _TURN_DEFAULTS.copy()
-    call = item.get("tool")
-    if call is not None:
-        made = _new(ToolCall)
-        _set_slot(made, "__dict__", {"name": call["name"], "input": dict(call.get("input", ())), "id": call.get("id")})
-        _set_slot(made, "__pydantic_fields_set__", set(call))
-        _set_slot(made, "__pydantic_extra__", None)
-        _set_slot(made, "__pydantic_private__", None)
-        fields["tool"] = made
-    if "text" in item:
-        fields["text"] = item["text"]
-    turn = _new(Turn)  # as pydantic-core builds a validated model: its fields, which were given, no extras
-    _set_slot(turn, "__dict__", fields)
-    _set_slot(turn, "__pydantic_fields_set__", set(item))
-    _set_slot(turn, "__pydantic_extra__", None)
-    _set_slot(turn, "__pydantic_private__", None)
-    return turn
 
 
 _ENCODABLE: dict[str, bool] = {"wirescript.encodable": True}
