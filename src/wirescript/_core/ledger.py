@@ -27,11 +27,10 @@ from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from ..script import ScriptLike, Turn, TurnLike, queue_label
 from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
-from ..wires import Addresses, RouteWire, Wire, stub_wires
+from ..wires import Addresses, Wire, stub_wires
 from ..wires._caching import Counting
 from ..wires._later import built, is_later
 from ..wires.base import AnswerChecks, Answered, Draw, Item
-from ..wires.routes import RouteHandler
 from .answer import render
 from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
@@ -53,6 +52,7 @@ from .signal import Gate, Signal, seconds
 
 if TYPE_CHECKING:
     from ..wires.mcp import MCPScript
+    from ..wires.routes import RouteHandler, RouteWire
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -152,7 +152,11 @@ class Ledger:
         self._billing = Billing(usage, prices, keep=max_records)
         self._asked_turns: dict[int, Turn] = {}
         """The turns a script function or the fallback answered with, by request index (for the bill)."""
-        route_wire = RouteWire(routes) if routes is not None else None
+        route_wire: RouteWire | None = None
+        if routes is not None:  # without them, no stub loads the routes' module
+            from ..wires.routes import RouteWire
+
+            route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         routed = route_wire is not None and bool(route_wire.routes)
         wired = [route_wire, *walked] if route_wire is not None and routed else walked
