@@ -52,28 +52,28 @@ class Sleep(_Step):
         object.__setattr__(self, "seconds", seconds)
 
 
-class Disconnect(_Step):
+class _Failure(_Step):
+    """A failure of the connection, with the message its exception carries."""
+
+    __slots__ = ("message",)
+    __match_args__ = ("message",)
+    _field = "message"
+    message: str
+
+    def __init__(self, message: str) -> None:
+        object.__setattr__(self, "message", message)
+
+
+class Disconnect(_Failure):
     """The connection drops: the stack's `RemoteProtocolError`."""
 
-    __slots__ = ("message",)
-    __match_args__ = ("message",)
-    _field = "message"
-    message: str
-
-    def __init__(self, message: str) -> None:
-        object.__setattr__(self, "message", message)
+    __slots__ = ()
 
 
-class Timeout(_Step):
+class Timeout(_Failure):
     """The read times out: the stack's `ReadTimeout`."""
 
-    __slots__ = ("message",)
-    __match_args__ = ("message",)
-    _field = "message"
-    message: str
-
-    def __init__(self, message: str) -> None:
-        object.__setattr__(self, "message", message)
+    __slots__ = ()
 
 
 Step = bytes | Sleep | Disconnect | Timeout
