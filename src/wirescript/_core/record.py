@@ -25,7 +25,7 @@ from ..recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_
 from ..script import Turn
 from ..sse import json_dumps
 from ..wires import Addresses
-from ..wires._later import declared
+from ..wires._declared import declared
 from ..wires.base import Item, Parsed, Wire
 from .cursor import Ask, Decision, Refusal
 from .report import failed

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._text import did_you_mean
 from ..errors import UsageError
-from ._later import declared
+from ._declared import declared
 from .base import Wire
 
 if TYPE_CHECKING:

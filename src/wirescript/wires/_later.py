@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
+from ._declared import STAND_INS as _STAND_INS
 from .base import Wire
 
-__all__ = ["Later", "become", "built", "declared", "is_later"]
+__all__ = ["Later", "become", "built", "is_later"]
 
 _LOCK = threading.RLock()
 """Held while a stand-in becomes its wire (a wire's making may build another: Conversations its Responses)."""
@@ -61,37 +62,9 @@ class Later(Wire):
         return made
 
 
-_STAND_INS: set[type[Later]] = set()
-"""Every stand-in class made: `is_later` asks this set, not `isinstance` (an ABC's check is slow)."""
-
-
 def is_later(wire: Wire) -> bool:
     """Whether `wire` is a stand-in no request has reached yet."""
     return type(wire) in _STAND_INS
-
-
-_Value = TypeVar("_Value")
-
-_DECLARED: dict[tuple[tuple[type[Wire], ...], str], Any] = {}
-"""Per tuple of stand-in classes and table name: the table worked out of what those classes declare."""
-
-
-def declared(wires: Sequence[Wire], name: str, work_out: Callable[[Sequence[Wire]], _Value]) -> _Value:
-    """`work_out(wires)`, once per tuple of stand-in classes when every one of `wires` is a stand-in.
-
-    A table a stub works out over its wires' declarations (their stop reasons, credentials,
-    addresses) is the same for every stub of the default wires: their stand-ins hold only what
-    their classes declare (`Later.of` copies it once per process), and no request has reached
-    them yet. Any other list (a wire of one's own, a built wire) is worked out afresh.
-    """
-    kinds = tuple(map(type, wires))
-    if not _STAND_INS.issuperset(kinds):
-        return work_out(wires)
-    key = (kinds, name)
-    found = _DECLARED.get(key, _DECLARED)
-    if found is _DECLARED:
-        found = _DECLARED[key] = work_out(wires)
-    return found  # type: ignore[no-any-return]
 
 
 def _forwarded(name: str, value: Any, kind: type[Wire]) -> Any:
