@@ -41,6 +41,7 @@ OPTIONAL = (
     "wirescript.recording",
     "wirescript.server",
     "wirescript.wires.mcp",
+    "wirescript.wires.routes",
 )
 """Nothing a stub that uses none of them needs: each is imported when a test first asks for it."""
 
@@ -85,12 +86,13 @@ def test_a_stub_imports_nothing_optional() -> None:
     assert sorted(m for m in OPTIONAL if m in new) == []
 
 
-@pytest.mark.parametrize("optional", ["wirescript.wires.mcp", "difflib"])
+@pytest.mark.parametrize("optional", ["wirescript.wires.mcp", "wirescript.wires.routes", "difflib"])
 def test_each_optional_part_is_imported_when_used(optional: str) -> None:
     if optional == "wirescript.wires.mcp":
         pytest.importorskip("jsonschema")  # MCPScript needs the mcp extra
     use = {
         "wirescript.wires.mcp": "wirescript.ScriptTransport([], mcp=wirescript.MCPScript(tools=[]))",
+        "wirescript.wires.routes": "wirescript.ScriptTransport([], routes={'GET /v1/files': lambda r: {}})",
         "difflib": "wirescript._text.did_you_mean('txet', ['text'])",
     }[optional]
     new = _new_modules(f"import wirescript, wirescript._text\n{use}")

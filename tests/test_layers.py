@@ -45,6 +45,7 @@ LAYERS: list[set[str]] = [
         "wires.mcp.rules",
         "wires._dialects",
         "wires._later",
+        "wires._declared",
         "wires._answers",
         "wires._schema",
         "wires._messages_answers",

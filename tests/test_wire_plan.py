@@ -169,3 +169,45 @@ def test_the_public_names_are_unchanged() -> None:
     assert wirescript.wires.DIALECTS["ollama"][0].__name__ == "OllamaChatWire"
     assert callable(wirescript.strict.check_anthropic)
     assert "anthropic.messages-empty" in wirescript.strict.RULES
+
+
+def test_the_tables_shared_by_stand_ins_are_those_of_the_eager_wires() -> None:
+    """What a stub works out over its wires' declarations, shared by stubs of stand-ins, is what built wires give."""
+    from wirescript._core.record import _credentials
+    from wirescript.wires._dialects import _places
+    from wirescript.wires.base import CANONICAL_STOP_REASONS
+
+    walked, addressed = default_wires(), hosted_wires()
+    stops = CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in [*walked, *addressed]))
+    credentials = _credentials(tuple((w.credential_headers, w.credential_query, w.retry_count_header) for w in walked))
+    places = _places(tuple(tuple(wire.addresses) for wire in addressed))
+    for _ in range(2):  # worked out, then shared
+        stub = ScriptTransport([])
+        stub.check()
+        ledger = stub._ledger
+        assert all(is_later(wire) for wire in ledger._wires)
+        assert ledger._cursor._known == stops
+        shared = ledger._vocabulary
+        assert (shared.headers, shared.query, shared.retry_headers) == credentials
+        assert shared.addresses is not None
+        assert shared.addresses._by_host == places
+
+
+def test_a_wire_of_ones_own_gets_tables_of_its_own() -> None:
+    """A list with any wire but a stand-in (a built one, one of one's own) is worked out afresh: no table goes stale."""
+    from wirescript.wires.base import known_stop_reasons
+
+    class Mine(type(default_wires()[0])):  # type: ignore[misc]
+        name = "mine"
+
+    stub = ScriptTransport([])
+    stub.check()
+    stand_ins = list(stub._ledger._wires)
+    own = Mine()
+    own.stop_reasons = {"my_own_reason": "end_turn"}
+    assert "my_own_reason" in known_stop_reasons([own, *stand_ins[1:]])
+    own.stop_reasons = {"another_reason": "end_turn"}
+    assert "another_reason" in known_stop_reasons([own, *stand_ins[1:]])
+    assert "my_own_reason" not in known_stop_reasons(stand_ins)
+    with pytest.raises(wirescript.ScriptError, match="unknown stop reason 'my_own_reason'"):
+        ScriptTransport([{"text": "x", "stop_reason": "my_own_reason"}])

@@ -136,8 +136,8 @@ class _Shape(NamedTuple):
 @functools.lru_cache(maxsize=64)
 def _plan(
     kinds: tuple[type[Wire], ...],
-) -> tuple[dict[str, Rule], tuple[_Shape | None, ...], dict[str, AnswerRule]]:
-    """The rules, body shapes and answer rules of a stub whose wires are of these classes: worked out once.
+) -> tuple[dict[str, Rule], tuple[tuple[int, _Shape], ...], dict[str, AnswerRule]]:
+    """The rules, the body shapes (of the wires with one, by position) and the answer rules of these classes, once.
 
     Raises:
         UsageError: Two different rules (request or answer rules) share an id.
@@ -175,7 +175,7 @@ def _plan(
                 raise UsageError(
                     f"the {kind.name} wire declares an answer rule {answer.id!r} that another rule's id names already"
                 )
-    return rules, tuple(shapes), answers
+    return rules, tuple((at, shape) for at, shape in enumerate(shapes) if shape is not None), answers
 
 
 class _Body(NamedTuple):
@@ -258,8 +258,7 @@ class StrictRules:
         self.answer_rules: Mapping[str, AnswerRule] = answers
         """Every answer rule of the stub's wires (`Wire.answer_rules`), by id (read only): with `rules`, what
         `strict_skip` may name."""
-        pairs = zip(wired, shapes, strict=True)
-        self._bodies = {id(wire): _Body(wire, wired, shape) for wire, shape in pairs if shape is not None}
+        self._bodies = {id(wired[at]): _Body(wired[at], wired, shape) for at, shape in shapes}
 
     def mismatch(self, wire: Wire, body: dict[str, Any], skip: frozenset[str] = frozenset()) -> Violation | None:
         """The `any.*` rules for a body on `wire`: a field another wire owns, or a field of the wrong JSON type."""

@@ -28,8 +28,7 @@ from .errors import NotAClientError
 from .recorded import Problem, ProblemKind, RecordedRequest
 from .script import ScriptLike, TurnLike
 from .side import SideScript
-from .wires import RouteWire, Wire
-from .wires.routes import RouteHandler
+from .wires import Wire
 
 __all__ = ["PER_EVENT", "Offload", "PendingTurn", "ScriptTransport", "serve_offloaded"]
 
@@ -45,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transpo
 
     from .intercept import Interception
     from .wires.mcp import MCPScript
+    from .wires.routes import RouteHandler
 
     class _TransportBase(  # type: ignore[misc]
         httpx2.BaseTransport, httpx2.AsyncBaseTransport, httpx.BaseTransport, httpx.AsyncBaseTransport
@@ -409,10 +409,17 @@ async def serve_offloaded(stub: ScriptTransport, request: Request, run: Offload[
             ledger.late(arrival, bound)
     if arrival.gate is not None:
         await ledger.wait_async(arrival, bound)
-    if isinstance(arrival.decision, Turnless) and isinstance(arrival.wire, RouteWire):  # the handler runs here
+    if isinstance(arrival.decision, Turnless) and _routed(arrival.wire):  # the handler runs here
         try:
             answer: Answer = await run(functools.partial(ledger.render, arrival, request), bound)
         except TimeoutError:
             return ledger.render(ledger.late(arrival, bound), request)
         return answer
     return ledger.render(arrival, request)
+
+
+def _routed(wire: Wire | None) -> bool:
+    """Whether `wire` is a stub's `routes=` (whose module is loaded only by a stub given routes)."""
+    from .wires.routes import RouteWire
+
+    return isinstance(wire, RouteWire)

@@ -14,6 +14,7 @@ import atexit
 import collections
 import contextlib
 import functools
+import operator
 import threading
 import time
 import warnings
@@ -28,11 +29,10 @@ from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from ..script import ScriptLike, Turn, TurnLike, queue_label
 from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
-from ..wires import Addresses, RouteWire, Wire, stub_wires
+from ..wires import Addresses, Wire, stub_wires
 from ..wires._caching import Counting
 from ..wires._later import built, is_later
 from ..wires.base import AnswerChecks, Answered, Draw, Item
-from ..wires.routes import RouteHandler
 from .answer import render
 from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
@@ -54,6 +54,7 @@ from .signal import Gate, Signal, seconds
 
 if TYPE_CHECKING:
     from ..wires.mcp import MCPScript
+    from ..wires.routes import RouteHandler, RouteWire
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
 
@@ -154,7 +155,11 @@ class Ledger:
         self._billing = Billing(usage, prices, keep=max_records)
         self._asked_turns: dict[int, Turn] = {}
         """The turns a script function or the fallback answered with, by request index (for the bill)."""
-        route_wire = RouteWire(routes) if routes is not None else None
+        route_wire: RouteWire | None = None
+        if routes is not None:  # without them, no stub loads the routes' module
+            from ..wires.routes import RouteWire
+
+            route_wire = RouteWire(routes)
         walked, addressed = stub_wires(wires, dialect)
         routed = route_wire is not None and bool(route_wire.routes)
         wired = [route_wire, *walked] if route_wire is not None and routed else walked
@@ -276,14 +281,16 @@ class Ledger:
         allowed = allowed_kinds(allow)
         self.checked = True
         with self.lock:
-            for index in list(self._streams):
+            for index in list(self._streams) if self._streams else ():
                 watch = self._streams.pop(index, None)
                 if watch is not None:  # still open: never read to its end
                     self._add_problem(watch.record, unfinished(watch.sent))
-            records = sorted(self._troubled.values(), key=lambda r: r.index)
-            held = [] if "hold_timeout" in allowed else list(self._held.values())
-            pending, total = self._cursor.pending(LISTED), self._cursor.pending_count()
-        records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
+            records = sorted(self._troubled.values(), key=_INDEX) if self._troubled else []
+            held = [] if not self._held or "hold_timeout" in allowed else list(self._held.values())
+            total = self._cursor.pending_count()
+            pending = self._cursor.pending(LISTED) if total else []
+        if records and allowed:
+            records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
         telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if not is_later(w)]
         side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
@@ -620,6 +627,9 @@ class Ledger:
         except Exception as exc:  # a rule's or a wire's bug must be loud, never a retried "Connection error."
             return failed("checking the request against the strict rules", exc)
         return refused_strictly(violation) if violation is not None else None
+
+
+_INDEX = operator.attrgetter("index")
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once

@@ -25,6 +25,7 @@ from ..recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_
 from ..script import Turn
 from ..sse import json_dumps
 from ..wires import Addresses
+from ..wires._declared import declared
 from ..wires.base import Item, Parsed, Wire
 from .cursor import Ask, Decision, Refusal
 from .report import failed
@@ -95,11 +96,7 @@ class Vocabulary:
         self.first = self.walked[:first]
         self.rest = self.walked[first:]
         self.wires = (*self.walked, *(addresses.wires if addresses else ()))
-        declared = tuple(map(_CREDENTIALS, wires))
-        try:
-            self.headers, self.query, self.retry_headers = _credentials(declared)
-        except TypeError:  # a wire of one's own declares them in lists
-            self.headers, self.query, self.retry_headers = _credentials.__wrapped__(declared)
+        self.headers, self.query, self.retry_headers = declared(self.walked, "credentials", _declared_credentials)
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
         """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
@@ -213,6 +210,15 @@ class Vocabulary:
 
 
 _CREDENTIALS = operator.attrgetter("credential_headers", "credential_query", "retry_count_header")
+
+
+def _declared_credentials(wires: Sequence[Wire]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """`_credentials` of what these wires declare."""
+    found = tuple(map(_CREDENTIALS, wires))
+    try:
+        return _credentials(found)
+    except TypeError:  # a wire of one's own declares them in lists
+        return _credentials.__wrapped__(found)
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires declares the same: worked out once

@@ -175,8 +175,13 @@ def unused_lines(pending: Sequence[PendingTurn], total: int) -> list[str]:
     return lines
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 def allowed_kinds(allow: Iterable[str]) -> frozenset[str]:
     """The problem kinds `check(allow=...)` leaves out, checked: a typo must not hide nothing silently."""
+    if allow.__class__ is tuple and not allow:  # the default: none
+        return _NONE
     if isinstance(allow, str):
         allow = [allow]
     kinds = frozenset(allow)

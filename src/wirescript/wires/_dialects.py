@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._text import did_you_mean
 from ..errors import UsageError
+from ._declared import declared
 from .base import Wire
 
 if TYPE_CHECKING:
@@ -161,14 +162,7 @@ class Addresses:
     def __init__(self, wires: Sequence[Wire]) -> None:
         self.wires = tuple(wires)
         """The wires it routes, in order."""
-        declared = tuple(map(_ADDRESSES, self.wires))
-        try:
-            places = _places(declared)
-        except TypeError:  # a wire of one's own declares them in a list
-            places = _places(tuple(tuple(addresses) for addresses in declared))
-        if places is None:
-            _refuse_bad_address(self.wires)
-        self._by_host = places
+        self._by_host = declared(self.wires, "addresses", _places_of)
         """Per host: each (port or None, position of the wire whose address it is): shared by every stub alike."""
 
     def __bool__(self) -> bool:
@@ -189,6 +183,19 @@ class Addresses:
 
 _ADDRESSES = operator.attrgetter("addresses")
 
+
+def _places_of(wires: Sequence[Wire]) -> _Places:
+    """The address table of these wires (`_places`), or `UsageError` naming a wire's bad address."""
+    addresses = tuple(map(_ADDRESSES, wires))
+    try:
+        places = _places(addresses)
+    except TypeError:  # a wire of one's own declares them in a list
+        places = _places(tuple(tuple(declared) for declared in addresses))
+    if places is None:
+        _refuse_bad_address(wires)
+    return places
+
+
 _Places = Mapping[str, tuple[tuple[int | None, int], ...]]
 """Per host, in order: each (port or None, position of the wire whose address it is)."""
 
@@ -197,8 +204,8 @@ _Places = Mapping[str, tuple[tuple[int | None, int], ...]]
 def _places(addresses: tuple[tuple[str, ...], ...]) -> _Places | None:
     """The table of wires with these `addresses`, in order (worked out once); None when one is no address."""
     table: dict[str, list[tuple[int | None, int]]] = {}
-    for at, declared in enumerate(addresses):
-        for address in declared:
+    for at, given in enumerate(addresses):
+        for address in given:
             parsed = _parsed_address(address)
             if parsed is None:
                 return None

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from ._declared import STAND_INS as _STAND_INS
 from .base import Wire
 
 __all__ = ["Later", "become", "built", "is_later"]
@@ -59,10 +60,6 @@ class Later(Wire):
         made = type(f"Later{kind.__name__}", (*mixins, cls), names)
         _STAND_INS.add(made)
         return made
-
-
-_STAND_INS: set[type[Later]] = set()
-"""Every stand-in class made: `is_later` asks this set, not `isinstance` (an ABC's check is slow)."""
 
 
 def is_later(wire: Wire) -> bool:

@@ -52,6 +52,7 @@ from ..side import SideScript
 from ..sse import json_dumps
 from ._answers import AnswerChecks, AnswerRule, AnswerViolation, Choice, Offer, OfferedTool, Output, hold
 from ._caching import Caching
+from ._declared import declared
 from ._hosts import host_matcher
 from ._render import RETRYABLE, error_message, json_answer, retry_headers
 from ._rules import Rule, Violation, json_type
@@ -592,6 +593,12 @@ _ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_
 
 def known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     """Every stop reason a turn may script for these wires: the canonical ones and each wire's own."""
+    if isinstance(wires, (list, tuple)):  # a stub's: the default wires' stand-ins share one table
+        return declared(wires, "known_stop_reasons", _known_stop_reasons)
+    return _known_stop_reasons(wires)
+
+
+def _known_stop_reasons(wires: Iterable[Wire]) -> frozenset[str]:
     return CANONICAL_STOP_REASONS.union(*map(_STOP_REASONS, wires))
 
 

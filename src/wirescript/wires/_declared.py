@@ -1,0 +1,37 @@
+"""The tables a stub works out over its wires' declarations, shared by every stub of the default wires' stand-ins.
+
+A table a stub works out over what its wires declare (their stop reasons, credentials, addresses)
+is the same for every stub of the default wires: their stand-ins (`wirescript.wires._later`) hold
+only what their classes declare, and no request has reached them yet. This module imports no wire,
+so that `base` and the stand-ins alike may ask it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["STAND_INS", "declared"]
+
+STAND_INS: set[type[Any]] = set()
+"""Every stand-in class made (`Later.of` adds each): asked as a set, not with `isinstance` (an ABC's check is slow)."""
+
+_Value = TypeVar("_Value")
+
+_DECLARED: dict[tuple[tuple[type[Any], ...], str], Any] = {}
+"""Per tuple of stand-in classes and table name: the table worked out of what those classes declare."""
+
+
+def declared(wires: Sequence[Any], name: str, work_out: Callable[[Sequence[Any]], _Value]) -> _Value:
+    """`work_out(wires)`, once per tuple of stand-in classes when every one of `wires` is a stand-in.
+
+    Any other list (a wire of one's own, a built wire) is worked out afresh.
+    """
+    kinds = tuple(map(type, wires))
+    if not STAND_INS.issuperset(kinds):
+        return work_out(wires)
+    key = (kinds, name)
+    found = _DECLARED.get(key, _DECLARED)
+    if found is _DECLARED:
+        found = _DECLARED[key] = work_out(wires)
+    return found  # type: ignore[no-any-return]
