@@ -133,6 +133,29 @@ def test_a_lone_surrogate_fails_at_construction_naming_the_field() -> None:
         ScriptTransport(["x\udfff"])
 
 
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        # Python writes ints of at most 4,300 digits as text: `repr` of a longer one raises ValueError
+        ([{"tool": {"name": 10**5000}}], r"^invalid script\[0\]: field 'tool\.name': .*got int <an int of 16610 bits>$"),
+        ([{"text": 10**5000}], r"^invalid script\[0\]: field 'text': .*got int <an int of 16610 bits>$"),
+        ([10**5000], r"^script\[0\]: expected a turn .*got int: <an int of 16610 bits>$"),
+        ({"m": [10**5000]}, r"^script\['m'\]\[0\]: expected a turn .*<an int of 16610 bits>$"),
+        ([_Unprintable()], r"^script\[0\]: expected a turn .*got _Unprintable: <_Unprintable whose repr fails>$"),
+        ([{"text": _Unprintable()}], r"^invalid script\[0\]: field 'text': .*<_Unprintable whose repr fails>$"),
+    ],
+)
+def test_a_value_whose_repr_fails_is_named_in_a_script_error(script: Any, expected: str) -> None:
+    with pytest.raises(ScriptError, match=expected):
+        ScriptTransport(script)
+
+
 # --- script files
 
 

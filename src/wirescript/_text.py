@@ -5,12 +5,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["clip", "did_you_mean", "ordinal", "text_of"]
+__all__ = ["clip", "did_you_mean", "ordinal", "shown", "text_of"]
 
 
 def clip(text: str, limit: int = 60) -> str:
     """`text`, cut to at most `limit` characters with an ellipsis when longer."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """`repr(value)` clipped to `limit`, for an error message: never raises.
+
+    What a script holds is the user's, so its `repr` may fail: an int past Python's limit of
+    digits written as text raises `ValueError` (`sys.get_int_max_str_digits`), and a class's own
+    `__repr__` may raise anything. The message then says what the value is instead.
+    """
+    try:
+        return clip(repr(value), limit)
+    except Exception:
+        if isinstance(value, int):
+            return f"<an int of {value.bit_length()} bits>"
+        return f"<{type(value).__name__} whose repr fails>"
 
 
 def ordinal(n: int) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ._text import clip
+from ._text import shown
 from ._text import text_of as _text_of
 
 __all__ = [
@@ -333,7 +333,7 @@ class RecordedRequest(BaseModel):
         if self.provider == "mcp" and (mcp_method := self.mcp_method) is not None:
             head += f" mcp={mcp_method}"
             if (tool := self.tool_name) is not None:
-                head += f" tool={tool!r} arguments={clip(repr(self.arguments))}"
+                head += f" tool={tool!r} arguments={shown(self.arguments)}"
         last = self.last_message
         if last is not None:
             head += f" last={_describe_message(last)}"
@@ -347,15 +347,15 @@ def text_of(content: Any) -> str:
 
 def _describe_message(message: Any) -> str:
     if not isinstance(message, dict):
-        return clip(repr(message))
+        return shown(message)
     role = message.get("role") or message.get("type") or "?"
     content = message.get("content", message.get("output", message.get("parts")))
     if isinstance(content, str):
-        return f"{role}:{clip(repr(content))}"
+        return f"{role}:{shown(content)}"
     if isinstance(content, list):
         # A Gemini part has no `type`: its kind is its first key (`text`, `functionCall`, …).
         kinds = [(b.get("type") or next(iter(b), "?")) if isinstance(b, dict) else type(b).__name__ for b in content]
         texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
-        extra = f" {clip(repr(texts[0]))}" if texts else ""
+        extra = f" {shown(texts[0])}" if texts else ""
         return f"{role}[{','.join(str(k) for k in kinds)}]{extra}"
     return str(role)

@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_core import to_json
 
-from ._text import clip, did_you_mean
+from ._text import clip, did_you_mean, shown
 from .errors import ScriptError
 from .side import SideScript
 
@@ -733,7 +733,7 @@ def _not_json(value: Any, where: str, open_containers: set[int], depth: int) -> 
                 return None
             return f"{value!r}{at} is not a JSON number (JSON has no NaN or Infinity)"
         if not isinstance(value, (Mapping, list, tuple)):
-            return f"{type(value).__name__} {clip(repr(value), 50)}{at} is not a JSON value ({_JSON_KINDS})"
+            return f"{type(value).__name__} {shown(value, 50)}{at} is not a JSON value ({_JSON_KINDS})"
     if id(value) in open_containers:
         return f"the value{at} is an object or array it is itself inside; JSON cannot hold a cycle"
     if depth > MAX_DEPTH:
@@ -841,7 +841,7 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
     if not isinstance(value, Mapping):
         raise ScriptError(
             f"{where}: expected a turn (a dict such as {{'text': 'Hi'}}, a Turn, or a string), "
-            f"got {type(value).__name__}: {clip(repr(value))}"
+            f"got {type(value).__name__}: {shown(value)}"
         )
     try:
         return Turn.model_validate(value)
@@ -906,7 +906,7 @@ def _explain(exc: ValidationError, where: str) -> str:
             continue
         got = err.get("input")
         got_text = (
-            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {clip(repr(got), 50)}"
+            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {shown(got, 50)}"
         )
         msg = err["msg"].removeprefix("Value error, ")
         inner = _INNER_FIELD.match(msg)

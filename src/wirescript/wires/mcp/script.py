@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..._text import clip, did_you_mean
+from ..._text import did_you_mean, shown
 from ...errors import ScriptError, UsageError
 from ...recorded import RecordedRequest
 from ...script import _not_json
@@ -107,14 +107,14 @@ class MCPResult:
     def describe(self) -> str:
         """One line for `check()`'s list of unused results."""
         if self.error is not None:
-            return f"error {self.error['code']} {clip(repr(self.error['message']), 50)}"
+            return f"error {self.error['code']} {shown(self.error['message'], 50)}"
         assert self.result is not None
         kinds = [str(block.get("type")) for block in self.result["content"]]
         texts = [block["text"] for block in self.result["content"] if block.get("type") == "text"]
         head = "isError " if self.result.get("isError") else ""
-        shown = f" {clip(repr(texts[0]), 50)}" if texts else ""
+        first = f" {shown(texts[0], 50)}" if texts else ""
         structured = " + structuredContent" if "structuredContent" in self.result else ""
-        return f"{head}{'/'.join(kinds) or 'no content'}{shown}{structured}"
+        return f"{head}{'/'.join(kinds) or 'no content'}{first}{structured}"
 
 
 class MCPScript:
@@ -406,7 +406,7 @@ def _required(entry: Mapping[str, Any], where: str, keys: Sequence[str]) -> None
 
 def _text(value: Any, where: str, *, empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise ScriptError(f"{where}: expected a string, got {type(value).__name__} {clip(repr(value), 40)}")
+        raise ScriptError(f"{where}: expected a string, got {type(value).__name__} {shown(value, 40)}")
     if not value and not empty:
         raise ScriptError(f"{where}: expected a non-empty string")
     return value
