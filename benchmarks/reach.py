@@ -128,3 +128,4 @@ def _check_routing() -> None:
         http.post("https://api.anthropic.com/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
     if len(stub.requests) != 1:
         raise AssertionError(f"intercept did not route the request to the stub: {stub.requests}")
+    stub.check()
