@@ -110,7 +110,6 @@ _CLIENT_BUILTINS = {
     "computer_use_preview": "computer",
     "local_shell": "local_shell",
     "shell": "shell",
-    "function_shell": "shell",
     "apply_patch": "apply_patch",
 }
 """Built-in tools the app runs, by `type`, with the name a turn's tool call gives them."""
