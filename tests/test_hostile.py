@@ -133,7 +133,6 @@ def test_a_lone_surrogate_fails_at_construction_naming_the_field() -> None:
         ScriptTransport(["x\udfff"])
 
 
-
 class _Unprintable:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
@@ -143,7 +142,10 @@ class _Unprintable:
     ("script", "expected"),
     [
         # Python writes ints of at most 4,300 digits as text: `repr` of a longer one raises ValueError
-        ([{"tool": {"name": 10**5000}}], r"^invalid script\[0\]: field 'tool\.name': .*got int <an int of 16610 bits>$"),
+        (
+            [{"tool": {"name": 10**5000}}],
+            r"^invalid script\[0\]: field 'tool\.name': .*got int <an int of 16610 bits>$",
+        ),
         ([{"text": 10**5000}], r"^invalid script\[0\]: field 'text': .*got int <an int of 16610 bits>$"),
         ([10**5000], r"^script\[0\]: expected a turn .*got int: <an int of 16610 bits>$"),
         ({"m": [10**5000]}, r"^script\['m'\]\[0\]: expected a turn .*<an int of 16610 bits>$"),
