@@ -46,16 +46,16 @@ def empty_table() -> Iterator[None]:
 
 
 class Mini(Wire):
-    """A wire on its own host whose SDK sends its key in `x-mini-id` (a name that looks like no credential)."""
+    """A wire on its own path whose SDK sends its key in `x-mini-id` (a name that looks like no credential)."""
 
     name = "mini"
-    endpoint = "POST mini.example/v1/messages"
+    endpoint = "POST /v1/mini"
     events = frozenset({"message"})
     credential_headers = ("x-mini-id",)
     stop_reasons: ClassVar[dict[str, str]] = {"done": "end_turn"}
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
-        return method == "POST" and host == "mini.example" and path == "/v1/messages"
+        return method == "POST" and path == "/v1/mini"
 
     def parse(self, body: Any, path: str) -> Parsed:
         return Parsed(model=body.get("model"), messages=body.get("messages", []))
@@ -112,7 +112,7 @@ def test_a_header_its_wires_call_a_credential_is_redacted_after_others_read_it_a
     plain = _recorded(ScriptTransport([{"text": "a"}], strict=False))  # the default wires: x-mini-id is public
     assert plain["x-mini-id"] == "mini-1234"
     mini = ScriptTransport([{"text": "a"}], wires=[Mini()], strict=False)
-    recorded = _recorded(mini, "https://mini.example/v1/messages")
+    recorded = _recorded(mini, "https://api.anthropic.com/v1/mini")  # the same headers, byte for byte
     assert recorded["x-mini-id"] == REDACTED
     assert recorded["user-agent"] == "Anthropic/Python 1.0"
     again = _recorded(ScriptTransport([{"text": "a"}], strict=False))
