@@ -100,8 +100,9 @@ class Vocabulary:
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
         """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
-        self._pairs: dict[tuple[bytes, bytes], tuple[str, str, bool]] = {}
-        """Per raw (name, value): the lower-cased name, the value and whether it is a credential."""
+        self._pairs: dict[tuple[bytes, bytes], _Pair] = {}
+        """Per raw (name, value) whose value is a credential: the lower-cased name, the value and True (every
+        other pair is read once per process, for every stub: `_PUBLIC`)."""
         self._texts: dict[str, str] = {}
         """One copy of each method and path seen (an SDK sends the same few with every request)."""
         self._secrets: dict[str, Secret] = {}
@@ -149,7 +150,8 @@ class Vocabulary:
         known = self._heads.get(head)
         if known is not None:  # the usual case: a copy of what these pairs read to, then the last pair
             template, names = known
-            pair = self._pairs.get(raw_headers[count - 1])
+            last = raw_headers[count - 1]
+            pair = _PUBLIC.get(self.headers, _NONE).get(last) or self._pairs.get(last)
             if pair is None or pair[0] in template:  # a new pair, or a repeated name: read as every pair is
                 return self._read_pairs(raw_headers, count - 1, template.copy(), names)
             found = template.copy()
@@ -165,16 +167,21 @@ class Vocabulary:
     ) -> tuple[dict[str, str], Sequence[str]]:
         """`found` and `secret` with the pairs from `start` on read in (a request with a non-ASCII pair: read whole)."""
         pairs = self._pairs
+        public = _PUBLIC.get(self.headers, _NONE)  # the pairs any stub of these credential names read
         for index in range(start, len(raw_headers)):
             raw = raw_headers[index]
-            pair = pairs.get(raw)
+            pair = public.get(raw) or pairs.get(raw)
             if pair is None:
                 raw_name, raw_value = raw
                 if not (raw_name.isascii() and raw_value.isascii()):
                     return self._read_encoded(raw_headers)
                 pair = self._classified(raw_name.lower().decode("ascii"), raw_value.decode("ascii"))
-                if len(raw_value) <= _SHARED_LONGEST and len(pairs) < _SHARED_MOST:
-                    pairs[raw] = pair  # longer values are ids and tokens, rarely repeated
+                if len(raw_value) > _SHARED_LONGEST:  # longer values are ids and tokens, rarely repeated
+                    pass
+                elif not pair[2]:
+                    public = _publish(self.headers, raw, pair)
+                elif len(pairs) < _SHARED_MOST:
+                    pairs[raw] = pair  # a credential: kept by this stub alone
             name, value, is_secret = pair
             if name in found:  # a repeated header: joined, as `items()` joins it
                 found[name] += f", {value}"
@@ -229,6 +236,36 @@ def _credentials(
     headers = SENSITIVE_HEADERS.union(*(names for names, _, _ in declared))
     query = frozenset(name.lower() for _, names, _ in declared for name in names) | {"api_key", "api-key"}
     return headers, query, tuple(dict.fromkeys(h.lower() for _, _, h in declared if h))
+
+
+_Pair = tuple[str, str, bool]
+"""A raw header pair read: its lower-cased name, its value, and whether it is a credential."""
+
+_PUBLIC: dict[frozenset[str], dict[tuple[bytes, bytes], _Pair]] = {}
+"""Per set of credential header names (`Vocabulary.headers`, one set shared by every stub of the same
+wires): each raw ASCII pair that is no credential, as it reads, for every stub of the process. What a
+pair reads to is a function of its bytes and of that set alone, so an entry cannot go stale; a pair
+whose value is a credential is never kept here (only by the stub that read it, in `Vocabulary._pairs`),
+so no API key outlives its stub. An SDK sends the same twenty headers from every client of every
+test: a test's first request finds them read."""
+
+_NONE: dict[tuple[bytes, bytes], _Pair] = {}
+
+_PUBLIC_MOST = 16
+"""How many sets of credential header names the process keeps pairs for (a suite's few sets of wires)."""
+
+
+def _publish(names: frozenset[str], raw: tuple[bytes, bytes], pair: _Pair) -> dict[tuple[bytes, bytes], _Pair]:
+    """Keep `pair` (no credential) for every stub whose wires call `names` credentials; the table it is in."""
+    table = _PUBLIC.get(names)
+    if table is None:
+        if len(_PUBLIC) >= _PUBLIC_MOST:  # the oldest set of wires is likely done with
+            del _PUBLIC[next(iter(_PUBLIC))]
+        table = _PUBLIC[names] = {}
+    if len(table) >= _SHARED_MOST:  # a suite's many distinct headers: the newest are kept
+        table.clear()
+    table[raw] = pair
+    return table
 
 
 _Shared = TypeVar("_Shared")

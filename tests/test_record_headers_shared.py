@@ -1,0 +1,130 @@
+"""The header pairs a stub reads are shared by every stub of the process, credentials never.
+
+A test's first request finds the twenty headers its SDK sends already read by an earlier test's
+stub (`_core.record._PUBLIC`). These tests pin that a stub reading through that table records what
+a stub reading every pair afresh records, that a credential's value is never kept beyond its stub,
+and that a header one set of wires calls a credential is redacted by their stub even after a stub
+of other wires read it as public.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import httpx2
+import pytest
+
+from wirescript import ScriptTransport
+from wirescript._core import record as record_module
+from wirescript.recorded import REDACTED, RecordedRequest
+from wirescript.script import ErrorSpec, StreamError, Turn
+from wirescript.sse import encode_event, json_dumps
+from wirescript.wires.base import Frame, Parsed, Rendered, Wire
+
+BODY = b'{"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}'
+KEY = "sk-ant-shared-table-never-keeps-me"
+HEADERS = {
+    "x-api-key": KEY,
+    "authorization": f"Bearer {KEY}-bearer",
+    "x-mini-id": "mini-1234",
+    "user-agent": "Anthropic/Python 1.0",
+    "x-stainless-lang": "python",
+    "anthropic-version": "2023-06-01",
+}
+
+
+@pytest.fixture
+def empty_table() -> Iterator[None]:
+    """No pair shared yet, as in a fresh process; the table as it was afterwards."""
+    kept = dict(record_module._PUBLIC)
+    record_module._PUBLIC.clear()
+    yield
+    record_module._PUBLIC.clear()
+    record_module._PUBLIC.update(kept)
+
+
+class Mini(Wire):
+    """A wire on its own path whose SDK sends its key in `x-mini-id` (a name that looks like no credential)."""
+
+    name = "mini"
+    endpoint = "POST /v1/mini"
+    events = frozenset({"message"})
+    credential_headers = ("x-mini-id",)
+    stop_reasons: ClassVar[dict[str, str]] = {"done": "end_turn"}
+
+    def matches(self, method: str, path: str, *, host: str = "") -> bool:
+        return method == "POST" and path == "/v1/mini"
+
+    def parse(self, body: Any, path: str) -> Parsed:
+        return Parsed(model=body.get("model"), messages=body.get("messages", []))
+
+    def render(
+        self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
+    ) -> Rendered:
+        return Rendered(200, {"content-type": "application/json"}, json_dumps({"text": turn.text}).encode())
+
+    def error(self, spec: ErrorSpec, record: RecordedRequest) -> Rendered:
+        return Rendered(spec.status, {"content-type": "application/json"}, b"{}")
+
+    def stream_error(self, spec: StreamError, record: RecordedRequest) -> Frame:
+        return Frame("error", encode_event("error", json_dumps({"type": "error"})))
+
+
+def _recorded(stub: ScriptTransport, url: str = "https://api.anthropic.com/v1/messages") -> dict[str, str]:
+    request = httpx2.Request("POST", url, headers=HEADERS, content=BODY)
+    stub.handle_request(request).read()
+    headers: dict[str, str] = stub.requests[-1].headers
+    return headers
+
+
+def test_a_stub_reading_through_the_table_records_what_a_fresh_read_records(empty_table: None) -> None:
+    afresh = _recorded(ScriptTransport([{"text": "a"}], strict=False))  # every pair decoded and classified
+    assert record_module._PUBLIC, "the first stub published its public pairs"
+    shared = _recorded(ScriptTransport([{"text": "a"}], strict=False))  # every public pair from the table
+    assert shared == afresh
+    assert list(shared) == list(afresh)
+    assert shared["x-api-key"] == REDACTED
+    assert shared["authorization"] == REDACTED
+    assert shared["x-mini-id"] == "mini-1234"  # no credential of these wires
+    assert shared["user-agent"] == "Anthropic/Python 1.0"
+
+
+def test_no_credential_outlives_its_stub(empty_table: None) -> None:
+    stub = ScriptTransport([{"text": "a"}], strict=False)
+    _recorded(stub)
+    assert stub.requests[-1].api_key is not None
+    assert stub.requests[-1].api_key.get_secret_value() == KEY
+    for table in record_module._PUBLIC.values():
+        for (name, value), pair in table.items():
+            assert KEY.encode() not in value, name
+            assert KEY not in pair[1], name
+            assert not pair[2], name
+    assert any((b"user-agent", b"Anthropic/Python 1.0") in table for table in record_module._PUBLIC.values())
+    del stub
+    gc.collect()
+    kept = [value for table in record_module._PUBLIC.values() for (_, value) in table]
+    assert not any(KEY.encode() in value for value in kept)
+
+
+def test_a_header_its_wires_call_a_credential_is_redacted_after_others_read_it_as_public(empty_table: None) -> None:
+    plain = _recorded(ScriptTransport([{"text": "a"}], strict=False))  # the default wires: x-mini-id is public
+    assert plain["x-mini-id"] == "mini-1234"
+    mini = ScriptTransport([{"text": "a"}], wires=[Mini()], strict=False)
+    recorded = _recorded(mini, "https://api.anthropic.com/v1/mini")  # the same headers, byte for byte
+    assert recorded["x-mini-id"] == REDACTED
+    assert recorded["user-agent"] == "Anthropic/Python 1.0"
+    again = _recorded(ScriptTransport([{"text": "a"}], strict=False))
+    assert again["x-mini-id"] == "mini-1234"
+
+
+def test_the_table_stays_bounded(empty_table: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(record_module, "_SHARED_MOST", 4)
+    stub = ScriptTransport([{"text": "a"}] * 3, strict=False)
+    for n in range(3):
+        headers = {f"x-n-{n}-{i}": "v" for i in range(3)}
+        request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+        stub.handle_request(request).read()
+        assert stub.requests[-1].headers[f"x-n-{n}-0"] == "v"
+    assert all(len(table) <= 4 for table in record_module._PUBLIC.values())
