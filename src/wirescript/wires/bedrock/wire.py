@@ -228,7 +228,7 @@ class BedrockWire(Wire):
         op = found[1] if found else "converse"
         index = record.index
         if (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
-            key = (str(turn.text), self.canonical_stop(turn), op)
+            key = (str(turn.text), "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
             kept = _PLAIN.get(key)
             if kept is None:
                 return self._plain(turn, record, op, key, joined)
