@@ -346,6 +346,7 @@ def test_a_plain_text_answer_from_the_bytes_kept_is_the_full_rendering() -> None
     texts.append("z" * CHUNK_BYTES)  # a Converse body longer than a chunk: rendered in full every time
     stops = [None, "max_tokens", "length", "refusal", "content_filtered", "guardrail_intervened", "pause_turn"]
     turns = [Turn(text=text) if stop is None else Turn(text=text, stop_reason=stop) for text in texts for stop in stops]
+    turns.append(Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"))  # not scriptable
     turns += [  # not plain: the same text with what else its answer holds, never served another turn's bytes
         Turn(text="w", usage=Usage(output_tokens=3)),
         Turn(text="w", thinking="hm"),
