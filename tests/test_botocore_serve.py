@@ -503,3 +503,37 @@ def test_the_aio_body_awaits_a_faults_delays_and_raises_aiohttps_error_for_a_cut
         assert ticks >= 3  # the delay was awaited: the loop ran meanwhile (a blocking sleep lets it tick once)
 
     asyncio.run(main())
+
+
+def test_botocores_per_request_headers_are_recorded_each_time_and_kept_nowhere() -> None:
+    """The invocation id and signing time are new with every request: each record has its own, no cache keeps them.
+
+    Neither the stub's decoded pairs nor its runs of pairs fill up with them (a suite of boto3 calls would
+    otherwise keep every invocation id, and crowd out the runs of clients whose headers do come again).
+    """
+    from wirescript import ScriptTransport
+
+    stub = ScriptTransport([{"text": "ok"}] * 80)
+    client = stub.attach(make_client())
+    for _ in range(80):
+        client.converse(modelId=MODEL, messages=USER)
+    stub.check()
+    ids = [record.headers["amz-sdk-invocation-id"] for record in stub.requests]
+    assert len(set(ids)) == 80  # botocore's own, one per call, each in its record
+    assert all(record.headers["x-amz-date"].endswith("Z") for record in stub.requests)
+    assert all(record.headers["authorization"] == "<redacted>" for record in stub.requests)
+    vocabulary = stub._ledger._vocabulary
+    kept = {name for name, _, _ in vocabulary._pairs.values()}
+    assert {"content-type", "amz-sdk-request", "content-length"} <= kept
+    assert kept.isdisjoint({"amz-sdk-invocation-id", "x-amz-date"})
+    assert not vocabulary._heads  # no run of botocore's comes again: none kept
+
+    # a client whose headers do come again still has its run kept and read from it
+    again = [(b"Content-Type", b"application/json"), (b"X-Api-Key", b"k"), (b"Content-Length", b"2")]
+    for _ in range(3):
+        headers, secret = vocabulary.read_headers(again)
+        assert (headers, list(secret)) == (
+            {"content-type": "application/json", "x-api-key": "k", "content-length": "2"},
+            ["x-api-key"],
+        )
+    assert len(vocabulary._heads) == 1

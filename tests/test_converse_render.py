@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 from collections.abc import Iterable, Mapping
@@ -323,3 +324,40 @@ def test_the_messages_kept_between_answers_carry_each_answers_own_values() -> No
     stream = _converse.converse_stream(TURN, 0, stop="tool_use")
     stops = [json.loads(es.decode(data)[0].payload) for name, data in stream if name == "contentBlockStop"]
     assert stops == [{"contentBlockIndex": n} for n in range(4)]
+
+
+def _seen(rendered: Any) -> tuple[Any, ...]:
+    """Everything the core reads of an answer: status, headers, body, and each frame (its name and bytes)."""
+    frames = rendered.frames
+    listed = None if frames is None else [(f.name, f.data) for f in frames]
+    return rendered.status, rendered.headers, rendered.body, type(frames).__name__, listed
+
+
+def test_a_plain_text_answer_from_the_bytes_kept_is_the_full_rendering() -> None:
+    from wirescript.recorded import RecordedRequest
+    from wirescript.wires.bedrock import wire as _wire
+
+    class Full(_wire.BedrockWire):
+        def full(self, turn: Turn, record: RecordedRequest, joined: bool) -> Any:
+            found = _wire.operation(record.path)
+            return self._render(turn, record, found[1] if found else "converse", False, joined)
+
+    texts = ["", "w", "Hello, world.", 'quotes " and \\ and\nnew lines', "café ✓ 日本語 🙂", "x" * 800, "y" * 1500]
+    texts.append("z" * CHUNK_BYTES)  # a Converse body longer than a chunk: rendered in full every time
+    stops = [None, "max_tokens", "length", "refusal", "content_filtered", "guardrail_intervened", "pause_turn"]
+    turns = [Turn(text=text) if stop is None else Turn(text=text, stop_reason=stop) for text in texts for stop in stops]
+    turns.append(Turn.model_construct(text="a lone \ud800 surrogate, escaped as JSON escapes it"))  # not scriptable
+    turns += [  # not plain: the same text with what else its answer holds, never served another turn's bytes
+        Turn(text="w", usage=Usage(output_tokens=3)),
+        Turn(text="w", thinking="hm"),
+        Turn(text="w", tool=ToolCall(name="f", input={"q": 1})),
+    ]
+    _wire._PLAIN.clear()  # once: what is kept for one turn and request must not serve another's
+    wire = Full()
+    for path in ("/model/m:0/converse", "/model/other/converse-stream"):
+        for turn, joined, index in itertools.product(turns, (True, False), (0, 3, 9999, 12345)):
+            record = RecordedRequest(index=index, method="POST", path=path, stream=path.endswith("stream"))
+            expected = _seen(wire.full(turn, record, joined))
+            assert _seen(wire.render(turn, record, joined=joined)) == expected, (turn, path, joined, index)
+    assert len(_wire._PLAIN) > 50  # the kept bytes were used, not only the full rendering
+    assert all(len(body) < CHUNK_BYTES for body in _wire._PLAIN.values())

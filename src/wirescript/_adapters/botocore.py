@@ -184,13 +184,14 @@ def _request_headers(headers: Any) -> list[tuple[bytes, bytes]]:
     """
     found = getattr(headers, "_dict", None)
     if type(found) is dict:
+        raw = []
         try:
-            return [
-                (key._key.encode(), value if isinstance(value, bytes) else str(value).encode())
-                for key, value in found.items()
-            ]
+            for key, value in found.items():  # a loop, not a comprehension: no function call per request (3.11)
+                raw.append((key._key.encode(), value if isinstance(value, bytes) else str(value).encode()))
         except AttributeError:  # keys of another shape
             pass
+        else:
+            return raw
     return [
         (str(name).encode(), value if isinstance(value, bytes) else str(value).encode())
         for name, value in headers.items()
@@ -514,7 +515,9 @@ def _stub_handler(door: Door, aws_response: Any, read_timeout: float | None, *, 
         )
         if answer.before:
             _before(answer, url)
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in answer.headers}
+        headers = {}
+        for name, value in answer.headers:
+            headers[name.decode("latin-1")] = value.decode("latin-1")
         body = answer.body
         if body.__class__ is bytes:  # a whole body, watched to its end if it is a stream's
             watch = answer.watch

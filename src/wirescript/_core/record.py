@@ -158,7 +158,7 @@ class Vocabulary:
             found[pair[0]] = pair[1]
             return found, (*names, pair[0]) if pair[2] else names
         found, secret = self._read_pairs(head, 0, {}, [])
-        if len(self._heads) < _HEADS_MOST:
+        if len(self._heads) < _HEADS_MOST and _PER_REQUEST.isdisjoint(found):  # a run that can come again
             self._heads[head] = (found.copy(), tuple(secret))
         return self._read_pairs(raw_headers, count - 1, found, secret)
 
@@ -176,8 +176,8 @@ class Vocabulary:
                 if not (raw_name.isascii() and raw_value.isascii()):
                     return self._read_encoded(raw_headers)
                 pair = self._classified(raw_name.lower().decode("ascii"), raw_value.decode("ascii"))
-                if len(raw_value) > _SHARED_LONGEST:  # longer values are ids and tokens, rarely repeated
-                    pass
+                if len(raw_value) > _SHARED_LONGEST or pair[0] in _PER_REQUEST:
+                    pass  # longer values are ids and tokens, and botocore's per-request ones never come again
                 elif not pair[2]:
                     public = _publish(self.headers, raw, pair)
                 elif len(pairs) < _SHARED_MOST:
@@ -285,6 +285,9 @@ _HEADS_MOST = 64
 """How many distinct runs of all-but-the-last headers a stub keeps what they read to (an SDK sends one or two)."""
 _SHARED_MOST = 4096
 """How many distinct headers a stub keeps one decoded copy of."""
+_PER_REQUEST = frozenset({"amz-sdk-invocation-id", "x-amz-date"})
+"""Headers whose value is new with every request (botocore's invocation id and signing time): neither the
+pair nor a run of pairs holding one is kept, as neither comes again."""
 _SHARED_LONGEST = 128
 """The longest header value shared (longer ones are ids and tokens, rarely repeated)."""
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..._exchange import CHUNK_BYTES
 from ...recorded import RecordedRequest
 from ...script import ErrorSpec, StreamError, Turn
 from ...sse import json_dumps
@@ -34,9 +35,9 @@ from .._messages_answers import ANSWER_RULES as MESSAGES_ANSWER_RULES
 from .._messages_answers import messages_offer
 from .._messages_rules import header_betas
 from .._messages_tools import server_tools_problem
-from .._render import retry_headers
+from .._render import plain_text, retry_headers
 from .._rules import Violation
-from ..base import Frame, Parsed, Rendered, Wire
+from ..base import Frame, OneChunk, Parsed, Rendered, Wire
 from . import converse as _converse
 from . import eventstream
 from .answers import CONVERSE_ANSWER_FIELDS, CONVERSE_ANSWER_RULES, converse_offer
@@ -217,9 +218,49 @@ class BedrockWire(Wire):
     def render(
         self, turn: Turn, record: RecordedRequest, *, malformed_tool_json: bool = False, joined: bool = False
     ) -> Rendered:
-        """Converse JSON or event stream; for invoke, an Anthropic Message or its events in `chunk` messages."""
+        """Converse JSON or event stream; for invoke, an Anthropic Message or its events in `chunk` messages.
+
+        A plain text turn's Converse body, and its ConverseStream body read in chunks, hold nothing of
+        the request (its index is in the headers alone): they are kept per text, stop reason and
+        operation (`_PLAIN`), the bytes the full rendering gives.
+        """
         found = operation(record.path)
         op = found[1] if found else "converse"
+        index = record.index
+        if (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
+            key = (str(turn.text), "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
+            kept = _PLAIN.get(key)
+            if kept is None:
+                return self._plain(turn, record, op, key, joined)
+            if op == "converse":
+                return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": f"req-{index:04d}"}, kept)
+            chunk = OneChunk(kept, len(kept), "messageStart", "")
+            return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": f"req-{index:04d}"}, frames=chunk)
+        return self._render(turn, record, op, malformed_tool_json, joined)
+
+    def _plain(self, turn: Turn, record: RecordedRequest, op: str, key: tuple[str, str, str], joined: bool) -> Rendered:
+        """`_render` of a plain text turn, its body kept for the next answer of the same text and stop reason.
+
+        A stream is kept when it was rendered at once as one chunk, a Converse body when it is no longer
+        than one (`CHUNK_BYTES`: a suite's few short texts, not its long ones).
+        """
+        rendered = self._render(turn, record, op, False, joined)
+        frames = rendered.frames
+        if frames is None:
+            body = rendered.body
+        elif frames.__class__ is OneChunk and frames.content_end == len(frames.body) and not frames.closing:
+            body = frames.body
+        else:  # not one chunk: a long answer, rendered as it is read
+            return rendered
+        if len(body) < CHUNK_BYTES:
+            if len(_PLAIN) >= _PLAIN_MOST:  # a suite's many texts: the newest are kept, not the first few
+                _PLAIN.clear()
+            _PLAIN[key] = body
+        return rendered
+
+    def _render(
+        self, turn: Turn, record: RecordedRequest, op: str, malformed_tool_json: bool, joined: bool
+    ) -> Rendered:
         index = record.index
         if op == "converse":
             body = _converse.converse_json(turn, index, stop=self.canonical_stop(turn))
@@ -337,6 +378,12 @@ class BedrockWire(Wire):
         """An `exception` message: `type` a stream exception member, or an Anthropic error type translated."""
         name, data = _converse.stream_exception(spec.type, spec.message)
         return Frame(name, data)
+
+
+_PLAIN: dict[tuple[str, str, str], bytes] = {}
+"""A plain text turn's body by (text, canonical stop reason, operation): its Converse JSON, or its ConverseStream's
+one chunk."""
+_PLAIN_MOST = 256
 
 
 def _request_id(index: int) -> str:
