@@ -1,5 +1,8 @@
 """A stub parses each distinct query once and gives every record its own copy of what it read.
 
+The records of google-genai's requests (a query, no retry-count header: the stub infers the
+count) are also the records `model_construct` builds, field for field and in order.
+
 google-genai streams with `?alt=sse` on every request, so the stub keeps what each raw query
 parses to. These tests hold the kept reading equal to `parse_qsl`'s on every request (the first,
 parsed, and the next, copied), hold each record's dict its own (a record's query is redacted in
@@ -11,7 +14,10 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 import pytest
+from google import genai
+from google.genai import types
 
+from test_record_build import FIELDS, _assert_built_alike
 from wirescript import ScriptTransport
 from wirescript._core import record as _record
 from wirescript.recorded import REDACTED
@@ -81,3 +87,19 @@ def test_a_long_query_is_parsed_every_time_not_kept() -> None:
     fresh = vocabulary.parse_query(short)
     assert fresh == kept
     assert fresh is not kept
+
+
+def test_google_genai_records_are_the_records_model_construct_builds() -> None:
+    stub = ScriptTransport([{"text": "one"}, {"error": {"status": 503}}, {"text": "two"}])
+    retry = types.HttpRetryOptions(attempts=2, initial_delay=0, jitter=0)
+    options = types.HttpOptions(httpx_client=httpx2.Client(transport=stub), retry_options=retry)
+    client = genai.Client(api_key="AIza-test", http_options=options)
+    for _ in range(2):
+        "".join(chunk.text or "" for chunk in client.models.generate_content_stream(model="gemini-x", contents="hi"))
+    records = stub.requests
+    assert [record.retry_count for record in records] == [0, 0, 1]  # inferred: google-genai sends no header
+    assert [record.query for record in records] == [{"alt": "sse"}] * 3
+    for record in records:
+        assert list(record.__dict__) == FIELDS
+        _assert_built_alike(record)
+    stub.check()

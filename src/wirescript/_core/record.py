@@ -623,7 +623,8 @@ class Attempts:
             return None
         key = (record.method, request.host, request.path, request.query)
         failed = self._failed.pop(key, None)
-        record.retry_count = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
+        # set as pydantic's `__setattr__` sets it (the record's fields set names every field), without its calls
+        record.__dict__["retry_count"] = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
         return key
 
     def answered(self, key: _Key, record: RecordedRequest, decision: object, wire: Wire | None) -> None:

@@ -393,7 +393,7 @@ class GeminiWire(Wire):
             envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
             middle, close = _around(envelope, finish, metadata, array=array)
         frames = _stream(runs, middle, close, array=array, joined=joined, signature=signature)
-        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), b"", frames)
 
     def _text(self, turn: Turn, record: RecordedRequest, text: str, *, joined: bool) -> Rendered | None:
         """`render` of a turn of text alone, from the JSON kept for its answer's shape; None: left to `render`.
@@ -443,7 +443,7 @@ class GeminiWire(Wire):
         if len(body) >= CHUNK_BYTES:  # more than one chunk (a long model name): `_stream`'s frames, as read
             return None
         frames = OneChunk(body, len(body), "final_chunk", "")
-        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), b"", frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
         """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
