@@ -403,7 +403,8 @@ class GeminiWire(Wire):
         dict encoded and no generator. A stream read event by event, or too long for one chunk, is left to it.
         """
         chars = len(text)
-        if record.stream and (not joined or chars > _ONE_CHUNK_CHARS):
+        stream = record.stream
+        if stream and (not joined or chars > _ONE_CHUNK_CHARS):
             return None
         usage = turn.usage
         if usage is None:  # `default_usage`
@@ -417,7 +418,7 @@ class GeminiWire(Wire):
             finish = GEMINI_FINISH_REASONS.get(stop, stop)
         model = record.model or "gemini-wirescript"
         identity = f"resp_{record.index:04d}"
-        if not record.stream:
+        if not stream:
             whole_shape = (model, input_tokens, output_tokens, cached, finish)
             head, tail = _WHOLE.get(whole_shape) or _kept_whole(whole_shape)
             whole = f"{_WHOLE_HEAD}{encode_basestring(text)}{head}{identity}{tail}"
@@ -426,7 +427,7 @@ class GeminiWire(Wire):
             except UnicodeEncodeError:  # a lone surrogate: escaped whole, as `json_dumps` escapes it
                 body = _escaped(whole, "", "")
             return Rendered(200, dict(_JSON_HEADERS), body)
-        array = _json_array(record)
+        array = record.query.get("alt", "json").lower() != "sse"  # `_json_array`
         shape = (model, input_tokens, output_tokens, cached, finish, array)
         start, between_head, between_tail, end_head, end_tail = _TEXTS.get(shape) or _kept_text(shape)
         pieces = chunks(text) if chars > 1 else [text]  # `chunks(text) or [""]`
