@@ -535,6 +535,9 @@ class Ledger:
         """Tell the retry inference the decision: the retry can only come once this answer is sent."""
         if arrival.attempt is None:
             return
+        decision = arrival.decision
+        if decision.__class__ is Turn and decision.error is None and decision.fault is None:  # never retried: no lock
+            return
         try:
             with self.lock:
                 self._attempts.answered(arrival.attempt, arrival.record, arrival.decision, arrival.wire)

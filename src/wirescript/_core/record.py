@@ -71,6 +71,7 @@ class Vocabulary:
     __slots__ = (
         "_heads",
         "_pairs",
+        "_queries",
         "_secrets",
         "_texts",
         "addresses",
@@ -107,6 +108,8 @@ class Vocabulary:
         """One copy of each method and path seen (an SDK sends the same few with every request)."""
         self._secrets: dict[str, Secret] = {}
         """One `Secret` per API key seen (a client sends its one key with every request)."""
+        self._queries: dict[bytes, dict[str, str]] = {}
+        """Per raw query seen (google-genai sends `alt=sse` with every stream): what it parses to, copied per record."""
         asked = [*(addresses.wires if addresses else ()), *self.walked] if defaults else []  # in the order asked
         shared = next((at for at, wire in enumerate(asked) if wire.shared_paths), len(asked))
         self.keeps = frozenset(asked[:shared])
@@ -120,6 +123,13 @@ class Vocabulary:
     def text(self, value: str) -> str:
         """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
         return _one_copy(self._texts, value, str)
+
+    def parse_query(self, raw: bytes) -> dict[str, str]:
+        """A fresh dict of a raw query's names and values, as `parse_qsl` reads it (the last of a repeated name)."""
+        parsed = dict(parse_qsl(raw.decode("ascii", "replace")))
+        if len(raw) <= _SHARED_LONGEST and len(self._queries) < _SHARED_MOST:
+            self._queries[raw] = dict(parsed)  # its own copy: a record's dict is redacted in place, and is the user's
+        return parsed
 
     def secret(self, key: str) -> Secret:
         """The stub's one `Secret` of `key`: every record of a client's requests shares it (it is immutable)."""
@@ -349,7 +359,12 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
     host = request.host
     headers, secret_headers = vocabulary.read_headers(request.headers)
     raw_query = request.query
-    query = dict(parse_qsl(raw_query.decode("ascii", "replace"))) if raw_query else {}
+    query: dict[str, str]
+    if raw_query:  # a query seen before is copied, not parsed again
+        known = vocabulary._queries.get(raw_query)
+        query = known.copy() if known is not None else vocabulary.parse_query(raw_query)
+    else:
+        query = {}
     content = request.body
     refusal: Refusal | None = None
     wire: Wire | None = None
@@ -648,7 +663,8 @@ class Attempts:
             return None
         key = (record.method, request.host, request.path, request.query)
         failed = self._failed.pop(key, None)
-        record.retry_count = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
+        # set as pydantic's `__setattr__` sets it (the record's fields set names every field), without its calls
+        record.__dict__["retry_count"] = failed[1] + 1 if failed is not None and failed[0] == record.content else 0
         return key
 
     def answered(self, key: _Key, record: RecordedRequest, decision: object, wire: Wire | None) -> None:

@@ -276,17 +276,21 @@ class GeminiWire(Wire):
         else:
             tools = tools if isinstance(tools, list) else []
             names = []
+        # By position, in the declared order (a call by keyword costs twice as much; the order is held by a test):
+        # model, system, messages, conversation, tools, tool_names, tool_results, all_tool_results, stream,
+        # max_tokens, temperature.
         return Parsed(
-            model=place[0],
-            system=system,
-            messages=contents,
-            tools=tools,
-            tool_names=names,
-            tool_results=[] if newest is None else newest,
-            all_tool_results=results,
-            stream=place[1],
-            max_tokens=max_tokens,
-            temperature=temperature,
+            place[0],
+            system,
+            contents,
+            None,
+            tools,
+            names,
+            [] if newest is None else newest,
+            results,
+            place[1],
+            max_tokens,
+            temperature,
         )
 
     def check(self, record: RecordedRequest, *, skip: frozenset[str]) -> Violation | None:
@@ -389,7 +393,7 @@ class GeminiWire(Wire):
             envelope = _envelope(input_tokens, output_tokens, cached, model, identity)
             middle, close = _around(envelope, finish, metadata, array=array)
         frames = _stream(runs, middle, close, array=array, joined=joined, signature=signature)
-        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), b"", frames)
 
     def _text(self, turn: Turn, record: RecordedRequest, text: str, *, joined: bool) -> Rendered | None:
         """`render` of a turn of text alone, from the JSON kept for its answer's shape; None: left to `render`.
@@ -399,7 +403,8 @@ class GeminiWire(Wire):
         dict encoded and no generator. A stream read event by event, or too long for one chunk, is left to it.
         """
         chars = len(text)
-        if record.stream and (not joined or chars > _ONE_CHUNK_CHARS):
+        stream = record.stream
+        if stream and (not joined or chars > _ONE_CHUNK_CHARS):
             return None
         usage = turn.usage
         if usage is None:  # `default_usage`
@@ -413,7 +418,7 @@ class GeminiWire(Wire):
             finish = GEMINI_FINISH_REASONS.get(stop, stop)
         model = record.model or "gemini-wirescript"
         identity = f"resp_{record.index:04d}"
-        if not record.stream:
+        if not stream:
             whole_shape = (model, input_tokens, output_tokens, cached, finish)
             head, tail = _WHOLE.get(whole_shape) or _kept_whole(whole_shape)
             whole = f"{_WHOLE_HEAD}{encode_basestring(text)}{head}{identity}{tail}"
@@ -422,7 +427,7 @@ class GeminiWire(Wire):
             except UnicodeEncodeError:  # a lone surrogate: escaped whole, as `json_dumps` escapes it
                 body = _escaped(whole, "", "")
             return Rendered(200, dict(_JSON_HEADERS), body)
-        array = _json_array(record)
+        array = record.query.get("alt", "json").lower() != "sse"  # `_json_array`
         shape = (model, input_tokens, output_tokens, cached, finish, array)
         start, between_head, between_tail, end_head, end_tail = _TEXTS.get(shape) or _kept_text(shape)
         pieces = chunks(text) if chars > 1 else [text]  # `chunks(text) or [""]`
@@ -439,7 +444,7 @@ class GeminiWire(Wire):
         if len(body) >= CHUNK_BYTES:  # more than one chunk (a long model name): `_stream`'s frames, as read
             return None
         frames = OneChunk(body, len(body), "final_chunk", "")
-        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), frames=frames)
+        return Rendered(200, dict(_JSON_HEADERS if array else _SSE_HEADERS), b"", frames)
 
     def offer(self, record: RecordedRequest) -> Offer | None:
         """The request's function declarations, `toolConfig.functionCallingConfig` and JSON response format."""
