@@ -20,7 +20,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._clock import Clock
 from .._exchange import Answer, OpenStream, Request
@@ -29,14 +29,14 @@ from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from ..script import ScriptLike, Turn, TurnLike, queue_label
 from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
-from ..wires import Addresses, Wire, stub_wires
+from ..wires import Addresses, Wire, later_wires, stub_wires
 from ..wires._caching import Counting
 from ..wires._later import built, is_later
-from ..wires.base import AnswerChecks, Answered, Draw, Item
+from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
 from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from .record import Arrival, Attempts, Vocabulary, read, read_item
+from .record import Arrival, Attempts, Declared, Vocabulary, declared_vocabulary, read, read_item
 from .report import (
     LISTED,
     abandoned,
@@ -170,7 +170,10 @@ class Ledger:
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if routed else 0, MCPWire(mcp))
         every = [*wired, *addressed]
-        self._strict_rules = StrictRules(every)
+        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
+        # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
+        standing = _standing() if defaults else None
+        self._strict_rules = StrictRules(every, kinds=standing.kinds if standing is not None else None)
         self.strict = strict
         if isinstance(strict_skip, tuple) and not strict_skip:  # the default: nothing to look up
             self.strict_skip: frozenset[str] = frozenset()
@@ -180,10 +183,10 @@ class Ledger:
         self.check_tool_input = check_tool_input
         self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
-        self._cursor = Cursor(script, fallback, every)
+        self._cursor = Cursor(script, fallback, every, known=standing.known if standing is not None else None)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = held = tuple(every)
-        settling, telling, resolving = _declaring(tuple(map(type, held)))
+        settling, telling, resolving = _declaring(standing.kinds if standing is not None else tuple(map(type, held)))
         self._settling = frozenset(held[at] for at in settling)
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
         self._resolving = frozenset(held[at] for at in resolving)
@@ -195,8 +198,13 @@ class Ledger:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
         first = int(routed) + (mcp is not None) + len(wires or ())  # walked before the addresses
-        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
-        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first, defaults=defaults)
+        self._vocabulary = Vocabulary(
+            wired,
+            addresses=Addresses(addressed),
+            first=first,
+            defaults=defaults,
+            declared=standing.vocabulary if standing is not None else None,
+        )
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -630,6 +638,29 @@ class Ledger:
 
 
 _INDEX = operator.attrgetter("index")
+
+
+class _Standing(NamedTuple):
+    """What a stub of the default wires' stand-ins works out over their classes: the same for every such stub."""
+
+    kinds: tuple[type[Wire], ...]
+    """The classes of its wires, in order (walked, then by address): the key of every table over them."""
+    known: frozenset[str]
+    """The stop reasons a turn may script (`known_stop_reasons`)."""
+    vocabulary: Declared
+    """The credential names and how many of the wires a found one is kept for (`Vocabulary`)."""
+
+
+@functools.cache
+def _standing() -> _Standing:
+    """The tables of a stub of the default wires' stand-ins, worked out once per process (`later_wires`).
+
+    Each comes from the same function a stub of other wires calls, on a stub's stand-ins: the
+    stand-ins hold only what their classes declare, and `later_wires` makes the same classes every time.
+    """
+    walked, addressed = later_wires()
+    every = [*walked, *addressed]
+    return _Standing(tuple(map(type, every)), known_stop_reasons(every), declared_vocabulary(walked, addressed))
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once
