@@ -187,11 +187,12 @@ class Ledger:
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = held = tuple(every)
         settling, telling, resolving = _declaring(standing.kinds if standing is not None else tuple(map(type, held)))
-        self._settling = frozenset(held[at] for at in settling)
+        at = held.__getitem__
+        self._settling = frozenset(map(at, settling))
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
-        self._resolving = frozenset(held[at] for at in resolving)
+        self._resolving = frozenset(map(at, resolving))
         """The wires that fill in a record from state they keep (`Wire.resolve`): the others are not asked."""
-        self._telling = tuple(held[at] for at in telling)
+        self._telling = tuple(map(at, telling))
         """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
