@@ -31,7 +31,8 @@ from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
 from ..wires import Addresses, Wire, later_wires, stub_wires
 from ..wires._caching import Counting
-from ..wires._later import built, is_later
+from ..wires._declared import STAND_INS as _LATER
+from ..wires._later import built
 from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
 from .bill import Bill, Billing
@@ -301,7 +302,7 @@ class Ledger:
         if records and allowed:
             records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
-        telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if not is_later(w)]
+        telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if w.__class__ not in _LATER]
         side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side

@@ -97,14 +97,15 @@ class Vocabulary:
         """`declared`: what `declared_vocabulary` works out over these wires, when known (the default wires')."""
         self.walked = tuple(wires)
         """The wires tried in order, each asked whether it `matches`."""
-        self.addresses = addresses if addresses else None
+        addressed = addresses.wires if addresses else ()
+        self.addresses = addresses if addressed else None
         """The wires served by address (a stub's built-in host dialects), tried after the first `first`
         walked wires (routes, `wires=`) and before the others; None when there are none."""
         self.first = self.walked[:first]
         self.rest = self.walked[first:]
-        self.wires = (*self.walked, *(addresses.wires if addresses else ()))
+        self.wires = (*self.walked, *addressed)
         if declared is None:
-            declared = declared_vocabulary(self.walked, addresses.wires if addresses else (), keeping=defaults)
+            declared = declared_vocabulary(self.walked, addressed, keeping=defaults)
         (self.headers, self.query, self.retry_headers), shared = declared
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
@@ -115,7 +116,7 @@ class Vocabulary:
         """One copy of each method and path seen (an SDK sends the same few with every request)."""
         self._secrets: dict[str, Secret] = {}
         """One `Secret` per API key seen (a client sends its one key with every request)."""
-        asked = [*(addresses.wires if addresses else ()), *self.walked] if defaults else ()  # in the order asked
+        asked = (*addressed, *self.walked) if defaults else ()  # in the order asked
         self.keeps = frozenset(asked[:shared])
         """The wires a found one is kept for: those asked before any whose paths another API shares."""
         self.found: dict[tuple[str, str, str, int | None], Wire] | None = {} if defaults else None
