@@ -908,9 +908,7 @@ def _explain(exc: ValidationError, where: str) -> str:
             lines.append(f"unknown field {loc!r}{_suggest(err['loc'])}")
             continue
         got = err.get("input")
-        got_text = (
-            "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {shown(got, 50)}"
-        )
+        got_text = "" if err["type"] in ("value_error", "missing") else f", got {type(got).__name__} {shown(got, 50)}"
         msg = err["msg"].removeprefix("Value error, ")
         inner = _INNER_FIELD.match(msg)
         if inner is not None and loc:  # a nested model names its own field: one path for both

@@ -302,7 +302,9 @@ class Ledger:
         if records and allowed:
             records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
-        telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if w.__class__ not in _LATER]
+        telling = self._telling
+        if self._side is _NO_SIDE:
+            telling = tuple(w for w in telling if w.__class__ not in _LATER)
         side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side

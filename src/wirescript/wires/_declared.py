@@ -37,5 +37,5 @@ def declared(wires: Sequence[Any], name: str, work_out: Callable[[Sequence[Any]]
         return found  # type: ignore[no-any-return]
     if not STAND_INS.issuperset(kinds):
         return work_out(wires)
-    found = tables[kinds] = work_out(wires)
-    return found  # type: ignore[no-any-return]
+    made = tables[kinds] = work_out(wires)
+    return made
