@@ -20,7 +20,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .._clock import Clock
 from .._exchange import Answer, OpenStream, Request
@@ -173,8 +173,8 @@ class Ledger:
         every = [*wired, *addressed]
         defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
         # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
-        standing = _standing() if defaults else None
-        self._strict_rules = StrictRules(every, kinds=standing.kinds if standing is not None else None)
+        kinds, known, declared = _standing() if defaults else (None, None, None)
+        self._strict_rules = StrictRules(every, kinds=kinds)
         self.strict = strict
         if isinstance(strict_skip, tuple) and not strict_skip:  # the default: nothing to look up
             self.strict_skip: frozenset[str] = frozenset()
@@ -184,10 +184,10 @@ class Ledger:
         self.check_tool_input = check_tool_input
         self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
-        self._cursor = Cursor(script, fallback, every, known=standing.known if standing is not None else None)
+        self._cursor = Cursor(script, fallback, every, known=known)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = held = tuple(every)
-        settling, telling, resolving = _declaring(standing.kinds if standing is not None else tuple(map(type, held)))
+        settling, telling, resolving = _declaring(kinds if kinds is not None else tuple(map(type, held)))
         at = held.__getitem__
         self._settling = frozenset(map(at, settling))
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
@@ -205,7 +205,7 @@ class Ledger:
             addresses=Addresses(addressed),
             first=first,
             defaults=defaults,
-            declared=standing.vocabulary if standing is not None else None,
+            declared=declared,
         )
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
@@ -644,27 +644,18 @@ class Ledger:
 _INDEX = operator.attrgetter("index")
 
 
-class _Standing(NamedTuple):
-    """What a stub of the default wires' stand-ins works out over their classes: the same for every such stub."""
-
-    kinds: tuple[type[Wire], ...]
-    """The classes of its wires, in order (walked, then by address): the key of every table over them."""
-    known: frozenset[str]
-    """The stop reasons a turn may script (`known_stop_reasons`)."""
-    vocabulary: Declared
-    """The credential names and how many of the wires a found one is kept for (`Vocabulary`)."""
-
-
 @functools.cache
-def _standing() -> _Standing:
-    """The tables of a stub of the default wires' stand-ins, worked out once per process (`later_wires`).
+def _standing() -> tuple[tuple[type[Wire], ...], frozenset[str], Declared]:
+    """What a stub of the default wires' stand-ins works out over their classes, once per process (`later_wires`).
 
-    Each comes from the same function a stub of other wires calls, on a stub's stand-ins: the
-    stand-ins hold only what their classes declare, and `later_wires` makes the same classes every time.
+    The classes of its wires in order (the key of every table over them), the stop reasons a turn
+    may script (`known_stop_reasons`), and its `Vocabulary`'s declared tables. Each comes from the
+    same function a stub of other wires calls, on a stub's stand-ins: they hold only what their
+    classes declare, and `later_wires` makes the same classes every time.
     """
     walked, addressed = later_wires()
     every = [*walked, *addressed]
-    return _Standing(tuple(map(type, every)), known_stop_reasons(every), declared_vocabulary(walked, addressed))
+    return tuple(map(type, every)), known_stop_reasons(every), declared_vocabulary(walked, addressed)
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once
