@@ -851,17 +851,20 @@ def parse_turn(value: object, where: str = "turn") -> Turn:
 
 def parse_turns(values: object, where: str = "script") -> list[Turn]:
     """Validate a list of turns; each error names `where[index]` and the field."""
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence):
+    if (values.__class__ is not list and values.__class__ is not tuple) and (
+        isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
+    ):
         hint = ""
         if isinstance(values, os.PathLike) or (isinstance(values, str) and values.endswith((".json", ".yaml", ".yml"))):
             hint = " (for a script file, pass load_script(path))"
         raise ScriptError(f"{where}: expected a list of turns, got {type(values).__name__}{hint}")
     items: list[object] = []
     for value in values:
-        if isinstance(value, str):
-            value = {"text": value}
-        elif not isinstance(value, (dict, Turn)) and isinstance(value, Mapping):
-            value = dict(value)
+        if value.__class__ is not dict:  # the usual turn needs no look at its type
+            if isinstance(value, str):
+                value = {"text": value}
+            elif not isinstance(value, (dict, Turn)) and isinstance(value, Mapping):
+                value = dict(value)
         items.append(value)
     try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
         return _turns().validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)

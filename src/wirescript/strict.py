@@ -249,10 +249,11 @@ class StrictRules:
 
     __slots__ = ("_bodies", "answer_rules", "rules")
 
-    def __init__(self, wires: Iterable[Wire]) -> None:
+    def __init__(self, wires: Iterable[Wire], *, kinds: tuple[type[Wire], ...] | None = None) -> None:
+        """`kinds`: the classes of `wires`, in order, when known already."""
         wired = tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
-        rules, shapes, answers = _plan(tuple(map(type, wired)))
+        rules, shapes, answers = _plan(kinds if kinds is not None else tuple(map(type, wired)))
         self.rules: Mapping[str, Rule] = rules
         """Every request rule of the stub, by id (read only)."""
         self.answer_rules: Mapping[str, AnswerRule] = answers

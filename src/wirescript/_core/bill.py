@@ -253,7 +253,7 @@ class _Derived:
 class Billing:
     """A stub's usage machinery: derivation, the cache store, the derived rows, the prices and batch items."""
 
-    __slots__ = ("_batch", "_derived", "_keep", "_lock", "counter", "derive", "prices", "store")
+    __slots__ = ("_batch", "_derived", "_keep", "_lock", "_store", "counter", "derive", "prices")
 
     def __init__(self, usage: object = None, prices: object = None, *, keep: int | None = None) -> None:
         counter = parse_usage(usage)
@@ -261,12 +261,23 @@ class Billing:
         """Whether every turn's usage is derived (a turn's `usage.derive` overrides it)."""
         self.counter: Counter = counter or approximate_tokens
         self.prices = parse_prices(prices)
-        self.store = CacheStore()
+        self._store: CacheStore | None = None
         self._derived: dict[int, _Derived] = {}
         self._batch: set[int] = set()
         self._keep = keep
         """How many derived requests to keep (the stub's `max_records`), or None: all."""
         self._lock = threading.Lock()
+
+    @property
+    def store(self) -> CacheStore:
+        """The stub's prompt cache: made when a request's usage is first derived (most stubs derive none)."""
+        store = self._store
+        if store is None:
+            with self._lock:
+                store = self._store
+                if store is None:
+                    store = self._store = CacheStore()
+        return store
 
     def mark_batch(self, index: int) -> None:
         """Price `requests[index]` as a batch item (`BillRow.batch`): what the batch endpoints call."""

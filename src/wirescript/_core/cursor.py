@@ -119,7 +119,15 @@ class Cursor:
 
     __slots__ = ("_cursor", "_known", "_queues", "_side", "fallback", "function")
 
-    def __init__(self, script: ScriptLike, fallback: ScriptFunction | None, wires: Sequence[Wire]) -> None:
+    def __init__(
+        self,
+        script: ScriptLike,
+        fallback: ScriptFunction | None,
+        wires: Sequence[Wire],
+        *,
+        known: frozenset[str] | None = None,
+    ) -> None:
+        """`known`: the wires' `known_stop_reasons`, when worked out already."""
         if fallback is not None and not callable(fallback):
             raise ScriptError(f"fallback: expected a function (RecordedRequest) -> turn, got {type(fallback).__name__}")
         for what, candidate in (("script", script), ("fallback", fallback)):
@@ -144,7 +152,7 @@ class Cursor:
                 self._queues[key] = parse_turns(turns, f"script[{key!r}]")
         else:
             self._queues[DEFAULT_QUEUE] = parse_turns(script, "script")
-        self._known = known = known_stop_reasons(wires)
+        self._known = known = known_stop_reasons(wires) if known is None else known
         # Only a stop reason or a fault can be beyond the wires: the other turns are not even labelled.
         flagged = [
             (f"{queue_label(queue)}[{i}]", turn)

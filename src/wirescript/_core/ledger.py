@@ -29,14 +29,15 @@ from ..recorded import OVERFLOW_KINDS, Problem, RecordedRequest
 from ..script import ScriptLike, Turn, TurnLike, queue_label
 from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
-from ..wires import Addresses, Wire, stub_wires
+from ..wires import Addresses, Wire, later_wires, stub_wires
 from ..wires._caching import Counting
-from ..wires._later import built, is_later
-from ..wires.base import AnswerChecks, Answered, Draw, Item
+from ..wires._declared import STAND_INS as _LATER
+from ..wires._later import built
+from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
 from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from .record import Arrival, Attempts, Vocabulary, read, read_item
+from .record import Arrival, Attempts, Declared, Vocabulary, declared_vocabulary, read, read_item
 from .report import (
     LISTED,
     abandoned,
@@ -170,7 +171,10 @@ class Ledger:
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired.insert(1 if routed else 0, MCPWire(mcp))
         every = [*wired, *addressed]
-        self._strict_rules = StrictRules(every)
+        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
+        # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
+        kinds, known, declared = _standing() if defaults else (None, None, None)
+        self._strict_rules = StrictRules(every, kinds=kinds)
         self.strict = strict
         if isinstance(strict_skip, tuple) and not strict_skip:  # the default: nothing to look up
             self.strict_skip: frozenset[str] = frozenset()
@@ -180,23 +184,29 @@ class Ledger:
         self.check_tool_input = check_tool_input
         self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
-        self._cursor = Cursor(script, fallback, every)
+        self._cursor = Cursor(script, fallback, every, known=known)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
         self._wires = held = tuple(every)
-        settling, telling, resolving = _declaring(tuple(map(type, held)))
-        self._settling = frozenset(held[at] for at in settling)
+        settling, telling, resolving = _declaring(kinds if kinds is not None else tuple(map(type, held)))
+        at = held.__getitem__
+        self._settling = frozenset(map(at, settling))
         """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
-        self._resolving = frozenset(held[at] for at in resolving)
+        self._resolving = frozenset(map(at, resolving))
         """The wires that fill in a record from state they keep (`Wire.resolve`): the others are not asked."""
-        self._telling = tuple(held[at] for at in telling)
+        self._telling = tuple(map(at, telling))
         """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
         first = int(routed) + (mcp is not None) + len(wires or ())  # walked before the addresses
-        defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
-        self._vocabulary = Vocabulary(wired, addresses=Addresses(addressed), first=first, defaults=defaults)
+        self._vocabulary = Vocabulary(
+            wired,
+            addresses=Addresses(addressed),
+            first=first,
+            defaults=defaults,
+            declared=declared,
+        )
         self._attempts = Attempts()
         self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
         self._count = 0
@@ -292,7 +302,9 @@ class Ledger:
         if records and allowed:
             records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
-        telling = self._telling if self._side is not _NO_SIDE else [w for w in self._telling if not is_later(w)]
+        telling = self._telling
+        if self._side is _NO_SIDE:
+            telling = tuple(w for w in telling if w.__class__ not in _LATER)
         side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
         return check_message(
             records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
@@ -633,6 +645,20 @@ class Ledger:
 
 
 _INDEX = operator.attrgetter("index")
+
+
+@functools.cache
+def _standing() -> tuple[tuple[type[Wire], ...], frozenset[str], Declared]:
+    """What a stub of the default wires' stand-ins works out over their classes, once per process (`later_wires`).
+
+    The classes of its wires in order (the key of every table over them), the stop reasons a turn
+    may script (`known_stop_reasons`), and its `Vocabulary`'s declared tables. Each comes from the
+    same function a stub of other wires calls, on a stub's stand-ins: they hold only what their
+    classes declare, and `later_wires` makes the same classes every time.
+    """
+    walked, addressed = later_wires()
+    every = [*walked, *addressed]
+    return tuple(map(type, every)), known_stop_reasons(every), declared_vocabulary(walked, addressed)
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once

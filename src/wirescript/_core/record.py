@@ -31,7 +31,7 @@ from .cursor import Ask, Decision, Refusal
 from .report import failed
 from .signal import Gate
 
-__all__ = ["UNREADABLE", "Arrival", "Attempts", "Vocabulary", "read", "read_item"]
+__all__ = ["UNREADABLE", "Arrival", "Attempts", "Declared", "Vocabulary", "declared_vocabulary", "read", "read_item"]
 
 
 class Arrival:
@@ -87,17 +87,27 @@ class Vocabulary:
     )
 
     def __init__(
-        self, wires: Sequence[Wire], *, addresses: Addresses | None = None, first: int = 0, defaults: bool = False
+        self,
+        wires: Sequence[Wire],
+        *,
+        addresses: Addresses | None = None,
+        first: int = 0,
+        defaults: bool = False,
+        declared: Declared | None = None,
     ) -> None:
+        """`declared`: what `declared_vocabulary` works out over these wires, when known (the default wires')."""
         self.walked = tuple(wires)
         """The wires tried in order, each asked whether it `matches`."""
-        self.addresses = addresses if addresses else None
+        addressed = addresses.wires if addresses else ()
+        self.addresses = addresses if addressed else None
         """The wires served by address (a stub's built-in host dialects), tried after the first `first`
         walked wires (routes, `wires=`) and before the others; None when there are none."""
         self.first = self.walked[:first]
         self.rest = self.walked[first:]
-        self.wires = (*self.walked, *(addresses.wires if addresses else ()))
-        self.headers, self.query, self.retry_headers = declared(self.walked, "credentials", _declared_credentials)
+        self.wires = (*self.walked, *addressed)
+        if declared is None:
+            declared = declared_vocabulary(self.walked, addressed, keeping=defaults)
+        (self.headers, self.query, self.retry_headers), shared = declared
         """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
         """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
@@ -110,8 +120,7 @@ class Vocabulary:
         """One `Secret` per API key seen (a client sends its one key with every request)."""
         self._queries: dict[bytes, dict[str, str]] = {}
         """Per raw query seen (google-genai sends `alt=sse` with every stream): what it parses to, copied per record."""
-        asked = [*(addresses.wires if addresses else ()), *self.walked] if defaults else []  # in the order asked
-        shared = next((at for at, wire in enumerate(asked) if wire.shared_paths), len(asked))
+        asked = (*addressed, *self.walked) if defaults else ()  # in the order asked
         self.keeps = frozenset(asked[:shared])
         """The wires a found one is kept for: those asked before any whose paths another API shares."""
         self.found: dict[tuple[str, str, str, int | None], Wire] | None = {} if defaults else None
@@ -227,6 +236,22 @@ class Vocabulary:
 
 
 _CREDENTIALS = operator.attrgetter("credential_headers", "credential_query", "retry_count_header")
+
+
+Declared = tuple[tuple[frozenset[str], frozenset[str], tuple[str, ...]], int]
+"""What a `Vocabulary` works out over its wires' declarations: its credential names (`_credentials`), and how
+many of its wires in the order asked (by address, then walked) come before the first whose paths another
+API shares (`Wire.shared_paths`)."""
+
+
+def declared_vocabulary(walked: Sequence[Wire], addressed: Sequence[Wire], *, keeping: bool = True) -> Declared:
+    """What `Vocabulary` works out over the declarations of these wires (walked, and served by address).
+
+    `keeping`: whether a found wire may be kept at all (a stub of the default wires); if not, none is.
+    """
+    asked = (*addressed, *walked) if keeping else ()
+    shared = next((at for at, wire in enumerate(asked) if wire.shared_paths), len(asked))
+    return declared(walked, "credentials", _declared_credentials), shared
 
 
 def _declared_credentials(wires: Sequence[Wire]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:

@@ -213,10 +213,14 @@ def later_wires() -> tuple[list[Wire], list[Wire]]:
     declarations, and becomes its wire (in place) before any of its own methods runs.
     """
     walked_kinds, addressed_kinds, partners = _later_plan()
-    walked: list[Wire] = [object.__new__(kind) for kind in walked_kinds]
+    walked: list[Wire] = list(map(_NEW, walked_kinds))
     for at, partner in partners:
         walked[at]._partner = walked[partner]  # type: ignore[attr-defined]
-    return walked, [object.__new__(kind) for kind in addressed_kinds]
+    return walked, list(map(_NEW, addressed_kinds))
+
+
+_NEW = object.__new__
+"""A stand-in's making: no `__init__` (its wire's runs when a request reaches it)."""
 
 
 @functools.cache

@@ -18,20 +18,24 @@ STAND_INS: set[type[Any]] = set()
 
 _Value = TypeVar("_Value")
 
-_DECLARED: dict[tuple[tuple[type[Any], ...], str], Any] = {}
-"""Per tuple of stand-in classes and table name: the table worked out of what those classes declare."""
+_DECLARED: dict[str, dict[tuple[type[Any], ...], Any]] = {}
+"""Per table name, per tuple of stand-in classes: the table worked out of what those classes declare."""
 
 
 def declared(wires: Sequence[Any], name: str, work_out: Callable[[Sequence[Any]], _Value]) -> _Value:
     """`work_out(wires)`, once per tuple of stand-in classes when every one of `wires` is a stand-in.
 
-    Any other list (a wire of one's own, a built wire) is worked out afresh.
+    Any other list (a wire of one's own, a built wire) is worked out afresh. Only tuples of stand-in
+    classes are ever kept, so a tuple found is one of them: the common case costs one look-up.
     """
     kinds = tuple(map(type, wires))
+    tables = _DECLARED.get(name)
+    if tables is None:
+        tables = _DECLARED.setdefault(name, {})
+    found = tables.get(kinds, _DECLARED)
+    if found is not _DECLARED:
+        return found  # type: ignore[no-any-return]
     if not STAND_INS.issuperset(kinds):
         return work_out(wires)
-    key = (kinds, name)
-    found = _DECLARED.get(key, _DECLARED)
-    if found is _DECLARED:
-        found = _DECLARED[key] = work_out(wires)
-    return found  # type: ignore[no-any-return]
+    made = tables[kinds] = work_out(wires)
+    return made

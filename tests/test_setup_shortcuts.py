@@ -1,0 +1,152 @@
+"""What a test's set-up works out once per process, or only when first needed, is what it would work out each time.
+
+A stub of the default wires takes the tables over its stand-ins' classes from one per-process
+record (`_standing`); a declared table found is one look-up; a stub's prompt cache is made when a
+request's usage is first derived; a list of dict turns is validated without a look at its types;
+a passing test's `check()` says nothing without building a listing. Each is held here to the slow path.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+
+import wirescript
+from wirescript import ScriptTransport, Turn
+from wirescript._core.ledger import _declaring, _standing
+from wirescript._core.record import Vocabulary
+from wirescript.script import parse_turn, parse_turns
+from wirescript.strict import StrictRules
+from wirescript.wires import Addresses, default_wires
+from wirescript.wires._declared import _DECLARED, STAND_INS, declared
+from wirescript.wires._later import is_later
+from wirescript.wires.base import _known_stop_reasons
+
+anthropic = pytest.importorskip("anthropic")
+httpx2 = pytest.importorskip("httpx2", reason="the legacy SDKs' environment has no httpx2")
+
+
+def _served(stub: ScriptTransport) -> None:
+    client = anthropic.Anthropic(api_key="k", http_client=httpx2.Client(transport=stub), max_retries=0)
+    client.messages.create(model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "Hi"}])
+    client.close()
+
+
+def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -> None:
+    for _ in range(3):  # each time after a request made one of the last stub's wires: the next stub's are stand-ins
+        stub = ScriptTransport(["Hi"])
+        ledger = stub._ledger
+        every = list(ledger._wires)
+        assert all(is_later(wire) for wire in every)
+        assert _standing()[0] == tuple(map(type, every))
+        assert ledger._cursor._known == _known_stop_reasons(every)
+        vocabulary = ledger._vocabulary
+        walked = list(vocabulary.walked)
+        afresh = Vocabulary(walked, addresses=Addresses(every[len(walked) :]), defaults=True)
+        for name in ("headers", "query", "retry_headers", "keeps", "walked", "rest", "first", "wires"):
+            assert getattr(vocabulary, name) == getattr(afresh, name), name
+        assert vocabulary.keeps  # the default wires keep what they found
+        strict = StrictRules(every)
+        assert ledger._strict_rules.rules == strict.rules
+        assert ledger._strict_rules.answer_rules == strict.answer_rules
+        assert ledger._strict_rules._bodies == strict._bodies
+        settling, telling, resolving = _declaring.__wrapped__(tuple(map(type, every)))
+        assert ledger._settling == frozenset(every[at] for at in settling)
+        assert ledger._resolving == frozenset(every[at] for at in resolving)
+        assert ledger._telling == tuple(every[at] for at in telling)
+        _served(stub)
+        stub.check()
+
+
+def test_a_stub_of_other_wires_works_its_tables_out_itself() -> None:
+    mine = type(default_wires()[0])()
+    stub = ScriptTransport([{"text": "x", "stop_reason": "refusal"}], wires=[mine])
+    stub.check(unused_turns=False)
+    assert stub._ledger._wires[0] is mine
+    assert not stub._ledger._vocabulary.keeps  # only a stub of the default wires keeps what it found
+    with pytest.raises(wirescript.ScriptError, match="unknown stop reason 'my_reason'"):
+        ScriptTransport([{"text": "x", "stop_reason": "my_reason"}], wires=[mine])
+
+
+def test_a_declared_table_is_kept_only_for_stand_ins_and_found_as_worked_out() -> None:
+    worked: list[int] = []
+
+    def work_out(wires: Any) -> int:
+        worked.append(len(wires))
+        return len(worked)
+
+    stand_ins = list(ScriptTransport([])._ledger._wires)
+    own = [type(default_wires()[0])(), *stand_ins[1:]]
+    assert declared(own, "test-table", work_out) == 1
+    assert declared(own, "test-table", work_out) == 2  # a wire of one's own: worked out afresh every time
+    assert declared(stand_ins, "test-table", work_out) == 3
+    assert declared(list(ScriptTransport([])._ledger._wires), "test-table", work_out) == 3  # found
+    assert all(STAND_INS.issuperset(kinds) for tables in _DECLARED.values() for kinds in tables)
+    assert worked == [len(own)] * 3
+
+
+def test_the_prompt_cache_is_made_when_usage_is_first_derived() -> None:
+    plain = ScriptTransport(["Hi"])
+    _served(plain)
+    plain.check()
+    assert plain._ledger.billing._store is None
+    assert plain.bill.rows  # the bill is there without it
+    derived = ScriptTransport(["Hi", "Hi"], usage="derive")
+    _served(derived)
+    store = derived._ledger.billing._store
+    assert store is not None
+    _served(derived)
+    assert derived._ledger.billing.store is store  # one cache for the stub's requests
+    derived.check()
+
+
+class _Turns(list):  # type: ignore[type-arg]
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [{"text": "a"}, {"tool": {"name": "f", "input": {}}}],
+        ({"text": "a"}, "b"),
+        _Turns([{"text": "a"}, "b"]),
+        [types.MappingProxyType({"text": "a"}), _Dict(text="b"), Turn(text="c")],
+    ],
+    ids=["dicts", "tuple", "list-subclass", "mappings"],
+)
+def test_a_script_reads_as_each_of_its_turns_alone(script: Any) -> None:
+    assert parse_turns(script) == [parse_turn(value, "script") for value in script]
+
+
+@pytest.mark.parametrize("script", ["Hi", b"Hi", {"text": "Hi"}, 3, iter([{"text": "Hi"}])])
+def test_what_is_no_list_of_turns_is_refused_as_before(script: Any) -> None:
+    with pytest.raises(wirescript.ScriptError, match="script: expected a list of turns"):
+        parse_turns(script)
+
+
+def test_a_turn_of_a_list_that_is_wrong_is_named() -> None:
+    with pytest.raises(wirescript.ScriptError, match=r"invalid script\[1\]: unknown field 'txt'"):
+        parse_turns([{"text": "a"}, {"txt": "b"}])
+
+
+def test_check_of_a_passing_test_says_nothing_and_of_any_other_says_what() -> None:
+    stub = ScriptTransport(["Hi"])
+    _served(stub)
+    stub.check()
+    left = ScriptTransport(["Hi", "Bye"])
+    _served(left)
+    with pytest.raises(AssertionError, match=r"1 scripted turn\(s\) were never requested"):
+        left.check()
+    left.check(unused_turns=False)
+    over = ScriptTransport([])
+    with pytest.raises(anthropic.APIStatusError):
+        _served(over)
+    with pytest.raises(AssertionError, match="not answered as scripted"):
+        over.check()
+    over.check(problems=False)
