@@ -125,7 +125,10 @@ def _check_routing() -> None:
     """A client built with no transport of its own reaches the stub only while the interception is open."""
     stub = ScriptTransport(["routed"])
     with stub.intercept(), httpx2.Client() as http:
-        http.post("https://api.anthropic.com/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
+        http.post(
+            "https://api.anthropic.com/v1/messages",
+            json={"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]},
+        )
     if len(stub.requests) != 1:
         raise AssertionError(f"intercept did not route the request to the stub: {stub.requests}")
     stub.check()
