@@ -14,15 +14,15 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 import pytest
-from google import genai
-from google.genai import types
 
 from test_record_build import FIELDS, _assert_built_alike
 from wirescript import ScriptTransport
 from wirescript._core import record as _record
 from wirescript.recorded import REDACTED
 
-httpx2 = pytest.importorskip("httpx2")
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
+genai = pytest.importorskip("google.genai")
+types = pytest.importorskip("google.genai.types")
 
 QUERIES = [
     "alt=sse",

@@ -13,7 +13,6 @@ import gc
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-import httpx2
 import pytest
 
 from wirescript import ScriptTransport
@@ -22,6 +21,8 @@ from wirescript.recorded import REDACTED, RecordedRequest
 from wirescript.script import ErrorSpec, StreamError, Turn
 from wirescript.sse import encode_event, json_dumps
 from wirescript.wires.base import Frame, Parsed, Rendered, Wire
+
+httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
 BODY = b'{"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}'
 KEY = "sk-ant-shared-table-never-keeps-me"
