@@ -179,7 +179,9 @@ def test_the_tables_shared_by_stand_ins_are_those_of_the_eager_wires() -> None:
 
     walked, addressed = default_wires(), hosted_wires()
     stops = CANONICAL_STOP_REASONS.union(*(wire.stop_reasons for wire in [*walked, *addressed]))
-    credentials = _credentials(tuple((w.credential_headers, w.credential_query, w.retry_count_header) for w in walked))
+    credentials = _credentials(
+        tuple((w.credential_headers, w.credential_query, w.retry_count_header, w.per_request_headers) for w in walked)
+    )
     places = _places(tuple(tuple(wire.addresses) for wire in addressed))
     for _ in range(2):  # worked out, then shared
         stub = ScriptTransport([])
@@ -188,7 +190,8 @@ def test_the_tables_shared_by_stand_ins_are_those_of_the_eager_wires() -> None:
         assert all(is_later(wire) for wire in ledger._wires)
         assert ledger._cursor._known == stops
         shared = ledger._vocabulary
-        assert (shared.headers, shared.query, shared.retry_headers) == credentials
+        assert (shared.headers, shared.query, shared.retry_headers, shared.per_request) == credentials
+        assert shared.per_request == {"amz-sdk-invocation-id", "x-amz-date"}  # the Bedrock wire's, from its stand-in
         assert shared.addresses is not None
         assert shared.addresses._by_host == places
 

@@ -37,7 +37,7 @@ from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
 from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
-from .record import Arrival, Attempts, Declared, Vocabulary, declared_vocabulary, read, read_item
+from .record import Arrival, Attempts, Declared, Vocabulary, declared_vocabulary, may_be_retried, read, read_item
 from .report import (
     LISTED,
     abandoned,
@@ -545,10 +545,7 @@ class Ledger:
 
     def _answered(self, arrival: Arrival) -> None:
         """Tell the retry inference the decision: the retry can only come once this answer is sent."""
-        if arrival.attempt is None:
-            return
-        decision = arrival.decision
-        if decision.__class__ is Turn and decision.error is None and decision.fault is None:  # never retried: no lock
+        if arrival.attempt is None or not may_be_retried(arrival.decision):  # never remembered: no lock
             return
         try:
             with self.lock:

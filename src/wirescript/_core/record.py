@@ -13,7 +13,7 @@ import json
 import operator
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic import VERSION as PYDANTIC_VERSION
@@ -31,7 +31,17 @@ from .cursor import Ask, Decision, Refusal
 from .report import failed
 from .signal import Gate
 
-__all__ = ["UNREADABLE", "Arrival", "Attempts", "Declared", "Vocabulary", "declared_vocabulary", "read", "read_item"]
+__all__ = [
+    "UNREADABLE",
+    "Arrival",
+    "Attempts",
+    "Declared",
+    "Vocabulary",
+    "declared_vocabulary",
+    "may_be_retried",
+    "read",
+    "read_item",
+]
 
 
 class Arrival:
@@ -79,6 +89,7 @@ class Vocabulary:
         "found",
         "headers",
         "keeps",
+        "per_request",
         "query",
         "rest",
         "retry_headers",
@@ -107,8 +118,10 @@ class Vocabulary:
         self.wires = (*self.walked, *addressed)
         if declared is None:
             declared = declared_vocabulary(self.walked, addressed, keeping=defaults)
-        (self.headers, self.query, self.retry_headers), shared = declared
-        """The headers the wires' SDKs number their attempts in (`Wire.retry_count_header`), usually one."""
+        (self.headers, self.query, self.retry_headers, self.per_request), shared = declared
+        """`retry_headers`: the headers the wires' SDKs number their attempts in (`Wire.retry_count_header`),
+        usually one; `per_request`: the headers they make new for every request (`Wire.per_request_headers`):
+        neither such a pair nor a run of pairs holding one is kept, as neither comes again."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
         """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
         self._pairs: dict[tuple[bytes, bytes], _Pair] = {}
@@ -177,7 +190,7 @@ class Vocabulary:
             found[pair[0]] = pair[1]
             return found, (*names, pair[0]) if pair[2] else names
         found, secret = self._read_pairs(head, 0, {}, [])
-        if len(self._heads) < _HEADS_MOST and _PER_REQUEST.isdisjoint(found):  # a run that can come again
+        if len(self._heads) < _HEADS_MOST and self.per_request.isdisjoint(found):  # a run that can come again
             self._heads[head] = (found.copy(), tuple(secret))
         return self._read_pairs(raw_headers, count - 1, found, secret)
 
@@ -187,6 +200,7 @@ class Vocabulary:
         """`found` and `secret` with the pairs from `start` on read in (a request with a non-ASCII pair: read whole)."""
         pairs = self._pairs
         public = _PUBLIC.get(self.headers, _NONE)  # the pairs any stub of these credential names read
+        per_request = self.per_request
         for index in range(start, len(raw_headers)):
             raw = raw_headers[index]
             pair = public.get(raw) or pairs.get(raw)
@@ -195,8 +209,8 @@ class Vocabulary:
                 if not (raw_name.isascii() and raw_value.isascii()):
                     return self._read_encoded(raw_headers)
                 pair = self._classified(raw_name.lower().decode("ascii"), raw_value.decode("ascii"))
-                if len(raw_value) > _SHARED_LONGEST or pair[0] in _PER_REQUEST:
-                    pass  # longer values are ids and tokens, and botocore's per-request ones never come again
+                if len(raw_value) > _SHARED_LONGEST or pair[0] in per_request:
+                    pass  # longer values are ids and tokens, and a per-request one never comes again
                 elif not pair[2]:
                     public = _publish(self.headers, raw, pair)
                 elif len(pairs) < _SHARED_MOST:
@@ -235,11 +249,14 @@ class Vocabulary:
         return name, value, name in self.headers or is_sensitive_header(name)
 
 
-_CREDENTIALS = operator.attrgetter("credential_headers", "credential_query", "retry_count_header")
+_CREDENTIALS = operator.attrgetter(
+    "credential_headers", "credential_query", "retry_count_header", "per_request_headers"
+)
 
 
-Declared = tuple[tuple[frozenset[str], frozenset[str], tuple[str, ...]], int]
-"""What a `Vocabulary` works out over its wires' declarations: its credential names (`_credentials`), and how
+Declared = tuple[tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]], int]
+"""What a `Vocabulary` works out over its wires' declarations: its credential names, retry-count headers and
+per-request headers (`_credentials`), and how
 many of its wires in the order asked (by address, then walked) come before the first whose paths another
 API shares (`Wire.shared_paths`)."""
 
@@ -254,7 +271,9 @@ def declared_vocabulary(walked: Sequence[Wire], addressed: Sequence[Wire], *, ke
     return declared(walked, "credentials", _declared_credentials), shared
 
 
-def _declared_credentials(wires: Sequence[Wire]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+def _declared_credentials(
+    wires: Sequence[Wire],
+) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
     """`_credentials` of what these wires declare."""
     found = tuple(map(_CREDENTIALS, wires))
     try:
@@ -265,12 +284,13 @@ def _declared_credentials(wires: Sequence[Wire]) -> tuple[frozenset[str], frozen
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires declares the same: worked out once
 def _credentials(
-    declared: tuple[tuple[Iterable[str], Iterable[str], str | None], ...],
-) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
-    """`Vocabulary`'s credential headers, query names and retry-count headers of wires declaring these."""
-    headers = SENSITIVE_HEADERS.union(*(names for names, _, _ in declared))
-    query = frozenset(name.lower() for _, names, _ in declared for name in names) | {"api_key", "api-key"}
-    return headers, query, tuple(dict.fromkeys(h.lower() for _, _, h in declared if h))
+    declared: tuple[tuple[Iterable[str], Iterable[str], str | None, Iterable[str]], ...],
+) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+    """`Vocabulary`'s credential headers, query names, retry-count and per-request headers of wires declaring these."""
+    headers = SENSITIVE_HEADERS.union(*(names for names, _, _, _ in declared))
+    query = frozenset(name.lower() for _, names, _, _ in declared for name in names) | {"api_key", "api-key"}
+    retry = tuple(dict.fromkeys(h.lower() for _, _, h, _ in declared if h))
+    return headers, query, retry, frozenset(name.lower() for *_, names in declared for name in names)
 
 
 _Pair = tuple[str, str, bool]
@@ -320,9 +340,6 @@ _HEADS_MOST = 64
 """How many distinct runs of all-but-the-last headers a stub keeps what they read to (an SDK sends one or two)."""
 _SHARED_MOST = 4096
 """How many distinct headers a stub keeps one decoded copy of."""
-_PER_REQUEST = frozenset({"amz-sdk-invocation-id", "x-amz-date"})
-"""Headers whose value is new with every request (botocore's invocation id and signing time): neither the
-pair nor a run of pairs holding one is kept, as neither comes again."""
 _SHARED_LONGEST = 128
 """The longest header value shared (longer ones are ids and tokens, rarely repeated)."""
 
@@ -694,7 +711,7 @@ class Attempts:
 
     def answered(self, key: _Key, record: RecordedRequest, decision: object, wire: Wire | None) -> None:
         """Remember `record` when `decision` (its turn, or a refusal) answers it with a retryable failure."""
-        if wire is None or not isinstance(decision, Turn) or not _retryable(decision, wire):
+        if wire is None or not may_be_retried(decision) or not _retryable(decision, wire):
             return
         if len(self._failed) >= _FAILED_MOST:  # never retried: forget the oldest
             del self._failed[next(iter(self._failed))]
@@ -703,6 +720,14 @@ class Attempts:
 
 _FAILED_MOST = 1024
 """How many retryable failures a stub remembers while it waits for their retries."""
+
+
+def may_be_retried(decision: object) -> TypeGuard[Turn]:
+    """Whether a client could retry the answer of `decision`: a turn with an error or a fault (`_retryable` decides).
+
+    Any other answer is never remembered, so the ledger asks this before taking its lock for `Attempts.answered`.
+    """
+    return isinstance(decision, Turn) and (decision.error is not None or decision.fault is not None)
 
 
 def _retryable(turn: Turn, wire: Wire) -> bool:

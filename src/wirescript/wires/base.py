@@ -284,6 +284,10 @@ class Wire(ABC):
     retry_count_header: ClassVar[str | None] = None
     """The request header its SDK numbers its attempts in (`x-stainless-retry-count`), read into
     `RecordedRequest.retry_count`; without one, the stub derives the count from what it answered."""
+    per_request_headers: ClassVar[tuple[str, ...]] = ()
+    """Request headers (lower-case) whose value its SDK makes new for every request (botocore's
+    invocation id and signing time): recorded as every header is, but never kept for the next request,
+    which could not use them."""
     rules: ClassVar[Sequence[Rule]] = ()
     """The strict rules it checks (`check`): the ids `strict_skip` may name, with its stub's `any.*` rules."""
     answer_rules: ClassVar[Sequence[AnswerRule]] = ()

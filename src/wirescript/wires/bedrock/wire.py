@@ -143,6 +143,7 @@ class BedrockWire(Wire):
     hosts = ("bedrock-runtime.*.amazonaws.com", "bedrock-runtime-fips.*.amazonaws.com")  # every region
     boto_service = "bedrock-runtime"
     retry_count_header = "x-stainless-retry-count"  # anthropic.AnthropicBedrock's; botocore sends none
+    per_request_headers = ("amz-sdk-invocation-id", "x-amz-date")  # botocore's: a new id and time per call
     rules = RULES
     answer_rules = (*CONVERSE_ANSWER_RULES, *MESSAGES_ANSWER_RULES)
     answer_fields = CONVERSE_ANSWER_FIELDS | MESSAGES_ANSWER_FIELDS
