@@ -234,9 +234,9 @@ class BedrockWire(Wire):
             if kept is None:
                 return self._plain(turn, record, op, key, joined)
             if op == "converse":
-                return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": f"req-{index:04d}"}, kept)
+                return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, kept)
             chunk = OneChunk(kept, len(kept), "messageStart", "")
-            return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": f"req-{index:04d}"}, frames=chunk)
+            return Rendered(200, {"content-type": _EVENTSTREAM, "x-amzn-requestid": _request_id(index)}, frames=chunk)
         return self._render(turn, record, op, malformed_tool_json, joined)
 
     def _plain(self, turn: Turn, record: RecordedRequest, op: str, key: tuple[str, str, str], joined: bool) -> Rendered:
@@ -265,7 +265,7 @@ class BedrockWire(Wire):
         index = record.index
         if op == "converse":
             body = _converse.converse_json(turn, index, stop=self.canonical_stop(turn))
-            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": f"req-{index:04d}"}, body)
+            return Rendered(200, {"content-type": "application/json", "x-amzn-requestid": _request_id(index)}, body)
         if op == "converse-stream":
             stop = self.canonical_stop(turn)
             frames: Iterator[Frame] | None = None

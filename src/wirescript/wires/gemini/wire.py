@@ -427,7 +427,7 @@ class GeminiWire(Wire):
             except UnicodeEncodeError:  # a lone surrogate: escaped whole, as `json_dumps` escapes it
                 body = _escaped(whole, "", "")
             return Rendered(200, dict(_JSON_HEADERS), body)
-        array = record.query.get("alt", "json").lower() != "sse"  # `_json_array`
+        array = _json_array(record)
         shape = (model, input_tokens, output_tokens, cached, finish, array)
         start, between_head, between_tail, end_head, end_tail = _TEXTS.get(shape) or _kept_text(shape)
         pieces = chunks(text) if chars > 1 else [text]  # `chunks(text) or [""]`
