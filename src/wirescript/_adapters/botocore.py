@@ -187,7 +187,9 @@ def _request_headers(headers: Any) -> list[tuple[bytes, bytes]]:
         raw = []
         try:
             for key, value in found.items():  # a loop, not a comprehension: no function call per request (3.11)
-                raw.append((key._key.encode(), value if value.__class__ is bytes else _value_bytes(value)))
+                if value.__class__ is not bytes:  # botocore's signed values are bytes, its `Content-Length` text
+                    value = value.encode() if value.__class__ is str else _value_bytes(value)
+                raw.append((key._key.encode(), value))
         except AttributeError:  # keys of another shape
             pass
         else:
