@@ -237,8 +237,9 @@ class BedrockWire(Wire):
         found = operation(record.path)
         op = found[1] if found else "converse"
         index = record.index
-        if (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
-            key = (str(turn.text), "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
+        text = turn.text
+        if text is not None and (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
+            key = (text, "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
             kept = _PLAIN.get(key)
             if kept is None:
                 return self._plain(turn, record, op, key, joined)
