@@ -187,15 +187,19 @@ def _request_headers(headers: Any) -> list[tuple[bytes, bytes]]:
         raw = []
         try:
             for key, value in found.items():  # a loop, not a comprehension: no function call per request (3.11)
-                raw.append((key._key.encode(), value if isinstance(value, bytes) else str(value).encode()))
+                if value.__class__ is not bytes:  # botocore's signed values are bytes, its `Content-Length` text
+                    value = value.encode() if value.__class__ is str else _value_bytes(value)
+                raw.append((key._key.encode(), value))
         except AttributeError:  # keys of another shape
             pass
         else:
             return raw
-    return [
-        (str(name).encode(), value if isinstance(value, bytes) else str(value).encode())
-        for name, value in headers.items()
-    ]
+    return [(str(name).encode(), _value_bytes(value)) for name, value in headers.items()]
+
+
+def _value_bytes(value: Any) -> bytes:
+    """A header's value as sent: bytes as they are (botocore signs and sends its values as bytes), else its text."""
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
 def _fail_before(step: Step, url: str) -> None:
@@ -255,6 +259,8 @@ class _RawBody:
     (and `readinto`, `readlines`, `tell`, `readable` as its own methods of those names do), and `close()`
     when a stream is closed; chunks are pulled from the server only as they are read.
     """
+
+    __slots__ = ("_buffer", "_chunks", "_pulled", "closed")
 
     def __init__(self, chunks: Iterable[bytes]) -> None:
         self._chunks: Iterator[bytes] = iter(chunks)

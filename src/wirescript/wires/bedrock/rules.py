@@ -168,6 +168,53 @@ def check_converse(
 
     """
     listed = body.get("messages")
+    if _clear(body, listed):  # the usual conversation: no check can refuse it, whatever is skipped
+        return None
+    return _each(body, listed, skip, model)
+
+
+def _clear(body: dict[str, Any], listed: Any) -> bool:
+    """Whether no Converse check can refuse the body, read in one pass; False: each check is asked.
+
+    It is clear when it has neither `toolConfig` nor `inferenceConfig`, and its messages (the dicts
+    of a list) are `user` and `assistant` in turn from a `user` one, whose blocks carry no `toolUse`,
+    no `toolResult` and no blank text: then every check passes (`_each`), skipped or not. A body of
+    any other shape (a subclass of dict or list, a role of another value) is left to the checks.
+    """
+    if "toolConfig" in body or "inferenceConfig" in body:
+        return False
+    if listed.__class__ is not list:
+        return not isinstance(listed, list)  # no messages: only `toolConfig`'s and `inferenceConfig`'s checks read any
+    previous: Any = "assistant"  # the first message must be the user's: `_first_not_user`, for any model
+    for message in listed:
+        if message.__class__ is not dict:
+            if isinstance(message, dict):
+                return False
+            continue  # not a message: every check skips it
+        role = message.get("role")
+        if role == previous or (role != "user" and role != "assistant"):
+            return False  # `_alternate`, `_invalid_role` (or a role the checks read otherwise)
+        previous = role
+        content = message.get("content")
+        if content.__class__ is not list:
+            if isinstance(content, list):
+                return False
+            continue  # no blocks: the block checks skip it
+        for block in content:
+            if block.__class__ is not dict:
+                if isinstance(block, dict):
+                    return False
+                continue
+            if "toolUse" in block or "toolResult" in block:
+                return False  # the tool-block checks
+            text = block.get("text")
+            if text is not None and (text.__class__ is not str or not text.strip()):
+                return False  # `_blank_text` (or a text the checks read otherwise)
+    return True
+
+
+def _each(body: dict[str, Any], listed: Any, skip: frozenset[str], model: str | None) -> Violation | None:
+    """`check_converse` asking each check not skipped, in order."""
     messages: list[dict[str, Any]] = []
     every, without_tool_blocks = _checks(skip if skip.__class__ is frozenset else frozenset(skip))
     # Only a conversation with toolUse or toolResult blocks can break the three rules about them.

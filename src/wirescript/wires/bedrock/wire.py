@@ -180,40 +180,49 @@ class BedrockWire(Wire):
             parsed.model = model
             parsed.stream = op == "invoke-with-response-stream"
             return parsed
+        # Exact types first (what a parsed JSON body holds), the general readers otherwise: the same values.
         messages = body.get("messages")
-        if not isinstance(messages, list):
+        if messages.__class__ is not list and not isinstance(messages, list):
             messages = []
         tool_config = body.get("toolConfig")
         tools: list[Any] = []
-        if isinstance(tool_config, dict):
+        if tool_config is not None and isinstance(tool_config, dict):
             specs = as_list(tool_config.get("tools"))
             tools = [t["toolSpec"] for t in specs if isinstance(t, dict) and isinstance(t.get("toolSpec"), dict)]
-        last_user: list[Any] = []  # the toolResult blocks of the last user message
+        last_user: list[Any] | None = None  # the toolResult blocks of the last user message (None: none)
         every: list[Any] = []  # and of every message, in order
-        for message in messages:  # each message's `toolResult` blocks
-            if isinstance(message, dict):
-                results = []
-                content = message.get("content")
-                if isinstance(content, list):
-                    for block in content:
-                        if isinstance(block, dict) and isinstance(block.get("toolResult"), dict):
+        for message in messages:  # each message's `toolResult` blocks: a loop, no function call per message
+            if message.__class__ is not dict and not isinstance(message, dict):
+                continue
+            results: list[Any] | None = None
+            content = message.get("content")
+            if content.__class__ is list or isinstance(content, list):
+                for block in content:
+                    if block.__class__ is dict or isinstance(block, dict):
+                        result = block.get("toolResult")
+                        if result is not None and (result.__class__ is dict or isinstance(result, dict)):
+                            if results is None:
+                                results = []
                             results.append(block)
-                if message.get("role") == "user":
-                    last_user = results
+            if message.get("role") == "user":
+                last_user = results
+            if results is not None:
                 every += results
         system = body.get("system")
         inference = body.get("inferenceConfig")
+        if inference is not None and not isinstance(inference, dict):
+            inference = None
         return Parsed(
             model=model,
             system=_system_text(system) if system is not None else None,
             messages=messages,
             tools=tools,
             tool_names=[t["name"] for t in tools if isinstance(t.get("name"), str)] if tools else [],
-            tool_results=last_user,
+            tool_results=last_user if last_user is not None else [],
             all_tool_results=every,
             stream=op == "converse-stream",
-            max_tokens=as_int(inference.get("maxTokens")) if isinstance(inference, dict) else None,
-            temperature=as_float(inference.get("temperature")) if isinstance(inference, dict) else None,
+            max_tokens=as_int(inference.get("maxTokens")) if inference is not None else None,
+            temperature=as_float(inference.get("temperature")) if inference is not None else None,
         )
 
     def render(
@@ -228,8 +237,9 @@ class BedrockWire(Wire):
         found = operation(record.path)
         op = found[1] if found else "converse"
         index = record.index
-        if (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
-            key = (str(turn.text), "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
+        text = turn.text
+        if text is not None and (op == "converse" or (joined and op == "converse-stream")) and plain_text(turn):
+            key = (text, "end_turn" if turn.stop_reason is None else self.canonical_stop(turn), op)
             kept = _PLAIN.get(key)
             if kept is None:
                 return self._plain(turn, record, op, key, joined)
