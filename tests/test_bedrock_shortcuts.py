@@ -138,3 +138,8 @@ def test_converse_bodies_parse_to_what_a_plain_reading_gives() -> None:
             again = wire.parse(body, path)
             for name in ("tools", "tool_names", "tool_results", "all_tool_results"):
                 assert getattr(parsed, name) is not getattr(again, name)
+
+
+def test_the_one_pass_reasons_about_every_converse_rule() -> None:
+    """A rule added to `CONVERSE_RULES` but not to the one pass would be skipped for the usual conversation."""
+    assert {rule.id for rule in CONVERSE_RULES} == rules._CLEARED_FOR

@@ -173,6 +173,23 @@ def check_converse(
     return _each(body, listed, skip, model)
 
 
+_CLEARED_FOR = frozenset(
+    {
+        "bedrock.first-message-not-user",
+        "bedrock.invalid-role",
+        "bedrock.roles-must-alternate",
+        "bedrock.blank-text",
+        "bedrock.tool-use-without-result",
+        "bedrock.tool-result-without-use",
+        "bedrock.tool-config-missing",
+        "bedrock.tool-name-pattern",
+        "bedrock.inference-config-range",
+    }
+)
+"""The Converse rules `_clear` reasons about: a rule added to `CONVERSE_RULES` must be added here, and to
+`_clear`, or the test that pins the two sets fails (the one pass would otherwise skip it)."""
+
+
 def _clear(body: dict[str, Any], listed: Any) -> bool:
     """Whether no Converse check can refuse the body, read in one pass; False: each check is asked.
 
