@@ -170,8 +170,11 @@ class Ledger:
 
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
+            wired = [*wired]
             wired.insert(1 if routed else 0, MCPWire(mcp))
-        every = [*wired, *addressed]
+        # Tuples throughout: the default wires come as tuples, and every table over them keeps these (no copies).
+        wired, addressed = tuple(wired), tuple(addressed)
+        every = (*wired, *addressed)
         defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
         # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
         if defaults:
@@ -198,9 +201,9 @@ class Ledger:
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every, known=known)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
-        self._wires = tuple(every)
+        self._wires = every
         if declaring is None:
-            declaring = _declaring(tuple(map(type, self._wires)))
+            declaring = _declaring(tuple(map(type, every)))
         self._settling, self._telling, self._resolving = declaring
         """The classes of the wires whose turnless requests move jobs on (`Wire.settle`), the positions of those
         that may have something unused to list (`Wire.unused`; the others list nothing), and the classes of those
