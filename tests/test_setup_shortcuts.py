@@ -11,7 +11,9 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import pydantic
 import pytest
+from pydantic import BaseModel
 
 import wirescript
 import wirescript.script as script_module
@@ -186,6 +188,19 @@ def test_a_text_alone_is_the_turn_the_validator_makes(text: str, monkeypatch: py
     first, second = parse_turns([{"text": text}, {"text": text}])
     assert first is not second
     assert first.model_fields_set is not second.model_fields_set
+    assert vars(first) is not vars(second)
+
+
+def test_a_text_alone_is_made_in_the_layout_of_the_pydantic_it_was_written_for() -> None:
+    # `_text_turn` sets a model's four instance slots as `model_construct` does: pydantic 2's layout.
+    assert pydantic.VERSION.startswith("2.")
+    assert BaseModel.__slots__ == ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+    validated = Turn.model_validate({"text": "Hi"})
+    assert validated.__pydantic_extra__ is None  # no extra fields (extra="forbid")
+    assert validated.__pydantic_private__ is None  # no private attributes
+    made = parse_turns(["Hi"])[0]
+    for name in BaseModel.__slots__:
+        assert object.__getattribute__(made, name) == object.__getattribute__(validated, name), name
 
 
 def _no_validator(*args: Any) -> Any:

@@ -884,22 +884,34 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
 def _text_turn(text: str) -> Turn | None:
     """The turn `{"text": text}` validates to, made without the validator; None when `text` does not encode.
 
-    A text alone meets every check of `Turn` but the one that it encodes as UTF-8 (ASCII always does),
-    so the validated turn is a copy of the validated empty text with this text in it (`model_copy`,
-    which validates nothing). `tests/test_setup_shortcuts.py` holds it to the validator's turn.
+    A text alone meets every check of `Turn` but that it encodes as UTF-8 (ASCII always does), so
+    the validated turn is the validated empty text's fields with this text, and `text` the one field
+    set. It is made as pydantic's `model_construct` makes a model: its four instance slots set (a
+    pydantic 2 model's layout, which `tests/test_setup_shortcuts.py` pins and holds to the validator).
     """
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: the validator says where
             return None
-    return _empty_text().model_copy(update={"text": text})
+    fields = _empty_text().copy()
+    fields["text"] = text
+    turn = _new_model(Turn)
+    _set(turn, "__dict__", fields)
+    _set(turn, "__pydantic_fields_set__", {"text"})
+    _set(turn, "__pydantic_extra__", None)
+    _set(turn, "__pydantic_private__", None)
+    return turn
+
+
+_new_model = object.__new__
+_set = object.__setattr__
 
 
 @functools.cache
-def _empty_text() -> Turn:
-    """`Turn(text="")`, validated once: what `_text_turn` copies."""
-    return Turn.model_validate({"text": ""})
+def _empty_text() -> dict[str, Any]:
+    """The fields of `Turn(text="")`, validated once, in the validator's order: what `_text_turn` copies."""
+    return dict(vars(Turn.model_validate({"text": ""})))
 
 
 @functools.cache
