@@ -8,6 +8,8 @@ a passing test's `check()` says nothing without building a listing. Each is held
 
 from __future__ import annotations
 
+import math
+import threading
 import types
 from typing import Any
 
@@ -20,6 +22,7 @@ import wirescript.script as script_module
 from wirescript import ScriptTransport, Turn
 from wirescript._core.ledger import _declaring, _standing
 from wirescript._core.record import Vocabulary
+from wirescript._core.signal import seconds
 from wirescript.script import parse_turn, parse_turns
 from wirescript.strict import StrictRules
 from wirescript.wires import Addresses, default_wires
@@ -242,3 +245,26 @@ def test_a_text_that_does_not_encode_is_refused_as_the_validator_refuses_it() ->
         parse_turns(["fine", "a\ud800b"])
     assert str(listed.value) == str(alone.value)
     assert "lone surrogate" in str(alone.value)
+
+
+@pytest.mark.parametrize("zero", [False, True])
+def test_a_timeout_in_seconds_is_checked_as_ever(zero: bool) -> None:
+    longest = threading.TIMEOUT_MAX
+    for value in (30.0, 1e-9, longest, 5, 0.0, -0.0, -1.0, math.nan, math.inf, longest * 2, True, "3", _Float(2.0)):
+        valid = (
+            not isinstance(value, (bool, str))
+            and math.isfinite(value)
+            and (value >= 0 if zero else value > 0)
+            and value <= longest
+        )
+        if valid:
+            got = seconds(value, "timeout", zero=zero)
+            assert got == value
+            assert type(got) is float
+        else:
+            with pytest.raises(wirescript.ScriptError, match="timeout: expected a"):
+                seconds(value, "timeout", zero=zero)
+
+
+class _Float(float):
+    pass

@@ -142,8 +142,13 @@ def _waker(schedule: Callable[[Callable[[], Any]], Any], callback: Callable[[], 
     return wake
 
 
+_LONGEST = threading.TIMEOUT_MAX
+
+
 def seconds(value: object, name: str, *, zero: bool = False) -> float:
     """A timeout in seconds: a positive (or, with `zero`, non-negative) finite real that threads can wait for."""
+    if value.__class__ is float and (value >= 0.0 if zero else value > 0.0) and value <= _LONGEST:  # the usual
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 if zero else value > 0):
         what = "a non-negative" if zero else "a positive"
         raise ScriptError(f"{name}: expected {what} number of seconds, got {value!r}")
