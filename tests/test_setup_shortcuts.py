@@ -8,21 +8,27 @@ a passing test's `check()` says nothing without building a listing. Each is held
 
 from __future__ import annotations
 
+import math
+import threading
 import types
 from typing import Any
 
+import pydantic
 import pytest
+from pydantic import BaseModel
 
 import wirescript
+import wirescript.script as script_module
 from wirescript import ScriptTransport, Turn
 from wirescript._core.ledger import _declaring, _standing
 from wirescript._core.record import Vocabulary
+from wirescript._core.signal import seconds
 from wirescript.script import parse_turn, parse_turns
 from wirescript.strict import StrictRules
 from wirescript.wires import Addresses, default_wires
 from wirescript.wires._declared import _DECLARED, STAND_INS, declared
 from wirescript.wires._later import is_later
-from wirescript.wires.base import _known_stop_reasons
+from wirescript.wires.base import Wire, _known_stop_reasons
 
 anthropic = pytest.importorskip("anthropic")
 httpx2 = pytest.importorskip("httpx2", reason="the legacy SDKs' environment has no httpx2")
@@ -52,12 +58,24 @@ def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -
         assert ledger._strict_rules.rules == strict.rules
         assert ledger._strict_rules.answer_rules == strict.answer_rules
         assert ledger._strict_rules._bodies == strict._bodies
-        settling, telling, resolving = _declaring.__wrapped__(tuple(map(type, every)))
-        assert ledger._settling == frozenset(every[at] for at in settling)
-        assert ledger._resolving == frozenset(every[at] for at in resolving)
-        assert ledger._telling == tuple(every[at] for at in telling)
+        assert _standing()[3] == _declaring.__wrapped__(tuple(map(type, every)))
+        _declares_as_its_wires_do(ledger)
         _served(stub)
         stub.check()
+        _declares_as_its_wires_do(ledger)  # the wire that served is built: asked by its own class
+        assert sum(not is_later(wire) for wire in ledger._wires) == 1
+
+
+def _declares_as_its_wires_do(ledger: Any) -> None:
+    """Which wires the ledger asks to settle, resolve or list what is unused: those whose wire overrides it."""
+    for at, wire in enumerate(ledger._wires):
+        kind = type(wire)._later_kind if is_later(wire) else type(wire)
+        assert (type(wire) in ledger._settling) == (kind.settle is not Wire.settle), kind
+        assert (type(wire) in ledger._resolving) == (kind.resolve is not Wire.resolve), kind
+        assert (at in ledger._telling) == (kind.unused is not Wire.unused), kind
+    assert any(type(wire) in ledger._settling for wire in ledger._wires)
+    assert any(type(wire) in ledger._resolving for wire in ledger._wires)
+    assert ledger._telling
 
 
 def test_a_stub_of_other_wires_works_its_tables_out_itself() -> None:
@@ -110,6 +128,10 @@ class _Dict(dict):  # type: ignore[type-arg]
     pass
 
 
+class _Str(str):
+    pass
+
+
 @pytest.mark.parametrize(
     "script",
     [
@@ -150,3 +172,99 @@ def test_check_of_a_passing_test_says_nothing_and_of_any_other_says_what() -> No
     with pytest.raises(AssertionError, match="not answered as scripted"):
         over.check()
     over.check(problems=False)
+
+
+_TEXTS = ["", "Hi", "  spaced  ", "line\nbreak\ttab", "\x00nul", "é ✓ 日本語 🙂", "x" * 20_000]
+
+
+@pytest.mark.parametrize("text", _TEXTS, ids=range(len(_TEXTS)))
+def test_a_text_alone_is_the_turn_the_validator_makes(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    validated = script_module._turns().validate_python([{"text": text}])[0]
+    monkeypatch.setattr(script_module, "_turns", _no_validator)  # made without it
+    for made in (*parse_turns([{"text": text}, text]), *parse_turns((text,))):
+        assert made == validated
+        assert made.model_fields_set == validated.model_fields_set
+        assert list(vars(made)) == list(vars(validated))
+        assert repr(made) == repr(validated)
+        assert made.model_dump_json() == validated.model_dump_json()
+        assert made.model_dump(exclude_unset=True) == {"text": text}
+    first, second = parse_turns([{"text": text}, {"text": text}])
+    assert first is not second
+    assert first.model_fields_set is not second.model_fields_set
+    assert vars(first) is not vars(second)
+
+
+def test_a_text_alone_is_made_in_the_layout_of_the_pydantic_it_was_written_for() -> None:
+    # `_text_turn` sets a model's four instance slots as `model_construct` does: pydantic 2's layout.
+    assert pydantic.VERSION.startswith("2.")
+    assert BaseModel.__slots__ == ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+    validated = Turn.model_validate({"text": "Hi"})
+    assert validated.__pydantic_extra__ is None  # no extra fields (extra="forbid")
+    assert validated.__pydantic_private__ is None  # no private attributes
+    made = parse_turns(["Hi"])[0]
+    for name in BaseModel.__slots__:
+        assert object.__getattribute__(made, name) == object.__getattribute__(validated, name), name
+
+
+def _no_validator(*args: Any) -> Any:
+    raise AssertionError("the turns' validator was asked")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [{"text": "a", "stop_reason": "end_turn"}],
+        [{"text": 3}],
+        [{"text": None}],
+        [{"txt": "a"}],
+        [_Dict(text="a"), _Str("b")],
+        [_Str("b")],
+        [{"text": _Str("b")}],
+    ],
+    ids=["two-fields", "no-str", "none", "unknown", "subclasses", "str-subclass", "text-subclass"],
+)
+def test_anything_but_a_text_alone_is_validated(script: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        expected: object = [parse_turn(value, "script") for value in script]
+    except wirescript.ScriptError as exc:
+        expected = str(exc)
+    monkeypatch.setattr(script_module, "_text_turn", _no_validator)  # never made as a text alone
+    try:
+        found: object = parse_turns(script)
+    except wirescript.ScriptError as exc:
+        found = str(exc).replace("script[0]", "script")
+    assert found == expected
+    if isinstance(found, list):  # a str subclass is validated into a str
+        assert [type(turn.text) for turn in found] == [type(turn.text) for turn in expected]  # type: ignore[attr-defined]
+
+
+def test_a_text_that_does_not_encode_is_refused_as_the_validator_refuses_it() -> None:
+    with pytest.raises(wirescript.ScriptError) as alone:
+        parse_turn({"text": "a\ud800b"}, "script[1]")
+    with pytest.raises(wirescript.ScriptError) as listed:
+        parse_turns(["fine", "a\ud800b"])
+    assert str(listed.value) == str(alone.value)
+    assert "lone surrogate" in str(alone.value)
+
+
+@pytest.mark.parametrize("zero", [False, True])
+def test_a_timeout_in_seconds_is_checked_as_ever(zero: bool) -> None:
+    longest = threading.TIMEOUT_MAX
+    for value in (30.0, 1e-9, longest, 5, 0.0, -0.0, -1.0, math.nan, math.inf, longest * 2, True, "3", _Float(2.0)):
+        valid = (
+            not isinstance(value, (bool, str))
+            and math.isfinite(value)
+            and (value >= 0 if zero else value > 0)
+            and value <= longest
+        )
+        if valid:
+            got = seconds(value, "timeout", zero=zero)
+            assert got == value
+            assert type(got) is float
+        else:
+            with pytest.raises(wirescript.ScriptError, match="timeout: expected a"):
+                seconds(value, "timeout", zero=zero)
+
+
+class _Float(float):
+    pass

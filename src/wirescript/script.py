@@ -859,19 +859,59 @@ def parse_turns(values: object, where: str = "script") -> list[Turn]:
             hint = " (for a script file, pass load_script(path))"
         raise ScriptError(f"{where}: expected a list of turns, got {type(values).__name__}{hint}")
     items: list[object] = []
+    texts = True  # whether every turn is a text alone (`_text_turn`)
     for value in values:
         if value.__class__ is not dict:  # the usual turn needs no look at its type
             if isinstance(value, str):
                 value = {"text": value}
             elif not isinstance(value, (dict, Turn)) and isinstance(value, Mapping):
                 value = dict(value)
+        if texts and (value.__class__ is not dict or len(value) != 1 or value.get("text").__class__ is not str):
+            texts = False
         items.append(value)
+    if texts:  # the commonest script: no field but `text`, each a str that encodes (else validated, to say why)
+        made = [_text_turn(value["text"]) for value in items]  # type: ignore[index]
+        if None not in made:
+            return made  # type: ignore[return-value]
     try:  # the whole list in one validation: a 20-turn script is built in a few microseconds a turn
         return _turns().validate_python(items, context=_ENCODABLE if _all_encodable(items) else None)
     except ValidationError as exc:
         bad = next(int(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"] and isinstance(e["loc"][0], int))
         parse_turn(items[bad], f"{where}[{bad}]")  # the same message as validating that turn alone
         raise  # pragma: no cover - the turn alone fails as it did in the list
+
+
+def _text_turn(text: str) -> Turn | None:
+    """The turn `{"text": text}` validates to, made without the validator; None when `text` does not encode.
+
+    A text alone meets every check of `Turn` but that it encodes as UTF-8 (ASCII always does), so
+    the validated turn is the validated empty text's fields with this text, and `text` the one field
+    set. It is made as pydantic's `model_construct` makes a model: its four instance slots set (a
+    pydantic 2 model's layout, which `tests/test_setup_shortcuts.py` pins and holds to the validator).
+    """
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the validator says where
+            return None
+    fields = _empty_text().copy()
+    fields["text"] = text
+    turn = _new_model(Turn)
+    _set(turn, "__dict__", fields)
+    _set(turn, "__pydantic_fields_set__", {"text"})
+    _set(turn, "__pydantic_extra__", None)
+    _set(turn, "__pydantic_private__", None)
+    return turn
+
+
+_new_model = object.__new__
+_set = object.__setattr__
+
+
+@functools.cache
+def _empty_text() -> dict[str, Any]:
+    """The fields of `Turn(text="")`, validated once, in the validator's order: what `_text_turn` copies."""
+    return dict(vars(Turn.model_validate({"text": ""})))
 
 
 @functools.cache

@@ -240,6 +240,11 @@ class Bill:
         return f"<Bill rows={len(self.rows)}{cost} cache_hit_ratio={self.cache_hit_ratio():.2f}>"
 
 
+_LOCK = threading.Lock()
+"""Guards every stub's usage machinery (its cache store's making, its derived rows, its batch items): each holds
+it for a dict operation, so one lock serves them all, and no stub makes one of its own."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Derived:
     """A derived request's usage as sent, its tally, and its prompt's blocks (to say what changed)."""
@@ -253,27 +258,27 @@ class _Derived:
 class Billing:
     """A stub's usage machinery: derivation, the cache store, the derived rows, the prices and batch items."""
 
-    __slots__ = ("_batch", "_derived", "_keep", "_lock", "_store", "counter", "derive", "prices")
+    __slots__ = ("_batch", "_derived", "_keep", "_store", "counter", "derive", "prices")
 
     def __init__(self, usage: object = None, prices: object = None, *, keep: int | None = None) -> None:
-        counter = parse_usage(usage)
+        counter = None if usage is None else parse_usage(usage)
         self.derive = counter is not None
         """Whether every turn's usage is derived (a turn's `usage.derive` overrides it)."""
         self.counter: Counter = counter or approximate_tokens
-        self.prices = parse_prices(prices)
+        self.prices = None if prices is None else parse_prices(prices)
         self._store: CacheStore | None = None
         self._derived: dict[int, _Derived] = {}
-        self._batch: set[int] = set()
+        self._batch: dict[int, None] = {}
+        """The indices of the requests that are batch items (a dict as a set: an empty one is no collector's work)."""
         self._keep = keep
         """How many derived requests to keep (the stub's `max_records`), or None: all."""
-        self._lock = threading.Lock()
 
     @property
     def store(self) -> CacheStore:
         """The stub's prompt cache: made when a request's usage is first derived (most stubs derive none)."""
         store = self._store
         if store is None:
-            with self._lock:
+            with _LOCK:
                 store = self._store
                 if store is None:
                     store = self._store = CacheStore()
@@ -281,8 +286,8 @@ class Billing:
 
     def mark_batch(self, index: int) -> None:
         """Price `requests[index]` as a batch item (`BillRow.batch`): what the batch endpoints call."""
-        with self._lock:
-            self._batch.add(index)
+        with _LOCK:
+            self._batch[index] = None
 
     def derived_turn(self, wire: Wire, record: RecordedRequest, turn: Turn, arrived: int) -> Turn:
         """The turn with its usage derived from the request by its wire's rules; the row kept.
@@ -304,7 +309,7 @@ class Billing:
             output = max(1, int(counter(output_text(turn))))
         sent = caching.usage(tally, output, scripted)
         blocks = tuple((block.where, block.digest) for block in prompt.blocks)
-        with self._lock:
+        with _LOCK:
             kept = self._derived
             kept[record.index] = _Derived(sent, tally, blocks, prompt.model or record.model)
             if self._keep is not None and len(kept) > self._keep:  # the oldest goes, as its record did
@@ -313,7 +318,7 @@ class Billing:
 
     def row(self, wire: Wire, record: RecordedRequest, turn: Turn | None) -> BillRow | None:
         """The bill's row of an answered request: its derived usage, else what its wire sent for `turn`."""
-        with self._lock:
+        with _LOCK:
             derived = self._derived.get(record.index)
             batch = record.index in self._batch
         if derived is not None:
@@ -344,7 +349,7 @@ class Billing:
 
     def changed(self, index: int) -> str | None:
         """What made a derived request miss: the first block that differs from the previous request's, or its note."""
-        with self._lock:
+        with _LOCK:
             derived = self._derived.get(index)
             earlier = [i for i in self._derived if i < index]
             previous = self._derived.get(max(earlier)) if earlier else None

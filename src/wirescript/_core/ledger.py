@@ -19,7 +19,7 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._clock import Clock
@@ -98,6 +98,7 @@ class Ledger:
         "_count",
         "_cursor",
         "_held",
+        "_keep",
         "_owner",
         "_problems",
         "_records",
@@ -169,32 +170,45 @@ class Ledger:
 
             if not isinstance(mcp, MCPScript):
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
+            wired = [*wired]
             wired.insert(1 if routed else 0, MCPWire(mcp))
-        every = [*wired, *addressed]
+        # Tuples throughout: the default wires come as tuples, and every table over them keeps these (no copies).
+        wired, addressed = tuple(wired), tuple(addressed)
+        every = (*wired, *addressed)
         defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
         # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
-        kinds, known, declared = _standing() if defaults else (None, None, None)
+        if defaults:
+            kinds, known, declared, declaring = _standing()
+        else:
+            kinds, known, declared, declaring = None, None, None, None
         self._strict_rules = StrictRules(every, kinds=kinds)
         self.strict = strict
         if isinstance(strict_skip, tuple) and not strict_skip:  # the default: nothing to look up
-            self.strict_skip: frozenset[str] = frozenset()
+            self.strict_skip: frozenset[str] = _NO_SKIP
         else:
             rules = {**self._strict_rules.rules, **self._strict_rules.answer_rules}
             self.strict_skip = skip_ids(strict_skip, rules=rules)
         self.check_tool_input = check_tool_input
-        self._answers = AnswerChecks(self.strict_skip, check_tool_input) if strict else None
+        self._answers = (
+            (
+                _CHECKS
+                if check_tool_input is False and self.strict_skip is _NO_SKIP
+                else AnswerChecks(self.strict_skip, check_tool_input)
+            )
+            if strict
+            else None
+        )
         """What a scripted turn is held to against its request (None: strict mode off, server tools only)."""
         self._cursor = Cursor(script, fallback, every, known=known)
         self._side = self._cursor.side_script(parse_side(side) if side is not None else None)
-        self._wires = held = tuple(every)
-        settling, telling, resolving = _declaring(kinds if kinds is not None else tuple(map(type, held)))
-        at = held.__getitem__
-        self._settling = frozenset(map(at, settling))
-        """The wires whose turnless requests move jobs on (`Wire.settle`): a set, so asking costs no call."""
-        self._resolving = frozenset(map(at, resolving))
-        """The wires that fill in a record from state they keep (`Wire.resolve`): the others are not asked."""
-        self._telling = tuple(map(at, telling))
-        """The wires that may have something unused to list (`Wire.unused`; the others list nothing), in order."""
+        self._wires = every
+        if declaring is None:
+            declaring = _declaring(tuple(map(type, every)))
+        self._settling, self._telling, self._resolving = declaring
+        """The classes of the wires whose turnless requests move jobs on (`Wire.settle`), the positions of those
+        that may have something unused to list (`Wire.unused`; the others list nothing), and the classes of those
+        that fill in a record from state they keep (`Wire.resolve`; the others are not asked): shared by every
+        stub of the same wire classes, a stand-in's class standing with its wire's."""
         if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
             for wire in every:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
@@ -208,11 +222,15 @@ class Ledger:
             declared=declared,
         )
         self._attempts = Attempts()
-        self._records: collections.deque[RecordedRequest] = collections.deque(maxlen=max_records)
+        self._records: list[RecordedRequest] | collections.deque[RecordedRequest] = (
+            [] if max_records is None else collections.deque(maxlen=max_records)
+        )
+        """The records kept: all of them in a list, or the last `max_records` in a deque (which costs more to make)."""
+        self._keep = max_records
         self._count = 0
         self._troubled: dict[int, RecordedRequest] = {}
         """The requests with a problem, by index: kept when `max_records` drops them from `_records`."""
-        self._problems: list[Problem] = []
+        self._problems: list[Problem] | None = None  # None until the first problem (`_add_problem`)
         self._held: dict[int, RecordedRequest] = {}
         self._streams: dict[int, OpenStream] = {}
         """The streamed answers not read to their end yet, by request index (`unfinished_stream` at `check()`)."""
@@ -233,13 +251,17 @@ class Ledger:
 
     def own(self, owner: Any) -> None:
         """Called once by the shell holding this ledger: the watch is told; never checked, it warns when collected."""
-        self._owner = weakref.ref(owner)
         current = _watch
         if current is not None and current.births:
+            self._owner = weakref.ref(owner)
             self._seen = current
             self._tell(current, None)
         if not self.claimed:  # nothing took charge of it: it warns when collected (or at exit), if nothing checked it
-            _UNWATCHED[weakref.ref(owner, _collected)] = self
+            # The reference that tells of its collection is the one the ledger holds too (no second one is made).
+            ref = weakref.ref(owner, _collected)
+            if self._owner is None:
+                self._owner = ref
+            _UNWATCHED[ref] = self
 
     def turn(self, queue: str | None, position: int | None) -> Turn | None:
         """The scripted turn at `position` of `queue` (as a record names it), or None."""
@@ -269,12 +291,12 @@ class Ledger:
     def problems(self) -> list[Problem]:
         """Every problem so far, in the order they were found."""
         with self.lock:
-            return list(self._problems)
+            return list(self._problems or ())
 
     def overflow(self) -> int:
         """How many requests got no scripted turn."""
         with self.lock:
-            return sum(1 for p in self._problems if p.kind in OVERFLOW_KINDS)
+            return sum(1 for p in self._problems or () if p.kind in OVERFLOW_KINDS)
 
     def pending_count(self) -> int:
         """How many scripted turns are not consumed yet."""
@@ -290,24 +312,36 @@ class Ledger:
         """What `ScriptTransport.check()` raises: every problem, held request and unused turn; None: nothing."""
         allowed = allowed_kinds(allow)
         self.checked = True
+        records: Sequence[RecordedRequest] = ()
+        held: Sequence[RecordedRequest] = ()
+        pending: Sequence[PendingTurn] = ()
         with self.lock:
             for index in list(self._streams) if self._streams else ():
                 watch = self._streams.pop(index, None)
                 if watch is not None:  # still open: never read to its end
                     self._add_problem(watch.record, unfinished(watch.sent))
-            records = sorted(self._troubled.values(), key=_INDEX) if self._troubled else []
-            held = [] if not self._held or "hold_timeout" in allowed else list(self._held.values())
+            if self._troubled:
+                records = sorted(self._troubled.values(), key=_INDEX)
+            if self._held and "hold_timeout" not in allowed:
+                held = list(self._held.values())
             total = self._cursor.pending_count()
-            pending = self._cursor.pending(LISTED) if total else []
+            if total:
+                pending = self._cursor.pending(LISTED)
         if records and allowed:
             records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
-        telling = self._telling
-        if self._side is _NO_SIDE:
-            telling = tuple(w for w in telling if w.__class__ not in _LATER)
-        side = [(f"{w.unused_label} {w.unused_said}", lines) for w in telling if (lines := w.unused(self._side))]
+        wires, given = self._wires, self._side
+        fresh = _LATER if given is _NO_SIDE else ()
+        side: list[tuple[str, Sequence[str]]] | None = None
+        for at in self._telling:
+            wire = wires[at]
+            if wire.__class__ not in fresh and (lines := wire.unused(given)):
+                side = side or []
+                side.append((f"{wire.unused_label} {wire.unused_said}", lines))
+        if not records and not held and not total and side is None:  # a passing test's: nothing to say
+            return None
         return check_message(
-            records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side
+            records, held, pending, total, problems=problems, unused_turns=unused_turns, unused_side=side or ()
         )
 
     # ------------------------------------------------------------------ the hold gate
@@ -389,7 +423,7 @@ class Ledger:
             # a record that carries its attempt number needs no inference (nearly every SDK's)
             attempt = self._attempts.arrive(request, record) if record.__dict__["retry_count"] is None else None
             decision = arrival.decision
-            if wire is not None and wire in self._resolving:  # a wire that keeps no state is not asked
+            if wire is not None and wire.__class__ in self._resolving:  # a wire that keeps no state is not asked
                 try:
                     wire.resolve(record)
                 except Exception as exc:  # a wire's bug must be loud, never a retried "Connection error."
@@ -402,7 +436,7 @@ class Ledger:
                     decision = failed(f"asking the {wire.name} wire whether the request takes a turn", exc)
                 else:
                     decision = TURNLESS if turnless else self._cursor.take(record)
-                    settles = turnless and wire in self._settling
+                    settles = turnless and wire.__class__ in self._settling
             if isinstance(decision, Refusal):
                 self._add_problem(record, decision)
             self._records.append(record)
@@ -533,7 +567,7 @@ class Ledger:
         if isinstance(decision, Refusal) and record.problem is None:  # not given up on by `late` meanwhile
             self.report(record, decision)
         elif isinstance(decision, Turn):  # the bill reads it back (a queue's turns are kept by the cursor)
-            kept, keep = self._asked_turns, self._records.maxlen
+            kept, keep = self._asked_turns, self._keep
             if keep is None:
                 kept[record.index] = decision
             else:
@@ -630,7 +664,10 @@ class Ledger:
         problem = Problem(record.index, record.method, record.path, refusal.kind, reason, lead=refusal.lead)
         record.problem = problem
         self._troubled[record.index] = record
-        self._problems.append(problem)
+        if self._problems is None:
+            self._problems = [problem]
+        else:
+            self._problems.append(problem)
 
     def _checked(self, wire: Wire, record: RecordedRequest) -> Refusal | None:
         """The strict refusal of a parsed request, or None; outside the lock (a wire guards its own state)."""
@@ -644,26 +681,50 @@ class Ledger:
 _INDEX = operator.attrgetter("index")
 
 
+_NO_SKIP: frozenset[str] = frozenset()
+"""The `strict_skip` of a stub given none (every stub shares it)."""
+
+_CHECKS = AnswerChecks(_NO_SKIP, False)
+"""The `AnswerChecks` of a strict stub that skips no rule and checks no tool input: the same for every such stub."""
+
+Declaring = tuple[frozenset[type[Wire]], tuple[int, ...], frozenset[type[Wire]]]
+"""`_declaring`'s answer: the settling classes, the telling positions, the resolving classes."""
+
+
 @functools.cache
-def _standing() -> tuple[tuple[type[Wire], ...], frozenset[str], Declared]:
+def _standing() -> tuple[tuple[type[Wire], ...], frozenset[str], Declared, Declaring]:
     """What a stub of the default wires' stand-ins works out over their classes, once per process (`later_wires`).
 
     The classes of its wires in order (the key of every table over them), the stop reasons a turn
-    may script (`known_stop_reasons`), and its `Vocabulary`'s declared tables. Each comes from the
-    same function a stub of other wires calls, on a stub's stand-ins: they hold only what their
-    classes declare, and `later_wires` makes the same classes every time.
+    may script (`known_stop_reasons`), its `Vocabulary`'s declared tables and its wires' `_declaring`.
+    Each comes from the same function a stub of other wires calls, on a stub's stand-ins: they hold
+    only what their classes declare, and `later_wires` makes the same classes every time.
     """
     walked, addressed = later_wires()
     every = [*walked, *addressed]
-    return tuple(map(type, every)), known_stop_reasons(every), declared_vocabulary(walked, addressed)
+    kinds = tuple(map(type, every))
+    return kinds, known_stop_reasons(every), declared_vocabulary(walked, addressed), _declaring(kinds)
 
 
 @functools.lru_cache(maxsize=64)  # every stub of the default wires has the same classes: worked out once
-def _declaring(kinds: tuple[type[Wire], ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """The positions of the wire classes that override `Wire.settle`, `Wire.unused` and `Wire.resolve`."""
-    settling = tuple(at for at, kind in enumerate(kinds) if kind.settle is not Wire.settle)
+def _declaring(kinds: tuple[type[Wire], ...]) -> Declaring:
+    """The classes that override `Wire.settle`, the positions of those overriding `Wire.unused`, those of `resolve`.
+
+    A class is asked, not a position: a stub's wire is found among its own, and a stand-in's class
+    stands with the class of the wire it becomes (whose overrides it forwards), so both are in a set
+    when either is.
+    """
+    settling = frozenset(_as_built(kind for kind in kinds if kind.settle is not Wire.settle))
     telling = tuple(at for at, kind in enumerate(kinds) if kind.unused is not Wire.unused)
-    return settling, telling, tuple(at for at, kind in enumerate(kinds) if kind.resolve is not Wire.resolve)
+    return settling, telling, frozenset(_as_built(kind for kind in kinds if kind.resolve is not Wire.resolve))
+
+
+def _as_built(kinds: Iterable[type[Wire]]) -> Iterator[type[Wire]]:
+    """Each class, and for a stand-in's class the class of the wire it becomes too."""
+    for kind in kinds:
+        yield kind
+        if kind in _LATER:
+            yield kind._later_kind
 
 
 class Drawing(Draw):

@@ -40,7 +40,8 @@ class Signal:
 
     def __init__(self, lock: threading.Lock) -> None:
         self._lock = lock
-        self._waiters: list[Callable[[], None]] = []
+        self._waiters: list[Callable[[], None]] | tuple[()] = ()
+        """Who waits: a list from the first waiter on (a stub that nobody waits on makes none)."""
 
     @property
     def waiting(self) -> bool:
@@ -49,7 +50,7 @@ class Signal:
 
     def notify_all(self) -> None:
         """Wake every waiter to check its condition again. Call with the lock held."""
-        waiters, self._waiters = self._waiters, []
+        waiters, self._waiters = self._waiters, ()
         for wake in waiters:
             wake()
 
@@ -64,7 +65,7 @@ class Signal:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._waiters.append(event.set)
+                self._join(event.set)
             try:
                 event.wait(remaining)
             finally:
@@ -88,7 +89,7 @@ class Signal:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                self._waiters.append(wake)
+                self._join(wake)
             try:
                 if anyio is None:
                     with contextlib.suppress(TimeoutError):
@@ -99,9 +100,19 @@ class Signal:
             finally:
                 self._forget(wake)
 
+    def _join(self, wake: Callable[[], None]) -> None:
+        """Add a waiter (under the lock)."""
+        waiters = self._waiters
+        if isinstance(waiters, list):
+            waiters.append(wake)
+        else:
+            self._waiters = [wake]
+
     def _forget(self, wake: Callable[[], None]) -> None:
-        with self._lock, contextlib.suppress(ValueError):  # already woken: notify_all took it
-            self._waiters.remove(wake)
+        with self._lock:
+            waiters = self._waiters
+            if wake in waiters:  # else already woken: notify_all took it
+                waiters.remove(wake)  # type: ignore[union-attr]
 
 
 def _anyio() -> Any:
@@ -131,8 +142,13 @@ def _waker(schedule: Callable[[Callable[[], Any]], Any], callback: Callable[[], 
     return wake
 
 
+_LONGEST = threading.TIMEOUT_MAX
+
+
 def seconds(value: object, name: str, *, zero: bool = False) -> float:
     """A timeout in seconds: a positive (or, with `zero`, non-negative) finite real that threads can wait for."""
+    if value.__class__ is float and (value >= 0.0 if zero else value > 0.0) and value <= _LONGEST:  # the usual
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 if zero else value > 0):
         what = "a non-negative" if zero else "a positive"
         raise ScriptError(f"{name}: expected {what} number of seconds, got {value!r}")

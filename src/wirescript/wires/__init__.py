@@ -179,7 +179,7 @@ def _share_conversations(wires: list[Wire]) -> None:
             wire.store = responses.conversations
 
 
-def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[list[Wire], list[Wire]]:
+def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[Sequence[Wire], Sequence[Wire]]:
     """One stub's wires: those walked in order (`merge_wires`), and those served by address.
 
     With a `dialect` (an id of `dialects()`, `"ollama@0.20.4"`, or a `Wire` instance) its wires
@@ -206,17 +206,18 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[li
     return walked, addressed
 
 
-def later_wires() -> tuple[list[Wire], list[Wire]]:
+def later_wires() -> tuple[tuple[Wire, ...], tuple[Wire, ...]]:
     """`stub_wires(None)` as stand-ins (`wirescript.wires._later`): each wire is built when a request reaches it.
 
     The same wires, in the same order, with the same stop map: each stand-in has its class's
-    declarations, and becomes its wire (in place) before any of its own methods runs.
+    declarations, and becomes its wire (in place) before any of its own methods runs. Tuples, so
+    that whatever keeps them as a tuple keeps these (`tuple()` of a tuple is that tuple).
     """
     walked_kinds, addressed_kinds, partners = _later_plan()
-    walked: list[Wire] = list(map(_NEW, walked_kinds))
+    walked: tuple[Wire, ...] = tuple(map(_NEW, walked_kinds))
     for at, partner in partners:
         walked[at]._partner = walked[partner]  # type: ignore[attr-defined]
-    return walked, list(map(_NEW, addressed_kinds))
+    return walked, tuple(map(_NEW, addressed_kinds))
 
 
 _NEW = object.__new__
