@@ -411,6 +411,33 @@ def test_a_text_answer_is_the_general_paths_bytes(
         assert json.loads(got.body)["responseId"] == f"resp_{index:04d}"
 
 
+_CODE = {"name": "code_execution", "input": {"code": "1"}, "result": {"stdout": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("extra", "marker"),
+    [
+        ({"thinking": "Let me see."}, b'"thought":true'),
+        ({"tool": {"name": "f", "input": {"a": 1}}}, b'"functionCall"'),
+        ({"tools": [{"name": "f"}, {"name": "g"}]}, b'"name":"g"'),
+        ({"server_tools": [_CODE]}, b"executableCode"),
+        ({"citations": [{"url": "https://example.com/paris", "title": "Paris"}]}, b'"groundingMetadata"'),
+    ],
+)
+@pytest.mark.parametrize(("stream", "joined"), [(False, True), (True, True), (True, False)])
+def test_a_turn_with_more_than_text_is_left_to_the_general_path(
+    extra: dict[str, Any], marker: bytes, stream: bool, joined: bool
+) -> None:
+    """Text with anything else (each field the shortcut reads) is rendered whole by the general path."""
+    turn = parse_turn({"text": "Paris is big.", **extra}, "turn")
+    record = _record(index=7, model="m", stream=stream, query={"alt": "sse"})
+    wire = GeminiWire()
+    got = _bytes(wire.render(turn, record, joined=joined))
+    assert got == _bytes(general(wire, turn, record, joined))
+    assert marker in got
+    assert b"Paris is big." in got or b"Paris " in got
+
+
 def test_a_lone_surrogate_is_escaped_as_json_dumps_escapes_it() -> None:
     """Scripts refuse lone surrogates; the renderer still escapes one as the general path does, whole or streamed."""
     turn = Turn.model_construct(text="a lone \ud800 surrogate")
