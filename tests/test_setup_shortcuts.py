@@ -333,3 +333,28 @@ def test_strict_rules_over_wires_of_one_class_tell_them_apart_by_identity() -> N
     assert not StrictRules([stand_in, theirs, chat])._by_class
     assert StrictRules([stand_in, chat])._by_class
     assert StrictRules([mine, chat]).mismatch(theirs, _FOREIGN) is None  # not one of its wires
+
+
+def test_an_anthropic_wire_holds_threads_of_its_own_only_once_a_request_carries_one() -> None:
+    from wirescript.wires import AnthropicWire
+
+    plain, threaded = ScriptTransport(["Hi"]), ScriptTransport(["Hi", "Hi"])
+    _served(plain)
+    plain.check()
+    built_plain = plain._ledger._wires[0]
+    assert type(built_plain) is AnthropicWire
+    assert "_threads" not in vars(built_plain)  # nothing made for a test that continues no thread
+    client = anthropic.Anthropic(api_key="k", http_client=httpx2.Client(transport=threaded), max_retries=0)
+    first = [{"role": "user", "content": "Hi"}]
+    extra = {"thread": {"type": "continue", "previous_message_id": "msg_0000"}}
+    client.messages.create(model="claude-test", max_tokens=10, messages=first, extra_body={"thread": {"type": "new"}})
+    client.messages.create(
+        model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "More"}], extra_body=extra
+    )
+    client.close()
+    threaded.check()
+    built = threaded._ledger._wires[0]
+    assert set(vars(built)["_threads"]) == {"msg_0000", "msg_0001"}
+    assert [m["role"] for m in threaded.requests[1].conversation] == ["user", "assistant", "user"]
+    assert AnthropicWire._threads is None  # each wire's own dict: the class's default is never filled
+    assert "_threads" not in vars(built_plain)
