@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 import wirescript
 import wirescript.script as script_module
+import wirescript.strict as strict_module
 from wirescript import ScriptTransport, Turn
 from wirescript._core.ledger import _declaring, _standing
 from wirescript._core.record import Vocabulary
@@ -57,7 +58,8 @@ def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -
         strict = StrictRules(every)
         assert ledger._strict_rules.rules == strict.rules
         assert ledger._strict_rules.answer_rules == strict.answer_rules
-        assert ledger._strict_rules._bodies == strict._bodies
+        assert ledger._strict_rules._shapes == strict._shapes
+        assert ledger._strict_rules._wires == strict._wires
         assert _standing()[3] == _declaring.__wrapped__(tuple(map(type, every)))
         _declares_as_its_wires_do(ledger)
         _served(stub)
@@ -268,3 +270,91 @@ def test_a_timeout_in_seconds_is_checked_as_ever(zero: bool) -> None:
 
 class _Float(float):
     pass
+
+
+_FOREIGN = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}], "response_format": {}}
+"""An Anthropic body with a field OpenAI Chat owns: what `any.body-for-another-wire` refuses."""
+_NONE: frozenset[str] = frozenset()
+
+
+class _Record:
+    """What `StrictRules.check` and the Anthropic wire's own rules read of a request."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+        self.path = "/v1/messages"
+        self.headers: dict[str, str] = {}
+        self.model = body["model"]
+
+
+def _shapes_by_identity(rules: StrictRules) -> dict[int, Any]:
+    """The slow path: each of the stub's wires' shapes by its identity, from the positions its plan gives."""
+    plan = strict_module._plan.__wrapped__(tuple(map(type, rules._wires)))
+    return {id(rules._wires[at]): shape for at, shape in plan.shapes}
+
+
+def test_the_strict_rules_of_a_stub_of_the_default_wires_share_one_table_and_find_each_wires_shape() -> None:
+    first, second = ScriptTransport(["Hi"]), ScriptTransport(["Hi"])
+    one, other = first._ledger._strict_rules, second._ledger._strict_rules
+    assert one._by_class
+    assert one._shapes is other._shapes  # no table of the stub's own
+    slow = _shapes_by_identity(one)
+    assert slow  # the default wires have shapes
+    for wire in one._wires:
+        assert one._shape(wire) == slow.get(id(wire))
+        assert other._shape(wire) is None  # another stub's wire of the same class is not this stub's
+    _served(first)  # the Anthropic stand-in became its wire: found by its new class
+    anthropic_wire = next(wire for wire in one._wires if not is_later(wire))
+    assert one._shape(anthropic_wire) == slow[id(anthropic_wire)]
+    for violation in (one.mismatch(anthropic_wire, _FOREIGN), one.check(anthropic_wire, _Record(_FOREIGN), _NONE)):
+        assert violation is not None
+        assert violation.rule.id == "any.body-for-another-wire"
+    assert other.mismatch(anthropic_wire, _FOREIGN) is None
+    assert other.check(anthropic_wire, _Record(_FOREIGN), _NONE) is None  # the wire's own rules let it through
+    first.check()
+    second.check(unused_turns=False)
+    fresh = strict_module._plan.__wrapped__(tuple(map(type, other._wires)))  # the shared table never changed
+    assert other._shapes == fresh.by_class
+    assert strict_module._plan(tuple(map(type, other._wires))).by_class is other._shapes
+
+
+def test_strict_rules_over_wires_of_one_class_tell_them_apart_by_identity() -> None:
+    anthropic_kind, chat_kind = (type(wire) for wire in default_wires()[:2])
+    mine, theirs, chat = anthropic_kind(), anthropic_kind(), chat_kind()
+    theirs.label = "Their Messages"
+    rules = StrictRules([mine, theirs, chat])
+    assert not rules._by_class
+    for wire, label in ((mine, "Anthropic Messages (POST /v1/messages)"), (theirs, "Their Messages")):
+        for violation in (rules.mismatch(wire, _FOREIGN), rules.check(wire, _Record(_FOREIGN), _NONE)):
+            assert violation is not None
+            assert violation.message.endswith(f"not {label})"), violation
+    # A stand-in and the wire of the class it becomes: one class once it is built, so told apart the same way.
+    stand_in = next(wire for wire in ScriptTransport([])._ledger._wires if type(wire)._later_kind is anthropic_kind)
+    assert not StrictRules([stand_in, theirs, chat])._by_class
+    assert StrictRules([stand_in, chat])._by_class
+    assert StrictRules([mine, chat]).mismatch(theirs, _FOREIGN) is None  # not one of its wires
+
+
+def test_an_anthropic_wire_holds_threads_of_its_own_only_once_a_request_carries_one() -> None:
+    from wirescript.wires import AnthropicWire
+
+    plain, threaded = ScriptTransport(["Hi"]), ScriptTransport(["Hi", "Hi"])
+    _served(plain)
+    plain.check()
+    built_plain = plain._ledger._wires[0]
+    assert type(built_plain) is AnthropicWire
+    assert "_threads" not in vars(built_plain)  # nothing made for a test that continues no thread
+    client = anthropic.Anthropic(api_key="k", http_client=httpx2.Client(transport=threaded), max_retries=0)
+    first = [{"role": "user", "content": "Hi"}]
+    extra = {"thread": {"type": "continue", "previous_message_id": "msg_0000"}}
+    client.messages.create(model="claude-test", max_tokens=10, messages=first, extra_body={"thread": {"type": "new"}})
+    client.messages.create(
+        model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "More"}], extra_body=extra
+    )
+    client.close()
+    threaded.check()
+    built = threaded._ledger._wires[0]
+    assert set(vars(built)["_threads"]) == {"msg_0000", "msg_0001"}
+    assert [m["role"] for m in threaded.requests[1].conversation] == ["user", "assistant", "user"]
+    assert AnthropicWire._threads is None  # each wire's own dict: the class's default is never filled
+    assert "_threads" not in vars(built_plain)

@@ -140,13 +140,13 @@ def test_a_request_no_wire_serves_is_answered_as_before() -> None:
 def test_a_wire_reached_from_two_threads_at_once_is_built_once() -> None:
     stub = ScriptTransport([])
     stub.check()
-    wire = stub._ledger._wires[0]
+    wire = stub._ledger._wires[2]
     seen: list[Any] = []
     barrier = threading.Barrier(8)
 
     def reach() -> None:
         barrier.wait()
-        seen.append(wire._threads)  # type: ignore[attr-defined]  # the Anthropic wire's own state
+        seen.append(wire._stored)  # type: ignore[attr-defined]  # the Responses wire's own state
 
     threads = [threading.Thread(target=reach) for _ in range(8)]
     for thread in threads:
@@ -155,7 +155,7 @@ def test_a_wire_reached_from_two_threads_at_once_is_built_once() -> None:
         thread.join()
     assert len(seen) == 8
     assert all(found is seen[0] for found in seen)
-    assert type(wire).__name__ == "AnthropicWire"
+    assert type(wire).__name__ == "OpenAIResponsesWire"
 
 
 def test_become_leaves_a_built_wire_as_it_is() -> None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
 from .wires._answers import ANSWER_DOCS, AnswerRule
+from .wires._declared import STAND_INS
 from .wires._rules import Rule, Violation, is_int, is_number
 from .wires.base import Wire
 
@@ -133,11 +134,21 @@ class _Shape(NamedTuple):
     """Per field: the exact types of a value that surely has the field's kind, tested in one lookup."""
 
 
+class _Plan(NamedTuple):
+    """The strict rules of a set of wire classes, worked out once and shared by every stub of them (read only)."""
+
+    rules: dict[str, Rule]
+    shapes: tuple[tuple[int, _Shape], ...]
+    """The body shapes of the wires with one, by position."""
+    answers: dict[str, AnswerRule]
+    by_class: dict[type[Wire], tuple[int, _Shape]] | None
+    """The same shapes by the class of their wire, and for a stand-in also by the class it becomes (a wire's class
+    is that one or the other): None when two of the wires could have one class, as each is told by its identity."""
+
+
 @functools.lru_cache(maxsize=64)
-def _plan(
-    kinds: tuple[type[Wire], ...],
-) -> tuple[dict[str, Rule], tuple[tuple[int, _Shape], ...], dict[str, AnswerRule]]:
-    """The rules, the body shapes (of the wires with one, by position) and the answer rules of these classes, once.
+def _plan(kinds: tuple[type[Wire], ...]) -> _Plan:
+    """The rules, the body shapes and the answer rules of these classes, once.
 
     Raises:
         UsageError: Two different rules (request or answer rules) share an id.
@@ -175,58 +186,67 @@ def _plan(
                 raise UsageError(
                     f"the {kind.name} wire declares an answer rule {answer.id!r} that another rule's id names already"
                 )
-    return rules, tuple((at, shape) for at, shape in enumerate(shapes) if shape is not None), answers
+    shaped = tuple((at, shape) for at, shape in enumerate(shapes) if shape is not None)
+    return _Plan(rules, shaped, answers, _by_class(kinds, shapes))
 
 
-class _Body(NamedTuple):
-    """The `any.*` rules of one wire of a stub: its shape, and the stub's wires its foreign fields belong to."""
+def _by_class(
+    kinds: tuple[type[Wire], ...], shapes: list[_Shape | None]
+) -> dict[type[Wire], tuple[int, _Shape]] | None:
+    """Each shape by its wire's classes (`_Plan.by_class`), or None when two wires could share a class."""
+    classes: dict[type[Wire], int] = {}
+    for at, kind in enumerate(kinds):
+        for named in (kind, kind._later_kind) if kind in STAND_INS else (kind,):
+            if classes.setdefault(named, at) != at:
+                return None
+    return {named: (at, shape) for named, at in classes.items() if (shape := shapes[at]) is not None}
 
-    wire: Wire
-    wires: tuple[Wire, ...]
-    shape: _Shape
 
-    def mismatch(self, body: dict[str, Any], skip: frozenset[str]) -> Violation | None:
-        shape = self.shape
-        if (
-            not body.keys().isdisjoint(shape.foreign_keys)  # the usual case (none), decided in one set operation
-            and BODY_FOR_ANOTHER_WIRE.id not in skip
-            and (violation := self._foreign_field(body)) is not None
-        ):
-            return violation
-        return self._field_type(body) if shape.types and FIELD_TYPE.id not in skip else None
+def _mismatch(
+    shape: _Shape, wire: Wire, wires: tuple[Wire, ...], body: dict[str, Any], skip: frozenset[str]
+) -> Violation | None:
+    """The `any.*` rules of one wire of a stub (`shape`), among the stub's `wires` its foreign fields belong to."""
+    if (
+        not body.keys().isdisjoint(shape.foreign_keys)  # the usual case (none), decided in one set operation
+        and BODY_FOR_ANOTHER_WIRE.id not in skip
+        and (violation := _foreign_field(shape, wire, wires, body)) is not None
+    ):
+        return violation
+    return _field_type(shape, wire, body) if shape.types and FIELD_TYPE.id not in skip else None
 
-    def _foreign_field(self, body: dict[str, Any]) -> Violation | None:
-        """The violation of a body carrying a field another wire of the stub owns (one of `foreign_keys`), if any."""
-        wire = self.wire
-        for key, positions in self.shape.foreign:
-            if key not in body:
-                continue
-            owners = [self.wires[i] for i in positions]
-            labels = list(dict.fromkeys(_label(owner) for owner in owners))
-            if len(labels) > 1:  # a field several APIs own: the rest of the body may tell which
-                labels = list(dict.fromkeys(_label(owner) for owner in owners if owner.claims_body(body)))
-            meant = labels[0] if len(labels) == 1 else "another API"
-            unknown = (wire.unknown_field or "").replace("{key}", key)
-            message = f"{unknown} (the body looks meant for {meant}, not {_label(wire)})"
-            return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
+
+def _foreign_field(shape: _Shape, wire: Wire, wires: tuple[Wire, ...], body: dict[str, Any]) -> Violation | None:
+    """The violation of a body carrying a field another wire of the stub owns (one of `foreign_keys`), if any."""
+    for key, positions in shape.foreign:
+        if key not in body:
+            continue
+        owners = [wires[i] for i in positions]
+        labels = list(dict.fromkeys(_label(owner) for owner in owners))
+        if len(labels) > 1:  # a field several APIs own: the rest of the body may tell which
+            labels = list(dict.fromkeys(_label(owner) for owner in owners if owner.claims_body(body)))
+        meant = labels[0] if len(labels) == 1 else "another API"
+        unknown = (wire.unknown_field or "").replace("{key}", key)
+        message = f"{unknown} (the body looks meant for {meant}, not {_label(wire)})"
+        return Violation(BODY_FOR_ANOTHER_WIRE, message, key)
+    return None
+
+
+def _field_type(shape: _Shape, wire: Wire, body: dict[str, Any]) -> Violation | None:
+    types, plain = shape.types, shape.plain
+    # The fields sent, usually a few; the declared order decides only when one is wrong.
+    for key, value in body.items():
+        exact = plain.get(key)
+        if exact is None or value is None or type(value) in exact:
+            continue
+        if not _has_type(value, types[key]):
+            break
+    else:
         return None
-
-    def _field_type(self, body: dict[str, Any]) -> Violation | None:
-        types, plain = self.shape.types, self.shape.plain
-        # The fields sent, usually a few; the declared order decides only when one is wrong.
-        for key, value in body.items():
-            exact = plain.get(key)
-            if exact is None or value is None or type(value) in exact:
-                continue
-            if not _has_type(value, types[key]):
-                break
-        else:
-            return None
-        for key, kinds in types.items():
-            value = body.get(key)
-            if value is not None and not _has_type(value, kinds):
-                return Violation(FIELD_TYPE, self.wire.field_type_message(key, value, kinds), key)
-        return None
+    for key, kinds in types.items():
+        value = body.get(key)
+        if value is not None and not _has_type(value, kinds):
+            return Violation(FIELD_TYPE, wire.field_type_message(key, value, kinds), key)
+    return None
 
 
 def _label(wire: Wire) -> str:
@@ -247,24 +267,35 @@ class StrictRules:
 
     """
 
-    __slots__ = ("_bodies", "answer_rules", "rules")
+    __slots__ = ("_by_class", "_shapes", "_wires", "answer_rules", "rules")
 
     def __init__(self, wires: Iterable[Wire], *, kinds: tuple[type[Wire], ...] | None = None) -> None:
         """`kinds`: the classes of `wires`, in order, when known already."""
         wired = tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
-        rules, shapes, answers = _plan(kinds if kinds is not None else tuple(map(type, wired)))
-        self.rules: Mapping[str, Rule] = rules
+        plan = _plan(kinds if kinds is not None else tuple(map(type, wired)))
+        self.rules: Mapping[str, Rule] = plan.rules
         """Every request rule of the stub, by id (read only)."""
-        self.answer_rules: Mapping[str, AnswerRule] = answers
+        self.answer_rules: Mapping[str, AnswerRule] = plan.answers
         """Every answer rule of the stub's wires (`Wire.answer_rules`), by id (read only): with `rules`, what
         `strict_skip` may name."""
-        self._bodies = {id(wired[at]): _Body(wired[at], wired, shape) for at, shape in shapes}
+        self._wires = wired
+        # Each wire's shape found by its class, in the plan's table (no table of the stub's own), unless two
+        # of the wires could have one class: then by its identity.
+        self._by_class = plan.by_class is not None
+        self._shapes: Mapping[Any, tuple[int, _Shape]] = (
+            plan.by_class if plan.by_class is not None else {id(wired[at]): (at, shape) for at, shape in plan.shapes}
+        )
+
+    def _shape(self, wire: Wire) -> _Shape | None:
+        """The shape of a body on `wire` if it is one of the stub's wires and has one."""
+        found = self._shapes.get(wire.__class__ if self._by_class else id(wire))
+        return found[1] if found is not None and self._wires[found[0]] is wire else None
 
     def mismatch(self, wire: Wire, body: dict[str, Any], skip: frozenset[str] = frozenset()) -> Violation | None:
         """The `any.*` rules for a body on `wire`: a field another wire owns, or a field of the wrong JSON type."""
-        shape = self._bodies.get(id(wire))
-        return shape.mismatch(body, skip) if shape is not None else None
+        shape = self._shape(wire)
+        return _mismatch(shape, wire, self._wires, body, skip) if shape is not None else None
 
     def check(self, wire: Wire, record: Any, skip: frozenset[str]) -> Violation | None:
         """Every rule for one request on `wire`: the `any.*` rules first, then the wire's own (`Wire.check`).
@@ -274,19 +305,20 @@ class StrictRules:
 
         """
         body = record.body
-        shape = self._bodies.get(id(wire))
-        if shape is not None and body.__class__ is dict:  # `_Body.mismatch`, written out for the common case
-            plan = shape.shape
-            if not body.keys().isdisjoint(plan.foreign_keys):  # a field another wire owns: the whole of them
-                violation = shape.mismatch(body, skip)
-            elif plan.types and FIELD_TYPE.id not in skip:
-                violation = shape._field_type(body)
-            else:
-                violation = None
-            if violation is not None:
+        found = self._shapes.get(wire.__class__ if self._by_class else id(wire))
+        if found is not None and self._wires[found[0]] is wire:
+            shape = found[1]
+            if body.__class__ is dict:  # `_mismatch`, written out for the common case
+                if not body.keys().isdisjoint(shape.foreign_keys):  # a field another wire owns: the whole of them
+                    violation = _mismatch(shape, wire, self._wires, body, skip)
+                elif shape.types and FIELD_TYPE.id not in skip:
+                    violation = _field_type(shape, wire, body)
+                else:
+                    violation = None
+                if violation is not None:
+                    return violation
+            elif isinstance(body, dict) and (violation := _mismatch(shape, wire, self._wires, body, skip)) is not None:
                 return violation
-        elif shape is not None and isinstance(body, dict) and (violation := shape.mismatch(body, skip)) is not None:
-            return violation
         violation = wire.check(record, skip=skip)
         if violation is not None and self.rules.get(violation.rule.id) != violation.rule:
             raise ValueError(

@@ -41,6 +41,17 @@ ANTHROPIC_ERROR_TYPES = {
 }
 """The documented `error.type` for each status; other 4xx are `invalid_request_error`, other 5xx `api_error`."""
 
+_THREADS_LOCK = threading.Lock()
+"""Held to read or add an Anthropic wire's thread (only requests that carry `thread` do): one dict operation each."""
+
+
+def _thread(wire: AnthropicWire, thread: Mapping[str, Any]) -> tuple[list[Any], list[Any], str | None] | None:
+    """The conversation, tools and system prompt the wire holds for a continued thread, if it answered it."""
+    with _THREADS_LOCK:
+        threads = wire._threads
+        return threads.get(str(thread.get("previous_message_id"))) if threads is not None else None
+
+
 _SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
 _JSON_HEADERS = {"content-type": "application/json"}
 
@@ -102,9 +113,8 @@ class AnthropicWire(Wire):
         }
     )
 
-    def __init__(self) -> None:
-        self._threads: dict[str, tuple[list[Any], list[Any], str | None]] = {}
-        self._threads_lock = threading.Lock()
+    _threads: dict[str, tuple[list[Any], list[Any], str | None]] | None = None
+    """The threads this wire answered (by message id), made when a request first carries one (`_THREADS_LOCK`)."""
 
     def matches(self, method: str, path: str, *, host: str = "") -> bool:
         """`POST …/v1/messages` (the beta endpoint's `?beta=true` included) on any host, and Vertex AI's.
@@ -134,8 +144,7 @@ class AnthropicWire(Wire):
         thread = record.body.get("thread") if isinstance(record.body, dict) else None
         if not isinstance(thread, dict) or thread.get("type") != "continue":
             return
-        with self._threads_lock:
-            known = self._threads.get(str(thread.get("previous_message_id")))
+        known = _thread(self, thread)
         if known is None:
             return
         conversation, tools, system = known
@@ -158,8 +167,7 @@ class AnthropicWire(Wire):
         history = None
         thread = body.get("thread")
         if isinstance(thread, dict) and thread.get("type") == "continue":
-            with self._threads_lock:
-                known = self._threads.get(str(thread.get("previous_message_id")))
+            known = _thread(self, thread)
             history = known[0] if known is not None else None
         if "model" not in body and _vertex_model(record.path) is not None:
             body = {**body, "model": record.model}  # Vertex AI names the model in the path, as the API accepts
@@ -258,7 +266,9 @@ class AnthropicWire(Wire):
         msg_id = f"msg_{record.index:04d}"
         message, arguments = _messages.message(turn, record.index, model, msg_id, self.canonical_stop(turn))
         if isinstance(record.body, dict) and "thread" in record.body:
-            with self._threads_lock:
+            with _THREADS_LOCK:
+                if self._threads is None:
+                    self._threads = {}
                 self._threads[msg_id] = (
                     [*record.conversation, {"role": "assistant", "content": message["content"]}],
                     record.tools,
@@ -287,8 +297,7 @@ class AnthropicWire(Wire):
         tools: list[Any] | None = record.tools
         thread = body.get("thread")
         if not tools and "tools" not in body and isinstance(thread, dict) and thread.get("type") == "continue":
-            with self._threads_lock:
-                known = str(thread.get("previous_message_id")) in self._threads
+            known = _thread(self, thread) is not None
             tools = None if not known else tools
         return messages_offer(body, tools)
 
