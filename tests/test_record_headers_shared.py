@@ -129,3 +129,20 @@ def test_the_table_stays_bounded(empty_table: None, monkeypatch: pytest.MonkeyPa
         stub.handle_request(request).read()
         assert stub.requests[-1].headers[f"x-n-{n}-0"] == "v"
     assert all(len(table) <= 4 for table in record_module._PUBLIC.values())
+
+
+def test_a_long_user_agent_is_shared_and_a_longer_value_is_not(empty_table: None) -> None:
+    """botocore's `User-Agent` (about 170 bytes) is read once per process; a value past the bound is read afresh."""
+    agent = "Boto3/1.40.0 md/Botocore#1.40.0 ua/2.1 os/linux#6.1 md/arch#x86_64 lang/python#3.11.9 " * 2
+    token = "t" * (record_module._SHARED_LONGEST + 1)
+    assert 128 < len(agent) <= record_module._SHARED_LONGEST
+    stub = ScriptTransport([{"text": "a"}], strict=False)
+    headers = {**HEADERS, "user-agent": agent, "x-trace": token}
+    stub.handle_request(
+        httpx2.Request("POST", "https://api.anthropic.com/v1/messages", headers=headers, content=BODY)
+    ).read()
+    assert stub.requests[-1].headers["user-agent"] == agent
+    assert stub.requests[-1].headers["x-trace"] == token
+    kept = {raw for table in record_module._PUBLIC.values() for raw in table}
+    assert (b"user-agent", agent.encode()) in kept
+    assert (b"x-trace", token.encode()) not in kept

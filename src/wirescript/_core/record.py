@@ -340,8 +340,9 @@ _HEADS_MOST = 64
 """How many distinct runs of all-but-the-last headers a stub keeps what they read to (an SDK sends one or two)."""
 _SHARED_MOST = 4096
 """How many distinct headers a stub keeps one decoded copy of."""
-_SHARED_LONGEST = 128
-"""The longest header value shared (longer ones are ids and tokens, rarely repeated)."""
+_SHARED_LONGEST = 256
+"""The longest header value shared (longer ones are ids and tokens, rarely repeated). botocore's
+`User-Agent` runs to about 170 bytes and comes with every request, so the bound lies above it."""
 
 _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
