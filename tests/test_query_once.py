@@ -79,9 +79,9 @@ def test_a_key_in_the_query_is_redacted_on_every_request_and_still_the_key() -> 
 
 def test_a_long_query_is_parsed_every_time_not_kept() -> None:
     vocabulary = _record.Vocabulary([])
-    short, long = b"alt=sse", b"q=" + b"x" * 200
+    short, long = b"alt=sse", b"q=" + b"x" * _record._SHARED_LONGEST
     assert vocabulary.parse_query(short) == {"alt": "sse"}
-    assert vocabulary.parse_query(long) == {"q": "x" * 200}
+    assert vocabulary.parse_query(long) == {"q": "x" * _record._SHARED_LONGEST}
     assert list(vocabulary._queries) == [short]
     kept = vocabulary._queries[short]
     fresh = vocabulary.parse_query(short)
