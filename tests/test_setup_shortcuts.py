@@ -358,3 +358,13 @@ def test_an_anthropic_wire_holds_threads_of_its_own_only_once_a_request_carries_
     assert [m["role"] for m in threaded.requests[1].conversation] == ["user", "assistant", "user"]
     assert AnthropicWire._threads is None  # each wire's own dict: the class's default is never filled
     assert "_threads" not in vars(built_plain)
+
+
+def test_a_text_alone_is_left_to_the_validator_where_the_model_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a pydantic whose layout `_models.construct` does not know, text turns are validated, not built."""
+    assert script_module._TEXT_FITS  # pydantic 2 here
+    monkeypatch.setattr(script_module, "_TEXT_FITS", False)
+    assert script_module._text_turn("hi") is None
+    turns = parse_turns(["hi", {"text": "there"}])
+    assert turns == [Turn(text="hi"), Turn(text="there")]
+    assert [turn.model_fields_set for turn in turns] == [{"text"}, {"text"}]

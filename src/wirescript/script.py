@@ -30,6 +30,7 @@ from pydantic import (
 )
 from pydantic_core import to_json
 
+from ._models import construct, fits
 from ._text import clip, did_you_mean, shown
 from .errors import ScriptError
 from .side import SideScript
@@ -886,26 +887,23 @@ def _text_turn(text: str) -> Turn | None:
 
     A text alone meets every check of `Turn` but that it encodes as UTF-8 (ASCII always does), so
     the validated turn is the validated empty text's fields with this text, and `text` the one field
-    set. It is made as pydantic's `model_construct` makes a model: its four instance slots set (a
-    pydantic 2 model's layout, which `tests/test_setup_shortcuts.py` pins and holds to the validator).
+    set. It is made as pydantic's `model_construct` makes a model (`_models.construct`, where the
+    model fits it), which `tests/test_setup_shortcuts.py` holds to the validator.
     """
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: the validator says where
             return None
+    if not _TEXT_FITS:  # another pydantic's layout: the validator makes it
+        return None
     fields = _empty_text().copy()
     fields["text"] = text
-    turn = _new_model(Turn)
-    _set(turn, "__dict__", fields)
-    _set(turn, "__pydantic_fields_set__", {"text"})
-    _set(turn, "__pydantic_extra__", None)
-    _set(turn, "__pydantic_private__", None)
-    return turn
+    return construct(Turn, {"text"}, fields)
 
 
-_new_model = object.__new__
-_set = object.__setattr__
+_TEXT_FITS = fits(Turn)
+"""Whether a text turn can be made as `model_construct` makes one (pydantic 2's layout): checked once."""
 
 
 @functools.cache

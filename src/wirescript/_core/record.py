@@ -16,11 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeGuard, TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import VERSION as PYDANTIC_VERSION
-from pydantic import BaseModel
 from pydantic_core import from_json
 
 from .._exchange import UNREADABLE, Request
+from .._models import construct, fits
 from ..recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
 from ..script import Turn
 from ..sse import json_dumps
@@ -347,44 +346,18 @@ _SHARED_LONGEST = 256
 _FIELDS_SET = set(RecordedRequest.model_fields)
 """The fields a record is built with: all of them, so every record can share one such set."""
 
-_new = RecordedRequest.__new__
-_set = object.__setattr__
+_constructed: Callable[[dict[str, Any]], RecordedRequest] = functools.partial(construct, RecordedRequest, _FIELDS_SET)
+"""`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in declared order
+(`_models.construct`). `tests/test_record_build.py` proves the two build equal records, field for field and in
+order, and names the pydantic versions it holds for."""
 
-
-def _constructed(values: dict[str, Any]) -> RecordedRequest:
-    """`RecordedRequest.model_construct(_FIELDS_SET, **values)`, for `values` holding every field in declared order.
-
-    What `model_construct` leaves on a model of no aliases, no `model_post_init`, no extra fields
-    and no private attributes (pydantic 2: `__dict__`, `__pydantic_fields_set__`, `__pydantic_extra__`,
-    `__pydantic_private__`), set directly: its loop over thirty fields cost more than the rest of
-    reading a request. `tests/test_record_build.py` proves the two build equal records, field for
-    field and in order, and names the pydantic versions it holds for.
-    """
-    record = _new(RecordedRequest)
-    _set(record, "__dict__", values)
-    _set(record, "__pydantic_fields_set__", _FIELDS_SET)
-    _set(record, "__pydantic_extra__", None)
-    _set(record, "__pydantic_private__", None)
-    return record
-
-
-def _fits(model: type[BaseModel]) -> bool:
-    """Whether `_constructed` builds `model` as `model_construct` would: the model's config and fields allow it."""
-    return (
-        _PYDANTIC_2
-        and not model.__pydantic_root_model__
-        and not model.__pydantic_post_init__
-        and not model.__private_attributes__
-        and model.model_config.get("extra") != "allow"
-        and all(f.alias is None and f.validation_alias is None for f in model.model_fields.values())
-    )
+_fits = fits
 
 
 def _slow(values: dict[str, Any]) -> RecordedRequest:
     return RecordedRequest.model_construct(_FIELDS_SET, **values)
 
 
-_PYDANTIC_2 = PYDANTIC_VERSION.partition(".")[0] == "2"
 _record: Callable[[dict[str, Any]], RecordedRequest] = _constructed if _fits(RecordedRequest) else _slow
 """How a record is built from all its fields: directly where the model allows it (checked once), else
 `model_construct`."""
