@@ -355,6 +355,32 @@ def test_an_anthropic_batch_of_three_ends_with_two_succeeded_and_one_errored(is_
     stub.check()
 
 
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "not-strict"])
+def test_an_anthropic_batch_item_is_held_to_the_answer_rules_as_a_request_is(strict: bool) -> None:
+    # The item offers no tools, so the real API could not answer it with a tool call: the item errors
+    # with the problem's message, as the same request sent alone is refused (docs/answers.md).
+    stub = ScriptTransport(["Alpha.", {"tool": {"name": "lookup", "input": {"q": "x"}}}], strict=strict)
+    client = anthropic_client(stub, max_retries=0)
+    batch = client.messages.batches.create(requests=[messages_request(c, f"Question {c}") for c in ("a", "b")])
+    batch = client.messages.batches.retrieve(batch.id)
+    results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
+    assert results["a"].type == "succeeded"
+    if not strict:  # strict=False holds no turn to the answer rules, inside a batch or not
+        assert results["b"].type == "succeeded"
+        assert results["b"].message.content[0].name == "lookup"
+        assert stub.problems == []
+        stub.check()
+        return
+    assert results["b"].type == "errored"
+    assert results["b"].error.error.type == "invalid_request_error"
+    assert "answer rule anthropic.answer.tool-not-offered" in results["b"].error.error.message
+    [problem] = stub.problems
+    item = next(r for r in stub.requests if r.custom_id == "b")
+    assert (problem.kind, problem.index) == ("impossible_answer", item.index)
+    with pytest.raises(AssertionError, match="which the real API could not give to this request"):
+        stub.check()
+
+
 def test_a_batchs_items_are_billed_at_the_batch_rate_with_their_usage_derived() -> None:
     prices = {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "batch_multiplier": 0.5}}
     stub = ScriptTransport(["Alpha.", {"error": {"status": 500}}, "Gamma."], usage="derive", prices=prices)
@@ -536,6 +562,26 @@ def test_an_openai_batch_from_a_jsonl_file_completes_with_both_custom_ids_in_its
         ("req-2", "openai_chat", "Two?"),
     ]
     stub.check()
+
+
+def test_an_openai_batch_line_is_held_to_the_answer_rules_as_a_request_is() -> None:
+    stub = ScriptTransport(["Fine.", {"tool": {"name": "lookup", "input": {"q": "x"}}}])
+    client = openai_client(stub, max_retries=0)
+    upload = jsonl(chat_line("req-1", "One?"), chat_line("req-2", "Two?"))
+    file = client.files.create(file=("requests.jsonl", upload), purpose="batch")
+    batch = client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
+    bounded = Polls()
+    while bounded(batch.status not in ("completed", "failed", "expired", "cancelled")):
+        batch = client.batches.retrieve(batch.id)
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 1)
+    assert batch.output_file_id is not None
+    assert batch.error_file_id is not None
+    [fine] = map(json.loads, client.files.content(batch.output_file_id).text.splitlines())
+    [refused] = map(json.loads, client.files.content(batch.error_file_id).text.splitlines())
+    assert (fine["custom_id"], fine["response"]["status_code"]) == ("req-1", 200)
+    assert (refused["custom_id"], refused["response"]["status_code"]) == ("req-2", 400)
+    assert "openai_chat.answer.tool-not-offered" in refused["response"]["body"]["error"]["message"]
+    assert [problem.kind for problem in stub.problems] == ["impossible_answer"]
 
 
 def test_an_openai_batch_runs_responses_lines_on_turns_and_embeddings_lines_without() -> None:

@@ -506,7 +506,8 @@ class Ledger:
         self._derived(item)  # a batch item's usage is derived as any request's is
         answered.turn = item.decision if isinstance(item.decision, Turn) else None
         request = Request("POST", host, record.path, b"", (), b"")
-        answer = render(item, request, self._side, self.report, {})  # no stream of an item is watched
+        # No stream of an item is watched; its turn is held to the answer rules as any request's is.
+        answer = render(item, request, self._side, self.report, {}, self._answers)
         answered.status = answer.status
         answered.headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in answer.headers}
         body = answer.body
