@@ -36,6 +36,7 @@ OPTIONAL = (
     "openai",
     "uvicorn",
     "yaml",
+    "wirescript._core.bill",
     "wirescript.builder",
     "wirescript.intercept",
     "wirescript.recording",
@@ -73,6 +74,12 @@ def test_the_import_a_test_session_makes_loads_no_provider_package() -> None:
     assert "wirescript.transport" in new
     assert "wirescript.strict" in new
     assert sorted(m for m in new if m.startswith(PROVIDERS)) == []
+    # nor the usage machinery: the bill, the prompt cache and the caching rules come with the first stub
+    assert sorted(m for m in new if m in USAGE) == []
+
+
+USAGE = ("wirescript._core.bill", "wirescript._cache_store", "wirescript.wires._caching")
+"""The usage machinery (`usage="derive"`, `prices`, `stub.bill`): none of it is imported with the transport."""
 
 
 def test_the_strict_tables_load_the_providers_when_first_read() -> None:
@@ -86,7 +93,9 @@ def test_a_stub_imports_nothing_optional() -> None:
     assert sorted(m for m in OPTIONAL if m in new) == []
 
 
-@pytest.mark.parametrize("optional", ["wirescript.wires.mcp", "wirescript.wires.routes", "difflib"])
+@pytest.mark.parametrize(
+    "optional", ["wirescript.wires.mcp", "wirescript.wires.routes", "difflib", "wirescript._core.bill"]
+)
 def test_each_optional_part_is_imported_when_used(optional: str) -> None:
     if optional == "wirescript.wires.mcp":
         pytest.importorskip("jsonschema")  # MCPScript needs the mcp extra
@@ -94,6 +103,7 @@ def test_each_optional_part_is_imported_when_used(optional: str) -> None:
         "wirescript.wires.mcp": "wirescript.ScriptTransport([], mcp=wirescript.MCPScript(tools=[]))",
         "wirescript.wires.routes": "wirescript.ScriptTransport([], routes={'GET /v1/files': lambda r: {}})",
         "difflib": "wirescript._text.did_you_mean('txet', ['text'])",
+        "wirescript._core.bill": "wirescript.ScriptTransport([], usage='derive')",
     }[optional]
     new = _new_modules(f"import wirescript, wirescript._text\n{use}")
     assert optional in new

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ._adapters import http as _http
 from ._clock import Clock
-from ._core.bill import Bill, PriceTable, UsageMode
 from ._core.cursor import Ask, PendingTurn, Turnless
 from ._core.ledger import Ledger
 from ._core.signal import seconds
@@ -42,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only: lets `httpx2.Client(transpo
     import httpx
     import httpx2
 
+    from ._core.bill import Bill, PriceTable, UsageMode
     from .intercept import Interception
     from .wires.mcp import MCPScript
     from .wires.routes import RouteHandler

@@ -30,12 +30,10 @@ from ..script import ScriptLike, Turn, TurnLike, queue_label
 from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
 from ..wires import Addresses, Wire, later_wires, stub_wires
-from ..wires._caching import Counting
 from ..wires._declared import STAND_INS as _LATER
 from ..wires._later import built
 from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
-from .bill import Bill, Billing
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
 from .record import Arrival, Attempts, Declared, Vocabulary, declared_vocabulary, may_be_retried, read, read_item
 from .report import (
@@ -56,8 +54,12 @@ from .signal import Gate, Signal, seconds
 if TYPE_CHECKING:
     from ..wires.mcp import MCPScript
     from ..wires.routes import RouteHandler, RouteWire
+    from .bill import Bill, Billing
 
 __all__ = ["Ledger", "Watch", "unchecked", "watch"]
+
+_BILLING = threading.Lock()
+"""Taken to make a stub's usage machinery when it is first asked for (`Ledger.billing`)."""
 
 
 class Watch:
@@ -97,6 +99,7 @@ class Ledger:
         "_billing",
         "_count",
         "_cursor",
+        "_deriving",
         "_held",
         "_keep",
         "_owner",
@@ -154,7 +157,15 @@ class Ledger:
         if clock is not None and not isinstance(clock, Clock):
             raise ScriptError(f"clock: expected a wirescript.Clock, got {type(clock).__name__}")
         self.clock = clock if clock is not None else Clock()
-        self._billing = Billing(usage, prices, keep=max_records)
+        self._billing: Billing | None = None
+        """The usage machinery, made here when the stub is given `usage` or `prices`, else when first asked
+        for (a batch item, `stub.bill`): a stub that derives nothing neither imports nor builds it."""
+        if usage is not None or prices is not None:
+            from .bill import Billing
+
+            self._billing = Billing(usage, prices, keep=max_records)
+        self._deriving = self._billing is not None and self._billing.derive
+        """Whether every turn's usage is derived (`usage="derive"`; a turn's `usage.derive` overrides it)."""
         self._asked_turns: dict[int, Turn] = {}
         """The turns a script function or the fallback answered with, by request index (for the bill)."""
         route_wire: RouteWire | None = None
@@ -209,7 +220,9 @@ class Ledger:
         that may have something unused to list (`Wire.unused`; the others list nothing), and the classes of those
         that fill in a record from state they keep (`Wire.resolve`; the others are not asked): shared by every
         stub of the same wire classes, a stand-in's class standing with its wire's."""
-        if usage is not None and usage != "derive":  # a counter of the user's: the wires that count use it too
+        if self._billing is not None and usage is not None and usage != "derive":
+            from ..wires._caching import Counting  # a counter of the user's: the wires that count use it too
+
             for wire in every:
                 if isinstance(wire, Counting):  # a stand-in of one is one too, and keeps it when built
                     wire.counter = self._billing.counter
@@ -597,7 +610,7 @@ class Ledger:
         its wire's rules, as its answer begins.
         """
         decision = arrival.decision
-        if decision.__class__ is Turn and (decision.usage is not None or self._billing.derive):  # as `_derived`
+        if decision.__class__ is Turn and (decision.usage is not None or self._deriving):  # as `_derived`
             self._derived(arrival)
         return render(arrival, request, self._side, self.report, self._streams, self._answers)
 
@@ -606,9 +619,7 @@ class Ledger:
         decision = arrival.decision
         if decision.__class__ is Turn and arrival.wire is not None:
             usage = decision.usage
-            if (self._billing.derive if usage is None or usage.derive is None else usage.derive) and (
-                decision.error is None
-            ):
+            if (self._deriving if usage is None or usage.derive is None else usage.derive) and (decision.error is None):
                 self._derive(arrival)
 
     def _derive(self, arrival: Arrival) -> None:
@@ -616,17 +627,28 @@ class Ledger:
         assert isinstance(arrival.decision, Turn)
         assert arrival.wire is not None
         try:
-            arrival.decision = self._billing.derived_turn(arrival.wire, arrival.record, arrival.decision, self._count)
+            arrival.decision = self.billing.derived_turn(arrival.wire, arrival.record, arrival.decision, self._count)
         except Exception as exc:  # a wire's caching rules failing: loud, never a retried "Connection error."
             arrival.decision = self._refused(arrival.record, failed(f"deriving the {arrival.wire.name} usage", exc))
 
     @property
     def billing(self) -> Billing:
-        """The stub's usage machinery (derivation, the cache store, prices, batch items)."""
-        return self._billing
+        """The stub's usage machinery (derivation, the cache store, prices, batch items), made when first needed."""
+        billing = self._billing
+        if billing is None:
+            from .bill import Billing
+
+            with _BILLING:  # not the stub's lock: a batch asks for it under that one
+                billing = self._billing
+                if billing is None:
+                    billing = self._billing = Billing(keep=self._keep)
+        return billing
 
     def bill(self) -> Bill:
         """The bill of the requests kept: a row per request answered with a message."""
+        from .bill import Bill
+
+        billing = self.billing
         with self.lock:
             records = list(self._records)
         wires = {wire.name: wire for wire in self._wires}
@@ -642,7 +664,7 @@ class Ledger:
                 if record.answered_by != "script"
                 else self.turn(record.queue, record.turn_index)
             )
-            row = self._billing.row(wire, record, turn)
+            row = billing.row(wire, record, turn)
             if row is not None:
                 rows.append(row)
         return Bill(tuple(rows))
@@ -749,7 +771,7 @@ class Drawing(Draw):
         answers = []
         for item in items:
             record, wire, refusal = ledger.item(self._parent, item, batch, self.host)
-            ledger._billing.mark_batch(record.index)  # billed at the batch rate
+            ledger.billing.mark_batch(record.index)  # billed at the batch rate
             decision: Decision | Ask
             if refusal is not None:
                 decision = refusal

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ._caching import Caching
 from ._dialects import Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
 from ._later import Later, become
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, _stop_map, bind_stops
 
 if TYPE_CHECKING:
+    from ._caching import Caching
     from ._dialects import DIALECTS
     from .anthropic import AnthropicWire
     from .anthropic.batches import AnthropicBatchesWire
@@ -75,6 +75,7 @@ __all__ = [
 
 
 _LAZY = {
+    "Caching": "._caching",
     "DIALECTS": "._dialects",
     "AnthropicWire": ".anthropic",
     "AnthropicBatchesWire": ".anthropic.batches",

@@ -43,7 +43,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UsageError
 from ..recorded import RecordedRequest
@@ -51,11 +51,13 @@ from ..script import ErrorSpec, StreamError, Turn
 from ..side import SideScript
 from ..sse import json_dumps
 from ._answers import AnswerChecks, AnswerRule, AnswerViolation, Choice, Offer, OfferedTool, Output, hold
-from ._caching import Caching
 from ._declared import declared
 from ._hosts import host_matcher
 from ._render import RETRYABLE, error_message, json_answer, retry_headers
 from ._rules import Rule, Violation, json_type
+
+if TYPE_CHECKING:
+    from ._caching import Caching
 
 __all__ = [
     "CANONICAL_STOP_REASONS",
@@ -237,6 +239,26 @@ class Draw(ABC):
         """
 
 
+class _BaseCaching:
+    """`Wire.caching` of a wire that declares none: the base rules (`Caching()`), made when first read.
+
+    Every provider's wire declares its own; only a stub that derives usage reads it, so importing the
+    wires does not import the caching module for it.
+    """
+
+    __slots__ = ()
+
+    def __get__(self, instance: object, owner: type | None = None) -> Caching:
+        return _base_caching()
+
+
+@functools.cache
+def _base_caching() -> Caching:
+    from ._caching import Caching
+
+    return Caching()
+
+
 class Wire(ABC):
     """One provider API: recognise its requests, parse them, render turns and errors.
 
@@ -333,7 +355,7 @@ class Wire(ABC):
     any_body: ClassVar[bool] = False
     """Whether a turnless wire serves any body, JSON or not (`record.body` is then None, the bytes
     are in `record.content`): routes do, for uploads and bodiless POSTs."""
-    caching: ClassVar[Caching] = Caching()
+    caching: ClassVar[Caching] = _BaseCaching()  # type: ignore[assignment]  # reads as a `Caching`
     """Its provider's usage rules (`wirescript.wires.Caching`): how a stub made with `usage="derive"` counts a
     request's prompt, caches it by the provider's rules and bills it (`docs/usage.md`). The default counts
     the record's tools, system prompt and messages and caches nothing."""
