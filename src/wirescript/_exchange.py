@@ -11,7 +11,6 @@ needs neither httpx nor httpx2.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._steps import Disconnect, Sleep, Step
@@ -35,49 +34,92 @@ UNREADABLE = "wirescript.unreadable"
 could not read it as sent). Such a request is recorded as an `unreadable` problem and refused."""
 
 
-@dataclass(slots=True)
 class Request:
-    """One HTTP request as the core reads it: the parts of its URL, its raw headers, its body, and how to answer."""
+    """One HTTP request as the core reads it: the parts of its URL, its raw headers, its body, and how to answer.
 
-    method: str
-    """The HTTP method, upper case."""
-    host: str
-    """The host, lower case, without the port."""
-    path: str
-    """The URL path, percent-decoded (`/model/anthropic.claude-3:0/converse`)."""
-    query: bytes
-    """The query string as sent, without the `?` (empty: none)."""
-    headers: Sequence[tuple[bytes, bytes]]
-    """The headers as sent: (name, value) byte pairs, in order, repeats included."""
-    body: bytes
-    """The whole body."""
-    per_event: bool = False
-    """Send an unfaulted stream one event per chunk instead of in batches of whole events (the loopback
-    server asks for it, to flush each event to the network)."""
-    read_timeout: float | None = None
-    """The client's read timeout in seconds: a fault's delay longer than it becomes a read timeout."""
-    unreadable: str | None = None
-    """Why the request reached the stub only in part (the loopback server could not build it as sent):
-    it is recorded as an `unreadable` problem and refused."""
-    port: int | None = None
-    """The port, when the URL names one other than its scheme's default."""
+    A plain class rather than a dataclass: made for every request, it is one of the few the import builds.
+    """
+
+    __slots__ = (
+        "body",
+        "headers",
+        "host",
+        "method",
+        "path",
+        "per_event",
+        "port",
+        "query",
+        "read_timeout",
+        "unreadable",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        host: str,
+        path: str,
+        query: bytes,
+        headers: Sequence[tuple[bytes, bytes]],
+        body: bytes,
+        per_event: bool = False,
+        read_timeout: float | None = None,
+        unreadable: str | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.method = method
+        """The HTTP method, upper case."""
+        self.host = host
+        """The host, lower case, without the port."""
+        self.path = path
+        """The URL path, percent-decoded (`/model/anthropic.claude-3:0/converse`)."""
+        self.query = query
+        """The query string as sent, without the `?` (empty: none)."""
+        self.headers = headers
+        """The headers as sent: (name, value) byte pairs, in order, repeats included."""
+        self.body = body
+        """The whole body."""
+        self.per_event = per_event
+        """Send an unfaulted stream one event per chunk instead of in batches of whole events (the loopback
+        server asks for it, to flush each event to the network)."""
+        self.read_timeout = read_timeout
+        """The client's read timeout in seconds: a fault's delay longer than it becomes a read timeout."""
+        self.unreadable = unreadable
+        """Why the request reached the stub only in part (the loopback server could not build it as sent):
+        it is recorded as an `unreadable` problem and refused."""
+        self.port = port
+        """The port, when the URL names one other than its scheme's default."""
+
+    def __repr__(self) -> str:
+        return f"Request({self.method} {self.host}{self.path}, {len(self.body)} bytes)"
 
 
-@dataclass(slots=True)
 class Answer:
     """A response before it meets an HTTP library: what every adapter turns into its own library's response."""
 
-    status: int
-    headers: list[tuple[bytes, bytes]]
-    """The response headers as byte pairs (Latin-1, as HTTP carries them)."""
-    before: tuple[Step, ...]
-    """Steps run before the response exists (a first-byte delay, a connection that fails before any byte):
-    a failure here happens inside the client's send, where its SDK may retry it."""
-    body: bytes | Iterator[Step]
-    """The whole body, or the steps that send it as the client reads."""
-    watch: OpenStream | None = None
-    """For a streamed answer whose body is whole bytes: the adapter sends it with `whole`, so the stub
-    knows whether the client read it to its end (`unfinished_stream`). A body of steps tells it itself."""
+    __slots__ = ("before", "body", "headers", "status", "watch")
+
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        before: tuple[Step, ...],
+        body: bytes | Iterator[Step],
+        watch: OpenStream | None = None,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        """The response headers as byte pairs (Latin-1, as HTTP carries them)."""
+        self.before = before
+        """Steps run before the response exists (a first-byte delay, a connection that fails before any byte):
+        a failure here happens inside the client's send, where its SDK may retry it."""
+        self.body = body
+        """The whole body, or the steps that send it as the client reads."""
+        self.watch = watch
+        """For a streamed answer whose body is whole bytes: the adapter sends it with `whole`, so the stub
+        knows whether the client read it to its end (`unfinished_stream`). A body of steps tells it itself."""
+
+    def __repr__(self) -> str:
+        return f"Answer({self.status})"
 
 
 class OpenStream:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from .._text import did_you_mean, ordinal
@@ -51,8 +50,7 @@ class PendingTurn(NamedTuple):
     """The turn."""
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(NamedTuple):
     """Why a request gets no scripted turn: a problem's kind and reason, and how they join its head."""
 
     kind: ProblemKind
@@ -73,8 +71,7 @@ class Turnless:
 TURNLESS = Turnless()
 
 
-@dataclass(frozen=True, slots=True)
-class Ask:
+class Ask(NamedTuple):
     """Ask a user function for the turn (outside the stub's lock)."""
 
     function: ScriptFunction

@@ -8,7 +8,7 @@ client reads (events, per-event delays, a cut, a mid-stream failure, which nothi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .._exchange import tail_at
 from .._steps import Disconnect, Sleep, Step, Timeout
@@ -20,8 +20,7 @@ from ..wires.base import Frame, Wire
 __all__ = ["FaultPlan", "check_script_faults", "plan_fault"]
 
 
-@dataclass(frozen=True, slots=True)
-class FaultPlan:
+class FaultPlan(NamedTuple):
     """How a faulted response goes out."""
 
     before: tuple[Sleep | Disconnect | Timeout, ...]
