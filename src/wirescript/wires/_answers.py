@@ -54,8 +54,7 @@ AnswerCheck = Literal["tool_offered", "tool_choice", "parallel_tool_calls", "str
 """
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerRule:
+class AnswerRule(NamedTuple):
     """One way a real API's answer is bound by the request, with a stable public id.
 
     Attributes:
@@ -93,8 +92,7 @@ class AnswerViolation(NamedTuple):
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class OfferedTool:
+class OfferedTool(NamedTuple):
     """A tool the request offers, as the answer rules read it."""
 
     name: str
@@ -109,8 +107,7 @@ class OfferedTool:
     """Where the request gives the schema, for messages (`input_schema`, `function.parameters`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(NamedTuple):
     """The request's tool choice, read."""
 
     said: str
@@ -125,8 +122,7 @@ class Choice:
     """The tools the calls are limited to."""
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
+class Output(NamedTuple):
     """The structured output the request asks for, where the provider guarantees it."""
 
     said: str

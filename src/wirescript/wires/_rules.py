@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeGuard, TypeVar
+from typing import Any, Generic, NamedTuple, TypeGuard, TypeVar
 
 __all__ = ["ModelTable", "Rule", "Violation", "dicts", "first_violation", "is_int", "is_number", "json_type"]
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """One thing a real provider API refuses, with a stable public id.
 
     Attributes:
@@ -41,8 +39,7 @@ class Rule:
     retired: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
+class Violation(NamedTuple):
     """A request a rule refuses.
 
     Attributes:
