@@ -128,6 +128,33 @@ def test_a_request_builds_only_the_wires_it_walks() -> None:
     assert [record.provider for record in stub.requests] == ["anthropic", "openai_chat"]
 
 
+def test_a_later_stub_is_not_walked_past_the_wires_an_earlier_one_found() -> None:
+    # A stub of the default wires takes the wire an earlier one found for the same method and URL (every such
+    # stub has the same wires in the same order): it builds that wire alone, not the ones a walk passes.
+    body = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+    headers = {"authorization": "Bearer k"}
+    url = "https://api.openai.com/v1/chat/completions"
+    for _ in range(2):
+        walked = not _found(url)  # the first such request of the process walks past the anthropic wire
+        stub = ScriptTransport(["Hi"])
+        httpx2.Client(transport=stub).post(url, json=body, headers=headers)
+        built = [wire.name for wire in stub._ledger._wires if not is_later(wire)]
+        assert built == (["anthropic", "openai_chat"] if walked else ["openai_chat"])
+        assert _found(url)
+        stub.check()
+        assert [record.provider for record in stub.requests] == ["openai_chat"]
+    other = ScriptTransport(["Hi"], wires=[*default_wires()])  # a stub of its own wires walks them: no place kept
+    httpx2.Client(transport=other).post(url, json=body, headers=headers)
+    other.check()
+    assert [record.provider for record in other.requests] == ["openai_chat"]
+
+
+def _found(url: str) -> bool:  # (the one URL above, by its parts)
+    from wirescript._core.record import _FOUND_AT
+
+    return ("POST", "/v1/chat/completions", "api.openai.com", None) in _FOUND_AT
+
+
 def test_a_request_no_wire_serves_is_answered_as_before() -> None:
     stub = ScriptTransport([])
     response = httpx2.Client(transport=stub).get("https://api.anthropic.com/v1/nothing-here")
