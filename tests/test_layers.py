@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "wirescript"
 LAYERS: list[set[str]] = [
     # 0: leaf helpers, no wirescript imports but each other
     {"errors", "_text", "_steps", "_exchange", "sse", "_readfile", "_hooks", "_adapters.aiohttp", "_clock"}
-    | {"_cache_store", "_models"},
+    | {"_cache_store", "_models", "_plain"},
     # 1: the script models and the record
     {"script", "recorded", "side"},
     # 2: the wires: one package per provider, on their shared base and private helpers

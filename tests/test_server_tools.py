@@ -8,7 +8,6 @@ execution parts. A server tool the request did not enable is an `impossible_answ
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -973,7 +972,8 @@ def _answer(wire: type, turn: dict[str, Any], body: dict[str, Any], stream: bool
     betas = {"anthropic-beta": "mcp-client-2026-09-15"} if wire is AnthropicWire else {}  # for a tool listing
     record = RecordedRequest(index=0, method="POST", path=path, body=payload, headers=betas)
     parsed = served.parse(payload, path)
-    for field, value in dataclasses.asdict(parsed).items():
+    for field in parsed._fields:  # as a NamedTuple's: the fields, in order
+        value = getattr(parsed, field)
         if value is not None:
             setattr(record, field, value)
     parsed_turn = Turn.model_validate(turn)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -181,8 +180,7 @@ def _whole(prefix: str, text: str, pieces: Sequence[str], numbers: Iterator[int]
         yield f"{prefix}{filled}\n\n".encode()
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
+class SSEEvent(NamedTuple):
     """A parsed SSE event."""
 
     event: str | None

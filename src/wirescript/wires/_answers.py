@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from .._plain import Plain
 from .._text import clip, did_you_mean
 from ..script import Turn
 from ..sse import json_dumps
@@ -132,27 +132,40 @@ class Output(NamedTuple):
     dialect: SchemaDialect = LOOSE
 
 
-@dataclass(slots=True)
-class Offer:
+class Offer(Plain):
     """What a request lets the model answer with, as its wire reads it."""
 
-    tools: Mapping[str, OfferedTool] | None = None
-    """The tools offered, by name; None: the wire cannot tell every tool the model may call (tools kept in a
-    cached content or a stored prompt), so the tool names are not checked."""
-    tools_field: str = "tools"
-    """Where the request offers them, for messages."""
-    choice: Choice | None = None
-    single_call: str | None = None
-    """How the request allows at most one call (`` `parallel_tool_calls: false` ``), or None."""
-    parallel_strict: bool = True
-    """Whether strict tools' input is guaranteed in a turn of several calls (OpenAI: "Structured Outputs is
-    not compatible with parallel function calls")."""
-    output: Output | None = None
-    names: tuple[str, ...] = field(default=())
-    """The offered names, in the request's order, for messages (default: the keys of `tools`)."""
-    rules: Sequence[AnswerRule] | None = None
-    """The rules this request is held to, when not every one of the wire's `answer_rules` (a wire serving
-    two APIs, such as Bedrock's Converse and InvokeModel, holds each request to its API's)."""
+    __slots__ = ("choice", "names", "output", "parallel_strict", "rules", "single_call", "tools", "tools_field")
+    _fields = ("tools", "tools_field", "choice", "single_call", "parallel_strict", "output", "names", "rules")
+
+    def __init__(
+        self,
+        tools: Mapping[str, OfferedTool] | None = None,
+        tools_field: str = "tools",
+        choice: Choice | None = None,
+        single_call: str | None = None,
+        parallel_strict: bool = True,
+        output: Output | None = None,
+        names: tuple[str, ...] = (),
+        rules: Sequence[AnswerRule] | None = None,
+    ) -> None:
+        self.tools = tools
+        """The tools offered, by name; None: the wire cannot tell every tool the model may call (tools kept in a
+        cached content or a stored prompt), so the tool names are not checked."""
+        self.tools_field = tools_field
+        """Where the request offers them, for messages."""
+        self.choice = choice
+        self.single_call = single_call
+        """How the request allows at most one call (`` `parallel_tool_calls: false` ``), or None."""
+        self.parallel_strict = parallel_strict
+        """Whether strict tools' input is guaranteed in a turn of several calls (OpenAI: "Structured Outputs is
+        not compatible with parallel function calls")."""
+        self.output = output
+        self.names = names
+        """The offered names, in the request's order, for messages (default: the keys of `tools`)."""
+        self.rules = rules
+        """The rules this request is held to, when not every one of the wire's `answer_rules` (a wire serving
+        two APIs, such as Bedrock's Converse and InvokeModel, holds each request to its API's)."""
 
 
 PLAIN_IMPOSSIBILITY = (

@@ -41,14 +41,13 @@ import operator
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._plain import Plain
 from ..errors import UsageError
 from ..recorded import RecordedRequest
 from ..script import ErrorSpec, StreamError, Turn
-from ..side import SideScript
 from ..sse import json_dumps
 from ._answers import AnswerChecks, AnswerRule, AnswerViolation, Choice, Offer, OfferedTool, Output, hold
 from ._declared import declared
@@ -57,6 +56,7 @@ from ._render import RETRYABLE, error_message, json_answer, retry_headers
 from ._rules import Rule, Violation, json_type
 
 if TYPE_CHECKING:
+    from ..side import SideScript
     from ._caching import Caching
 
 __all__ = [
@@ -94,18 +94,21 @@ CANONICAL_STOP_REASONS = frozenset(
 """The stop reasons every wire renders in its own terms (the script's own vocabulary)."""
 
 
-@dataclass(slots=True)
-class Frame:
+class Frame(Plain):
     """One frame of a streamed answer (an SSE event, an AWS event-stream message), with the name faults use.
 
     In a joined rendering (`Wire.render(..., joined=True)`), one frame may carry several consecutive
     events of the same name: nothing then looks at events one by one.
     """
 
-    name: str
-    """The event name (`message_start`, `[DONE]`, `response.completed`, `chunk`, …)."""
-    data: bytes
-    """The encoded frame."""
+    __slots__ = ("data", "name")
+    _fields = ("name", "data")
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name = name
+        """The event name (`message_start`, `[DONE]`, `response.completed`, `chunk`, …)."""
+        self.data = data
+        """The encoded frame."""
 
 
 class OneChunk(Iterator[Frame]):
@@ -136,68 +139,129 @@ class OneChunk(Iterator[Frame]):
         raise StopIteration
 
 
-@dataclass(slots=True)
-class Rendered:
+class Rendered(Plain):
     """A response, independent of any HTTP library."""
 
-    status: int
-    headers: dict[str, str]
-    body: bytes = b""
-    frames: Iterator[Frame] | None = None
-    """For a streamed answer: the frames, produced lazily as they are read."""
+    __slots__ = ("body", "frames", "headers", "status")
+    _fields = ("status", "headers", "body", "frames")
+
+    def __init__(
+        self, status: int, headers: dict[str, str], body: bytes = b"", frames: Iterator[Frame] | None = None
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.frames = frames
+        """For a streamed answer: the frames, produced lazily as they are read."""
 
 
-@dataclass(slots=True)
-class Parsed:
-    """The provider-level fields of a request, as `Wire.parse` reads them."""
+class Parsed(Plain):
+    """The provider-level fields of a request, as `Wire.parse` reads them (a list not given: a fresh empty one)."""
 
-    model: str | None = None
-    system: str | None = None
-    messages: list[Any] = field(default_factory=list)
-    conversation: list[Any] | None = None
-    tools: list[Any] = field(default_factory=list)
-    tool_names: list[str] = field(default_factory=list)
-    tool_results: list[Any] = field(default_factory=list)
-    """The tool results of the request's newest message (or turn): what it answers the model's last calls with."""
-    all_tool_results: list[Any] | None = None
-    """Every tool result the request's messages carry; None: the same as `tool_results`."""
-    stream: bool = False
-    max_tokens: int | None = None
-    temperature: float | None = None
+    __slots__ = (
+        "all_tool_results",
+        "conversation",
+        "max_tokens",
+        "messages",
+        "model",
+        "stream",
+        "system",
+        "temperature",
+        "tool_names",
+        "tool_results",
+        "tools",
+    )
+    _fields = (
+        "model",
+        "system",
+        "messages",
+        "conversation",
+        "tools",
+        "tool_names",
+        "tool_results",
+        "all_tool_results",
+        "stream",
+        "max_tokens",
+        "temperature",
+    )
+
+    def __init__(
+        self,
+        model: str | None = None,
+        system: str | None = None,
+        messages: list[Any] | None = None,
+        conversation: list[Any] | None = None,
+        tools: list[Any] | None = None,
+        tool_names: list[str] | None = None,
+        tool_results: list[Any] | None = None,
+        all_tool_results: list[Any] | None = None,
+        stream: bool = False,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> None:
+        self.model = model
+        self.system = system
+        self.messages: list[Any] = [] if messages is None else messages
+        self.conversation = conversation
+        self.tools: list[Any] = [] if tools is None else tools
+        self.tool_names: list[str] = [] if tool_names is None else tool_names
+        self.tool_results: list[Any] = [] if tool_results is None else tool_results
+        """The tool results of the request's newest message (or turn): what it answers the model's last calls with."""
+        self.all_tool_results = all_tool_results
+        """Every tool result the request's messages carry; None: the same as `tool_results`."""
+        self.stream = stream
+        self.max_tokens = max_tokens
+        self.temperature = temperature
 
 
-@dataclass(slots=True)
-class Item:
+class Item(Plain):
     """A request inside another (a batch's item), as its own API would take it: what `Draw.items` records."""
 
-    body: Any
-    """Its body (a JSON object): a Messages request's `params`, a batch input line's `body`."""
-    path: str
-    """The path it would be sent to (`/v1/messages`, `/v1/chat/completions`): the stub's wire serving it reads it."""
-    custom_id: str | None = None
-    """Its id within the batch (`custom_id`, Gemini's `key`): `RecordedRequest.custom_id`."""
-    method: str = "POST"
+    __slots__ = ("body", "custom_id", "method", "path")
+    _fields = ("body", "path", "custom_id", "method")
+
+    def __init__(self, body: Any, path: str, custom_id: str | None = None, method: str = "POST") -> None:
+        self.body = body
+        """Its body (a JSON object): a Messages request's `params`, a batch input line's `body`."""
+        self.path = path
+        """The path it would be sent to (`/v1/messages`, `/v1/chat/completions`): the stub's wire for it reads it."""
+        self.custom_id = custom_id
+        """Its id within the batch (`custom_id`, Gemini's `key`): `RecordedRequest.custom_id`."""
+        self.method = method
 
 
-@dataclass(slots=True, eq=False)
 class Answered:
     """The answer to a request a wire drew a turn for (`Draw.items`, `Draw.run`): filled once the request is admitted.
 
     Read it only after `ready()`: the answers are rendered outside the stub's lock, once the script
-    function (if any) has answered.
+    function (if any) has answered. Two answers are equal only if they are the same one.
     """
 
-    record: RecordedRequest
-    """Its record (a batch item's own, in `stub.requests`; a job's own request's)."""
-    status: int = 0
-    """The HTTP status its wire answered with (200, or an error turn's, or the loud 400 of a problem)."""
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    """Its whole answer, as its wire renders it for a request that does not stream."""
-    turn: Turn | None = None
-    """Its turn; None when none answered it (its record's `problem` says why) or its wire is turnless."""
-    done: threading.Event = field(default_factory=threading.Event, repr=False)
-    """Set once the answer is filled (every answer of one draw shares it)."""
+    __slots__ = ("body", "done", "headers", "record", "status", "turn")
+
+    def __init__(
+        self,
+        record: RecordedRequest,
+        status: int = 0,
+        headers: dict[str, str] | None = None,
+        body: bytes = b"",
+        turn: Turn | None = None,
+        done: threading.Event | None = None,
+    ) -> None:
+        self.record = record
+        """Its record (a batch item's own, in `stub.requests`; a job's own request's)."""
+        self.status = status
+        """The HTTP status its wire answered with (200, or an error turn's, or the loud 400 of a problem)."""
+        self.headers: dict[str, str] = {} if headers is None else headers
+        self.body = body
+        """Its whole answer, as its wire renders it for a request that does not stream."""
+        self.turn = turn
+        """Its turn; None when none answered it (its record's `problem` says why) or its wire is turnless."""
+        self.done = threading.Event() if done is None else done
+        """Set once the answer is filled (every answer of one draw shares it)."""
+
+    def __repr__(self) -> str:
+        return f"Answered(record={self.record.index}, status={self.status}, turn={self.turn!r})"
 
     def ready(self, timeout: float = 30.0) -> bool:
         """Wait until the answer is filled (at once, but while a script function answers); False past `timeout`."""
