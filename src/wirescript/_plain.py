@@ -7,7 +7,7 @@ fields in `_fields`, in order.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 __all__ = ["Plain"]
 
@@ -18,8 +18,6 @@ class Plain:
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
     """The fields, in order: what `==` compares and the repr shows."""
-    _hidden: ClassVar[frozenset[str]] = frozenset()
-    """The fields the repr leaves out (a dataclass's `field(repr=False)`)."""
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -29,8 +27,5 @@ class Plain:
     __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable, as a dataclass with `eq` and no `frozen`
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields if name not in self._hidden)
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
         return f"{type(self).__qualname__}({shown})"
-
-    def _values(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._fields}
