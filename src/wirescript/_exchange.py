@@ -37,7 +37,7 @@ could not read it as sent). Such a request is recorded as an `unreadable` proble
 class Request:
     """One HTTP request as the core reads it: the parts of its URL, its raw headers, its body, and how to answer.
 
-    A plain class rather than a dataclass: made for every request, it is one of the few the import builds.
+    Written out rather than a dataclass, so that importing the core compiles no generated code for it.
     """
 
     __slots__ = (

@@ -1,8 +1,8 @@
 """`Plain`: what a mutable dataclass generates (equality, repr), for classes written out by hand.
 
 A dataclass generates its methods' source and compiles it when its module is imported (about 0.4 ms a
-class here): the few on the import path that every request makes are written out instead, with their
-fields in `_fields`, in order.
+class here): the mutable record classes on the import path are written out instead, their fields in
+`_fields`, in order (the read-only ones are `NamedTuple`s).
 """
 
 from __future__ import annotations
