@@ -1,8 +1,9 @@
 """The header pairs a stub reads are shared by every stub of the process, credentials never.
 
 A test's first request finds the twenty headers its SDK sends already read by an earlier test's
-stub (`_core.record._PUBLIC`). These tests pin that a stub reading through that table records what
-a stub reading every pair afresh records, that a credential's value is never kept beyond its stub,
+stub, pair by pair (`_core.record._PUBLIC`) and as the run they come in, its credentials blanked
+(`_core.record._RUNS`). These tests pin that a stub reading through those tables records what a
+stub reading every pair afresh records, that a credential's value is never kept beyond its stub,
 and that a header one set of wires calls a credential is redacted by their stub even after a stub
 of other wires read it as public.
 """
@@ -39,11 +40,14 @@ HEADERS = {
 @pytest.fixture
 def empty_table() -> Iterator[None]:
     """No pair shared yet, as in a fresh process; the table as it was afterwards."""
-    kept = dict(record_module._PUBLIC)
+    kept, runs = dict(record_module._PUBLIC), dict(record_module._RUNS)
     record_module._PUBLIC.clear()
+    record_module._RUNS.clear()
     yield
     record_module._PUBLIC.clear()
     record_module._PUBLIC.update(kept)
+    record_module._RUNS.clear()
+    record_module._RUNS.update(runs)
 
 
 class Mini(Wire):
@@ -146,3 +150,75 @@ def test_a_long_user_agent_is_shared_and_a_longer_value_is_not(empty_table: None
     kept = {raw for table in record_module._PUBLIC.values() for raw in table}
     assert (b"user-agent", agent.encode()) in kept
     assert (b"x-trace", token.encode()) not in kept
+
+
+def _request(headers: dict[str, str], url: str = "https://api.anthropic.com/v1/messages") -> Any:
+    return httpx2.Request("POST", url, headers=headers, content=BODY)
+
+
+def test_a_run_read_by_an_earlier_stub_is_read_with_the_new_stubs_own_credentials(empty_table: None) -> None:
+    first = ScriptTransport([{"text": "a"}], strict=False)
+    first.handle_request(_request(HEADERS)).read()
+    assert record_module._RUNS, "the first stub shared the run its client sent"
+    other = {**HEADERS, "x-api-key": "sk-ant-the-second-key", "authorization": "Bearer sk-ant-second-bearer"}
+    second = ScriptTransport([{"text": "a"}], strict=False)
+    second.handle_request(_request(other)).read()
+    record = second.requests[-1]
+    assert record.api_key is not None
+    assert record.api_key.get_secret_value() == "sk-ant-the-second-key"  # its own key, not the first stub's
+    afresh = ScriptTransport([{"text": "a"}], strict=False)
+    record_module._RUNS.clear()  # what a stub reading every pair records
+    afresh.handle_request(_request(other)).read()
+    assert list(record.headers.items()) == list(afresh.requests[-1].headers.items())
+    assert record.headers["x-api-key"] == REDACTED
+    assert record.headers["authorization"] == REDACTED
+
+
+def test_the_shared_runs_keep_no_credential(empty_table: None) -> None:
+    stub = ScriptTransport([{"text": "a"}], strict=False)
+    stub.handle_request(_request(HEADERS)).read()
+    assert record_module._RUNS
+    for runs in record_module._RUNS.values():
+        for segments, blanks, template, secret, _ in runs:
+            assert {name for _, _, name in blanks} >= {"x-api-key", "authorization"}
+            assert set(secret) >= {"x-api-key", "authorization"}
+            assert KEY not in repr(template)
+            for _, _, pairs in segments:
+                assert all(KEY.encode() not in value for _, value in pairs)
+
+
+def test_a_run_with_another_header_in_a_blanked_place_is_read_pair_by_pair(empty_table: None) -> None:
+    ScriptTransport([{"text": "a"}], strict=False).handle_request(_request(HEADERS)).read()
+    # the same run, but a public header where the key was: nothing to take from the shared run
+    moved = {("x-other" if name == "x-api-key" else name): value for name, value in HEADERS.items()}
+    stub = ScriptTransport([{"text": "a"}], strict=False)
+    stub.handle_request(_request(moved)).read()
+    headers = stub.requests[-1].headers
+    assert headers["x-other"] == KEY  # a header no wire calls a credential: recorded as sent
+    assert "x-api-key" not in headers
+    assert headers["authorization"] == REDACTED
+    record_module._RUNS.clear()
+    afresh = ScriptTransport([{"text": "a"}], strict=False)
+    afresh.handle_request(_request(moved)).read()
+    assert list(headers.items()) == list(afresh.requests[-1].headers.items())
+
+
+def test_a_run_with_a_repeated_or_non_ascii_header_is_not_shared(empty_table: None) -> None:
+    stub = ScriptTransport([{"text": "a"}] * 2, strict=False)
+    repeated = httpx2.Request(
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        headers=[("x-api-key", KEY), ("x-tag", "a"), ("x-tag", "b"), ("user-agent", "u")],
+        content=BODY,
+    )
+    stub.handle_request(repeated).read()
+    assert stub.requests[-1].headers["x-tag"] == "a, b"
+    accented = httpx2.Request(
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        headers=[("x-api-key", KEY), ("x-name", "café".encode()), ("user-agent", "u")],
+        content=BODY,
+    )
+    stub.handle_request(accented).read()
+    assert stub.requests[-1].headers["x-name"] == "café"
+    assert not record_module._RUNS

@@ -82,6 +82,7 @@ class Vocabulary:
         "_pairs",
         "_queries",
         "_secrets",
+        "_sharing",
         "_texts",
         "addresses",
         "first",
@@ -123,6 +124,8 @@ class Vocabulary:
         neither such a pair nor a run of pairs holding one is kept, as neither comes again."""
         self._heads: dict[tuple[tuple[bytes, bytes], ...], tuple[dict[str, str], tuple[str, ...]]] = {}
         """Per run of raw pairs (a request's all but its last): the headers and credential names they read to."""
+        self._sharing = _SHARING
+        """How many more runs this stub may give every stub (`_RUNS`) when it reads one none read before."""
         self._pairs: dict[tuple[bytes, bytes], _Pair] = {}
         """Per raw (name, value) whose value is a credential: the lower-cased name, the value and True (every
         other pair is read once per process, for every stub: `_PUBLIC`)."""
@@ -188,8 +191,17 @@ class Vocabulary:
             found = template.copy()
             found[pair[0]] = pair[1]
             return found, (*names, pair[0]) if pair[2] else names
-        found, secret = self._read_pairs(head, 0, {}, [])
-        if len(self._heads) < _HEADS_MOST and self.per_request.isdisjoint(found):  # a run that can come again
+        secret: Sequence[str]
+        shared = _shared_run(self.headers, head)
+        if shared is not None:  # a run an earlier stub read (its credentials and per-request values blanked)
+            found, secret, again = shared
+        else:
+            found, secret = self._read_pairs(head, 0, {}, [])
+            again = self.per_request.isdisjoint(found)
+            if self._sharing:  # a stub's first few runs: a run that never comes again costs no more than these
+                self._sharing -= 1
+                _share_run(self.headers, self.per_request, head, found, secret)
+        if again and len(self._heads) < _HEADS_MOST:  # a run that can come again
             self._heads[head] = (found.copy(), tuple(secret))
         return self._read_pairs(raw_headers, count - 1, found, secret)
 
@@ -320,6 +332,91 @@ def _publish(names: frozenset[str], raw: tuple[bytes, bytes], pair: _Pair) -> di
         table.clear()
     table[raw] = pair
     return table
+
+
+_Run = tuple[
+    tuple[tuple[int, int, tuple[tuple[bytes, bytes], ...]], ...],
+    tuple[tuple[int, bytes, str], ...],
+    dict[str, str],
+    tuple[str, ...],
+    bool,
+]
+"""A run of raw pairs as every stub may read it (`_RUNS`): its pairs between the blanked ones, by (start, stop,
+pairs); each blanked pair's (position, raw name, name); what the run reads to, the blanked names' values empty;
+its credential names in order; and whether it holds no per-request pair (so that it can come again)."""
+
+_RUNS: dict[tuple[frozenset[str], int], list[_Run]] = {}
+"""Per set of credential header names (as `_PUBLIC`) and length: the runs of all-but-the-last pairs a stub
+read, with every credential's and per-request header's value blanked. A stub's first request finds the run
+its SDK sends read by an earlier test's stub, and decodes only the blanked values, instead of looking up
+every pair. Only names and public values are kept (what `_PUBLIC` keeps pair by pair), so no API key
+outlives its stub; only runs of ASCII pairs with no repeated name are kept (they read pair by pair, in order)."""
+
+_RUNS_MOST = 64
+"""How many (credential names, length) the process keeps runs for (a suite's SDKs send a few runs each)."""
+_SHARING = 4
+"""How many runs one stub may add to `_RUNS` (a client sends one or two)."""
+_RUNS_EACH = 8
+"""How many runs of one length it keeps per set of credential names."""
+
+
+def _shared_run(
+    names: frozenset[str], head: tuple[tuple[bytes, bytes], ...]
+) -> tuple[dict[str, str], tuple[str, ...], bool] | None:
+    """What `head` reads to, from the run an earlier stub of these credential names read; None if none did."""
+    runs = _RUNS.get((names, len(head)))
+    if runs is None:
+        return None
+    for segments, blanks, template, secret, again in runs:
+        for start, stop, pairs in segments:
+            if head[start:stop] != pairs:
+                break
+        else:
+            found = template.copy()
+            for at, raw_name, name in blanks:
+                raw_at, value = head[at]
+                if raw_at != raw_name or not value.isascii():  # another name, or a value read with the whole request
+                    return None
+                found[name] = value.decode("ascii")
+            return found, secret, again
+    return None
+
+
+def _share_run(
+    names: frozenset[str],
+    per_request: frozenset[str],
+    head: tuple[tuple[bytes, bytes], ...],
+    found: dict[str, str],
+    secret: Sequence[str],
+) -> None:
+    """Keep the run `head` (which read to `found`, `secret`) for every stub of these credential names, blanked."""
+    if len(found) != len(head):  # a repeated name (its values joined): read pair by pair
+        return
+    segments: list[tuple[int, int, tuple[tuple[bytes, bytes], ...]]] = []
+    blanks: list[tuple[int, bytes, str]] = []
+    template = found.copy()
+    start = 0
+    for at, (raw_name, raw_value) in enumerate(head):
+        if not (raw_name.isascii() and raw_value.isascii()):  # read with the whole request's encoding
+            return
+        name = raw_name.lower().decode("ascii")
+        if name in secret or name in per_request:
+            blanks.append((at, raw_name, name))
+            template[name] = ""
+            if at > start:
+                segments.append((start, at, head[start:at]))
+            start = at + 1
+    if len(head) > start:
+        segments.append((start, len(head), head[start:]))
+    run = (tuple(segments), tuple(blanks), template, tuple(secret), per_request.isdisjoint(found))
+    key = (names, len(head))
+    runs = _RUNS.get(key)
+    if runs is not None and len(runs) < _RUNS_EACH:
+        runs.append(run)
+        return
+    if runs is None and len(_RUNS) >= _RUNS_MOST:  # a suite's many distinct runs: the newest are kept
+        _RUNS.clear()
+    _RUNS[key] = [run]
 
 
 _Shared = TypeVar("_Shared")
