@@ -21,7 +21,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
 from wirescript import ScriptTransport
 from wirescript._core import record as _record
-from wirescript.recorded import RecordedRequest
+from wirescript.recorded import _EMPTY_LIST, RecordedRequest
 
 httpx2 = pytest.importorskip("httpx2")  # the legacy run (anthropic 0.x, openai 2.x on httpx) has none
 
@@ -126,10 +126,13 @@ def test_every_record_of_the_sdks_is_the_record_model_construct_builds() -> None
     assert records[7].max_tokens == 32
     assert records[3].problem is not None
     assert records[5].body_error is not None
-    unread = records[4], records[5]  # no wire read them: each has its own empty lists
-    for name in ("messages", "conversation", "tools", "tool_names", "tool_results", "all_tool_results"):
+    unread = records[4], records[5]  # no wire read them: their own empty messages, the shared empty rest
+    for name in ("messages", "conversation"):
         assert getattr(unread[0], name) == []
         assert getattr(unread[0], name) is not getattr(unread[1], name)
+    for name in ("tools", "tool_names", "tool_results", "all_tool_results"):
+        assert getattr(unread[0], name) == []
+        assert getattr(unread[0], name) is getattr(unread[1], name) is _EMPTY_LIST
     assert [r.answered_by for r in records if r.problem is None] == ["script"] * 6
     for record in records:
         _assert_built_alike(record)

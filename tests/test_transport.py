@@ -670,8 +670,9 @@ def test_recorded_headers_are_what_the_library_reads_repeats_and_non_ascii_inclu
 
 def test_records_share_their_repeated_strings_and_key_but_no_container() -> None:
     """What every request repeats (method, path, body keys, the API key) is one object for all records;
-    what a test may change (the body, its messages, headers, lists) is each record's own, and the body
-    is exactly what `json.loads` reads, in order."""
+    what a test may change (the body, its messages, headers, filled lists) is each record's own, and the
+    body is exactly what `json.loads` reads, in order. An empty field is the one read-only empty list
+    every record shares, which refuses a change loudly (`test_record_empties`)."""
     stub = ScriptTransport(["a", "b"])
     body = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}], "stream": False}
     with ANTHROPIC_HX.Client(transport=stub) as client:
@@ -691,6 +692,9 @@ def test_records_share_their_repeated_strings_and_key_but_no_container() -> None
     assert first.messages is not second.messages
     assert first.messages[0] is not second.messages[0]
     assert first.headers is not second.headers
-    assert first.tools is not second.tools
+    assert first.tools is second.tools  # empty: the shared one, which takes no items
+    with pytest.raises(TypeError, match="copy it to change it"):
+        first.tools.append({"name": "x"})
+    assert second.tools == []
     first.messages[0]["content"] = "mutated"
     assert second.messages[0]["content"] == "hi"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NoReturn, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -173,12 +173,71 @@ class Secret(SecretStr):
         return "Secret('**********')"
 
 
+_SHARED_EMPTY = (
+    "wirescript: this field of a record is empty, and every record shares its one empty {kind} (a record "
+    "holds no fresh empty containers); copy it to change it: {copy}"
+)
+
+
+class _EmptyList(list[Any]):
+    """The one empty list every record holds for a list field its request left empty: it takes no items.
+
+    A record of a request with no tools, no tool results and no query would otherwise keep six fresh
+    empty containers, a sixth of its memory, each one more object for the garbage collector's count.
+    It is a `list` (it equals `[]` and dumps as one); a copy or a pickle of it is a plain, fresh empty list.
+    """
+
+    __slots__ = ()
+
+    def _refused(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(_SHARED_EMPTY.format(kind="list", copy="list(record.tools)"))
+
+    append = extend = insert = __setitem__ = __iadd__ = __imul__ = _refused
+
+    def __copy__(self) -> list[Any]:
+        return []
+
+    def __deepcopy__(self, memo: object) -> list[Any]:
+        return []
+
+    def __reduce__(self) -> tuple[type[list[Any]], tuple[()]]:
+        return list, ()
+
+
+class _EmptyDict(dict[str, str]):
+    """The one empty dict every record holds for `query` or `path_params` when the request had none."""
+
+    __slots__ = ()
+
+    def _refused(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(_SHARED_EMPTY.format(kind="dict", copy="dict(record.query)"))
+
+    __setitem__ = update = setdefault = __ior__ = _refused
+
+    def __copy__(self) -> dict[str, str]:
+        return {}
+
+    def __deepcopy__(self, memo: object) -> dict[str, str]:
+        return {}
+
+    def __reduce__(self) -> tuple[type[dict[str, str]], tuple[()]]:
+        return dict, ()
+
+
+_EMPTY_LIST: list[Any] = _EmptyList()
+"""What a record holds for a list field its request left empty (`tools`, `tool_names`, `tool_results`, ...)."""
+_EMPTY_DICT: dict[str, str] = _EmptyDict()
+"""What a record holds for `query` and `path_params` when the request had none."""
+
+
 class RecordedRequest(BaseModel):
     """One request as the stub received it: the evidence of what the app asked.
 
     Fields the provider's API does not have are empty (`None`, `[]`). `messages` is what the request
     carried; `conversation` is the whole conversation the model was given, which differs only when
     the SDK continues a server-held thread (anthropic 2.x `tool_runner` sends just the new messages).
+    An empty `query`, `path_params`, `tools`, `tool_names`, `tool_results` or `all_tool_results` is one
+    empty container every record shares: it refuses items (`TypeError`); copy it to change it.
     """
 
     # JSON mode (`model_dump_json`, `model_dump(mode="json")`) writes the raw `content` as base64, so a

@@ -20,7 +20,15 @@ from pydantic_core import from_json
 
 from .._exchange import UNREADABLE, Request
 from .._models import construct, fits
-from ..recorded import REDACTED, SENSITIVE_HEADERS, RecordedRequest, Secret, is_sensitive_header
+from ..recorded import (
+    _EMPTY_DICT,
+    _EMPTY_LIST,
+    REDACTED,
+    SENSITIVE_HEADERS,
+    RecordedRequest,
+    Secret,
+    is_sensitive_header,
+)
 from ..script import Turn
 from ..sse import json_dumps
 from ..wires import Addresses
@@ -477,7 +485,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
         known = vocabulary._queries.get(raw_query)
         query = known.copy() if known is not None else vocabulary.parse_query(raw_query)
     else:
-        query = {}
+        query = _EMPTY_DICT  # the one empty dict records share (`recorded._EmptyDict`)
     content = request.body
     refusal: Refusal | None = None
     wire: Wire | None = None
@@ -552,7 +560,7 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
             "method": method,
             "path": path,
             "query": query,
-            "path_params": {},
+            "path_params": _EMPTY_DICT,
             "headers": headers,
             "content": content,
             "body": body,
@@ -561,10 +569,12 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
             "system": fields.system,
             "messages": fields.messages,
             "conversation": fields.messages if fields.conversation is None else fields.conversation,
-            "tools": fields.tools,
-            "tool_names": fields.tool_names,
-            "tool_results": fields.tool_results,
-            "all_tool_results": fields.tool_results if fields.all_tool_results is None else fields.all_tool_results,
+            # an empty one: the one empty list records share (a fresh one each is a sixth of a record's memory)
+            "tools": fields.tools or _EMPTY_LIST,
+            "tool_names": fields.tool_names or _EMPTY_LIST,
+            "tool_results": fields.tool_results or _EMPTY_LIST,
+            "all_tool_results": (fields.tool_results if fields.all_tool_results is None else fields.all_tool_results)
+            or _EMPTY_LIST,
             "stream": fields.stream,
             "max_tokens": fields.max_tokens,
             "temperature": fields.temperature,
