@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "docs" / "assets" / "benchmarks-full-2026-12-03.json"
+RESULTS = ROOT / "docs" / "assets" / "benchmarks-full-2026-12-03b.json"
 SVG = ROOT / "docs" / "assets" / "performance.svg"
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -47,7 +47,7 @@ def test_the_committed_plot_is_what_the_script_draws_from_the_committed_results(
     drawn = (tmp_path / "plot.svg").read_text(encoding="utf-8")
     assert drawn == SVG.read_text(encoding="utf-8"), (
         "docs/assets/performance.svg is not the drawing of its results file: run "
-        "`uv run python -m benchmarks.plot docs/assets/benchmarks-full-2026-12-03.json docs/assets/performance.svg`"
+        "`uv run python -m benchmarks.plot docs/assets/benchmarks-full-2026-12-03b.json docs/assets/performance.svg`"
     )
     # One bar per contender for each workload with a ratio target (W1-W5 of two providers), each the run's figure.
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
@@ -61,7 +61,7 @@ def test_the_committed_plot_is_what_the_script_draws_from_the_committed_results(
 def test_the_docs_page_shows_the_plot() -> None:
     page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     assert "](assets/performance.svg)" in page
-    assert "assets/benchmarks-full-2026-12-03.json" in page
+    assert "assets/benchmarks-full-2026-12-03b.json" in page
 
 
 def test_a_file_that_is_not_a_results_file_is_refused_by_name(tmp_path: Path) -> None:
