@@ -178,9 +178,13 @@ def test_the_wire_found_for_a_url_is_kept_only_where_matching_reads_nothing_else
     assert [wire.name for wire in vocabulary.found.values()] == ["anthropic"]
     assert [r.provider for r in stub.requests] == ["anthropic", "anthropic"]
     # the batch wires read the headers to tell their SDKs apart: never kept, asked each time
-    shared = [wire for wire in stub.wires if wire.shared_paths]
+    wires = vocabulary.wires
+    shared = [at for at, wire in enumerate(wires) if wire.shared_paths]
     assert shared
-    assert not vocabulary.keeps & set(shared)
+    assert not any(vocabulary.keeps(at) for at in shared)
+    assert all(not vocabulary.keeps(at) for at in range(min(shared), len(vocabulary.walked)))  # walked after one
+    assert vocabulary.keeps(next(at for at, wire in enumerate(wires) if wire.name == "anthropic"))
+    assert all(vocabulary.keeps(at) for at in range(len(vocabulary.walked), len(wires)))  # by address: asked first
     # a stub with a wire of one's own walks its wires for every request, as the wire may match as it likes
     own = ScriptTransport(["a"], wires=[AnthropicWire()])
     _post(own)

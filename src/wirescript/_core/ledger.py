@@ -233,6 +233,7 @@ class Ledger:
             first=first,
             defaults=defaults,
             declared=declared,
+            every=every,
         )
         self._attempts = Attempts()
         self._records: list[RecordedRequest] | collections.deque[RecordedRequest] = (

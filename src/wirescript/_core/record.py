@@ -87,6 +87,7 @@ class Vocabulary:
 
     __slots__ = (
         "_heads",
+        "_kept",
         "_pairs",
         "_queries",
         "_secrets",
@@ -96,7 +97,6 @@ class Vocabulary:
         "first",
         "found",
         "headers",
-        "keeps",
         "per_request",
         "query",
         "rest",
@@ -113,8 +113,13 @@ class Vocabulary:
         first: int = 0,
         defaults: bool = False,
         declared: Declared | None = None,
+        every: tuple[Wire, ...] | None = None,
     ) -> None:
-        """`declared`: what `declared_vocabulary` works out over these wires, when known (the default wires')."""
+        """The vocabulary of `wires`, walked in order, and of the wires `addresses` serves.
+
+        `declared`: what `declared_vocabulary` works out over these wires, when known (the default
+        wires'); `every`: the walked wires then the addressed ones, as one tuple, when the caller has it.
+        """
         self.walked = tuple(wires)
         """The wires tried in order, each asked whether it `matches`."""
         addressed = addresses.wires if addresses else ()
@@ -123,7 +128,8 @@ class Vocabulary:
         walked wires (routes, `wires=`) and before the others; None when there are none."""
         self.first = self.walked[:first]
         self.rest = self.walked[first:]
-        self.wires = (*self.walked, *addressed)
+        count = len(self.walked) + len(addressed)
+        self.wires = every if every is not None and len(every) == count else (*self.walked, *addressed)
         if declared is None:
             declared = declared_vocabulary(self.walked, addressed, keeping=defaults)
         (self.headers, self.query, self.retry_headers, self.per_request), shared = declared
@@ -143,14 +149,21 @@ class Vocabulary:
         """One `Secret` per API key seen (a client sends its one key with every request)."""
         self._queries: dict[bytes, dict[str, str]] = {}
         """Per raw query seen (google-genai sends `alt=sse` with every stream): what it parses to, copied per record."""
-        asked = (*addressed, *self.walked) if defaults else ()  # in the order asked
-        self.keeps = frozenset(asked[:shared])
-        """The wires a found one is kept for: those asked before any whose paths another API shares."""
+        self._kept = shared if defaults else 0
+        """How many wires, in the order asked (by address, then walked), a found one is kept for: those asked
+        before any whose paths another API shares (`keeps`). A count, not a set of the wires: a set of twenty
+        wires was a quarter of a stub's memory, for a question asked only when a request is walked."""
         self.found: dict[tuple[str, str, str, int | None], Wire] | None = {} if defaults else None
         """For a stub of the default wires only (whose `matches` read nothing but the method, path, host and
         port): the wire each such request was found to be served by, so that the next one is not walked
         again. A wire asked after one whose paths another API shares (`Wire.shared_paths`: it reads
         headers) is never kept."""
+
+    def keeps(self, at: int) -> bool:
+        """Whether the wire at `at` in `wires` is one a found one is kept for (asked before any that shares paths)."""
+        walked = len(self.walked)
+        asked = at + len(self.wires) - walked if at < walked else at - walked  # its place in the order asked
+        return asked < self._kept
 
     def text(self, value: str) -> str:
         """The stub's one copy of a short, often repeated string (a method, a path): records share it."""
@@ -497,10 +510,12 @@ def read(request: Request, vocabulary: Vocabulary) -> Arrival:
             wire = found[key] = vocabulary.wires[at]
         else:
             wire, refusal = _walked(vocabulary, method, path, host, headers, request)
-            if wire is not None and found is not None and wire in vocabulary.keeps and len(found) < _FOUND_MOST:
-                found[key] = wire
-                if len(_FOUND_AT) < _FOUND_MOST:
-                    _FOUND_AT[key] = vocabulary.wires.index(wire)
+            if wire is not None and found is not None and len(found) < _FOUND_MOST:
+                at = _position(vocabulary.wires, wire)
+                if at is not None and vocabulary.keeps(at):
+                    found[key] = wire
+                    if len(_FOUND_AT) < _FOUND_MOST:
+                        _FOUND_AT[key] = at
     body: Any
     body_error: str | None
     encoding = headers.get("content-encoding")
@@ -604,6 +619,11 @@ _FOUND_AT: dict[tuple[str, str, str, int | None], int] = {}
 default wires. Every such stub has the same wires in the same order, and their `matches` read nothing else
 (what `Vocabulary.found` keeps per stub), so a test's first request is not walked past wires, nor builds
 the stand-ins it walks past, when an earlier stub found the wire. Only wires a stub keeps are placed here."""
+
+
+def _position(wires: Sequence[Wire], wire: Wire) -> int | None:
+    """Where `wire` itself (not an equal one) is among `wires`, or None."""
+    return next((at for at, each in enumerate(wires) if each is wire), None)
 
 
 def _walked(
