@@ -52,9 +52,10 @@ def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -
         vocabulary = ledger._vocabulary
         walked = list(vocabulary.walked)
         afresh = Vocabulary(walked, addresses=Addresses(every[len(walked) :]), defaults=True)
-        for name in ("headers", "query", "retry_headers", "keeps", "walked", "rest", "first", "wires"):
+        for name in ("headers", "query", "retry_headers", "_kept", "walked", "rest", "first", "wires"):
             assert getattr(vocabulary, name) == getattr(afresh, name), name
-        assert vocabulary.keeps  # the default wires keep what they found
+        assert vocabulary.wires is ledger._wires  # one tuple of them for the stub, not a copy per table
+        assert any(map(vocabulary.keeps, range(len(every))))  # the default wires keep what they found
         strict = StrictRules(every)
         assert ledger._strict_rules.rules == strict.rules
         assert ledger._strict_rules.answer_rules == strict.answer_rules
@@ -85,7 +86,8 @@ def test_a_stub_of_other_wires_works_its_tables_out_itself() -> None:
     stub = ScriptTransport([{"text": "x", "stop_reason": "refusal"}], wires=[mine])
     stub.check(unused_turns=False)
     assert stub._ledger._wires[0] is mine
-    assert not stub._ledger._vocabulary.keeps  # only a stub of the default wires keeps what it found
+    vocabulary = stub._ledger._vocabulary
+    assert not any(map(vocabulary.keeps, range(len(vocabulary.wires))))  # only a stub of the default wires keeps
     with pytest.raises(wirescript.ScriptError, match="unknown stop reason 'my_reason'"):
         ScriptTransport([{"text": "x", "stop_reason": "my_reason"}], wires=[mine])
 
@@ -192,8 +194,14 @@ def test_a_text_alone_is_the_turn_the_validator_makes(text: str, monkeypatch: py
         assert made.model_dump(exclude_unset=True) == {"text": text}
     first, second = parse_turns([{"text": text}, {"text": text}])
     assert first is not second
-    assert first.model_fields_set is not second.model_fields_set
     assert vars(first) is not vars(second)
+    # Text turns share one fields set (a turn is frozen: nothing adds to it); a copy gets its own.
+    copied = first.model_copy(update={"stop_reason": "end_turn"})
+    assert copied.model_fields_set == {"text", "stop_reason"}
+    assert first.model_fields_set == second.model_fields_set == {"text"}
+    with pytest.raises(pydantic.ValidationError):
+        first.text = "changed"  # type: ignore[misc]
+    assert second.model_fields_set == {"text"}
 
 
 def test_a_text_alone_is_made_in_the_layout_of_the_pydantic_it_was_written_for() -> None:
