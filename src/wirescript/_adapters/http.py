@@ -165,9 +165,10 @@ class _Steps:
         if self._consumed:
             raise hx.StreamConsumed()
         self._consumed = True
+        watch, self._watch = self._watch, None  # held by the body's iteration alone, freed with it
         if isinstance(self._steps, bytes):  # a whole body: no step loop
-            if self._watch is not None:  # a stream: its tail apart, to know it is read to its end
-                return whole(self._steps, self._watch)
+            if watch is not None:  # a stream: its tail apart, to know it is read to its end
+                return whole(self._steps, watch)
             return iter((self._steps,))
         return _run(hx, self._request, self._steps)
 
@@ -183,7 +184,8 @@ def _streams(hx: ModuleType) -> tuple[type, type]:
             body = self._steps
             if isinstance(body, bytes) and not self._consumed:  # a whole body: its chunks, with no step loop
                 self._consumed = True
-                return iter((body,)) if self._watch is None else whole(body, self._watch)
+                watch, self._watch = self._watch, None  # held by the iteration alone: freed with it
+                return iter((body,)) if watch is None else whole(body, watch)
             return self._sleeping()
 
         def _sleeping(self) -> Iterator[bytes]:
