@@ -87,15 +87,40 @@ def test_a_record_with_shared_empties_reads_dumps_copies_and_pickles_as_one_with
     assert json.dumps(record.query) == "{}"
     deep = copy.deepcopy(record)
     assert deep == record
-    deep.tools.append(TOOL)  # a copy's container is a plain, fresh one of its own
-    deep.query["a"] = "b"
-    assert record.tools == []
-    assert record.query == {}
-    assert type(copy.copy(record.tools)) is list
+    assert type(copy.copy(record.tools)) is list  # a shallow copy of the field is a fresh list to change
     loaded = pickle.loads(pickle.dumps(record))
     assert loaded == record
-    assert type(loaded.tools) is list
-    assert type(loaded.path_params) is dict
+    assert loaded.tools == []
+    assert loaded.path_params == {}
     tools = list(record.tools)  # the fix the error names: a copy changes freely
     tools.append(TOOL)
     assert tools == [TOOL]
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "model_copy", "pickle"])
+def test_a_deep_copy_or_pickle_keeps_each_empty_field_apart(how: str) -> None:
+    # copy.deepcopy memoises by identity: a copy that gave each shared empty a fresh container would give
+    # every empty field of every record copied together the same one, so appending a tool to one copy
+    # would fill its tool names, its tool results and the other records' tools too. A deep copy (or a
+    # pickle) keeps the shared read-only empty instead, as a tuple's deep copy is the tuple itself.
+    records = _records(
+        {"messages": [{"role": "user", "content": "hi"}]}, {"messages": [{"role": "user", "content": "x"}]}
+    )
+    if how == "deepcopy":
+        copies = copy.deepcopy(records)
+    elif how == "model_copy":
+        copies = [record.model_copy(deep=True) for record in records]
+    else:
+        copies = pickle.loads(pickle.dumps(records))
+    assert copies == records
+    for field in ("tools", "tool_names", "tool_results", "all_tool_results", "query", "path_params"):
+        assert getattr(copies[0], field) is getattr(records[0], field), field
+    with pytest.raises(TypeError, match="copy it to change it"):
+        copies[0].tools.append(TOOL)
+    assert copies[0].tool_names == []
+    assert copies[0].tool_results == []
+    assert copies[1].tools == []
+    tools = list(copies[0].tools)
+    tools.append(TOOL)
+    assert copies[1].tools == []
+    assert records[0].tools == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Literal, NoReturn, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -184,7 +185,9 @@ class _EmptyList(list[Any]):
 
     A record of a request with no tools, no tool results and no query would otherwise keep six fresh
     empty containers, a sixth of its memory, each one more object for the garbage collector's count.
-    It is a `list` (it equals `[]` and dumps as one); a copy or a pickle of it is a plain, fresh empty list.
+    It is a `list` (it equals `[]` and dumps as one). `copy.copy` gives a plain, fresh empty list; a deep
+    copy or a pickle is this list again, as a tuple's deep copy is the tuple itself (a fresh one would be
+    memoised by identity, so every empty field of the records copied together would share it).
     """
 
     __slots__ = ()
@@ -198,14 +201,17 @@ class _EmptyList(list[Any]):
         return []
 
     def __deepcopy__(self, memo: object) -> list[Any]:
-        return []
+        return self
 
-    def __reduce__(self) -> tuple[type[list[Any]], tuple[()]]:
-        return list, ()
+    def __reduce__(self) -> tuple[Callable[[], list[Any]], tuple[()]]:
+        return _empty_list, ()
 
 
 class _EmptyDict(dict[str, str]):
-    """The one empty dict every record holds for `query` or `path_params` when the request had none."""
+    """The one empty dict every record holds for `query` or `path_params` when the request had none.
+
+    `copy.copy` gives a plain, fresh empty dict; a deep copy or a pickle is this dict again (see `_EmptyList`).
+    """
 
     __slots__ = ()
 
@@ -218,16 +224,26 @@ class _EmptyDict(dict[str, str]):
         return {}
 
     def __deepcopy__(self, memo: object) -> dict[str, str]:
-        return {}
+        return self
 
-    def __reduce__(self) -> tuple[type[dict[str, str]], tuple[()]]:
-        return dict, ()
+    def __reduce__(self) -> tuple[Callable[[], dict[str, str]], tuple[()]]:
+        return _empty_dict, ()
 
 
 _EMPTY_LIST: list[Any] = _EmptyList()
 """What a record holds for a list field its request left empty (`tools`, `tool_names`, `tool_results`, ...)."""
 _EMPTY_DICT: dict[str, str] = _EmptyDict()
 """What a record holds for `query` and `path_params` when the request had none."""
+
+
+def _empty_list() -> list[Any]:
+    """The shared empty list, for unpickling (a pickle of a record holds the name of this function)."""
+    return _EMPTY_LIST
+
+
+def _empty_dict() -> dict[str, str]:
+    """The shared empty dict, for unpickling."""
+    return _EMPTY_DICT
 
 
 class RecordedRequest(BaseModel):
@@ -237,7 +253,8 @@ class RecordedRequest(BaseModel):
     carried; `conversation` is the whole conversation the model was given, which differs only when
     the SDK continues a server-held thread (anthropic 2.x `tool_runner` sends just the new messages).
     An empty `query`, `path_params`, `tools`, `tool_names`, `tool_results` or `all_tool_results` is one
-    empty container every record shares: it refuses items (`TypeError`); copy it to change it.
+    empty container every record shares: it refuses items (`TypeError`); copy it to change it
+    (`list(record.tools)`). A deep copy or a pickle of a record keeps it.
     """
 
     # JSON mode (`model_dump_json`, `model_dump(mode="json")`) writes the raw `content` as base64, so a
