@@ -222,3 +222,29 @@ def test_a_run_with_a_repeated_or_non_ascii_header_is_not_shared(empty_table: No
     stub.handle_request(accented).read()
     assert stub.requests[-1].headers["x-name"] == "café"
     assert not record_module._RUNS
+
+
+def test_a_value_past_the_bound_is_blanked_in_the_shared_run(empty_table: None) -> None:
+    """A value longer than `_SHARED_LONGEST` (an id or a token) is kept by no table, the runs included."""
+    token = "t" * (record_module._SHARED_LONGEST + 1)
+    first = {"x-trace": token, **HEADERS}  # not last: the run is every pair but the last
+    stub = ScriptTransport([{"text": "a"}], strict=False)
+    stub.handle_request(_request(first)).read()
+    assert record_module._RUNS, "the run was shared"
+    assert stub.requests[-1].headers["x-trace"] == token
+    del stub
+    gc.collect()
+    for runs in record_module._RUNS.values():
+        for segments, blanks, template, _, again in runs:
+            assert "x-trace" in {name for _, _, name in blanks}
+            assert token not in repr(template)
+            assert all(token.encode() not in value for _, _, pairs in segments for _, value in pairs)
+            assert again  # a long value is not a per-request header: the run can come again
+    other = "u" * (record_module._SHARED_LONGEST + 5)
+    second = ScriptTransport([{"text": "a"}], strict=False)
+    second.handle_request(_request({**first, "x-trace": other})).read()  # read through the shared run
+    assert second.requests[-1].headers["x-trace"] == other
+    record_module._RUNS.clear()
+    afresh = ScriptTransport([{"text": "a"}], strict=False)
+    afresh.handle_request(_request({**first, "x-trace": other})).read()
+    assert list(second.requests[-1].headers.items()) == list(afresh.requests[-1].headers.items())

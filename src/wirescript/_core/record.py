@@ -368,7 +368,8 @@ its credential names in order; and whether it holds no per-request pair (so that
 
 _RUNS: dict[tuple[frozenset[str], int], list[_Run]] = {}
 """Per set of credential header names (as `_PUBLIC`) and length: the runs of all-but-the-last pairs a stub
-read, with every credential's and per-request header's value blanked. A stub's first request finds the run
+read, with every credential's and per-request header's value blanked, and every value longer than
+`_SHARED_LONGEST` (an id or a token, which `_PUBLIC` does not keep either). A stub's first request finds the run
 its SDK sends read by an earlier test's stub, and decodes only the blanked values, instead of looking up
 every pair. Only names and public values are kept (what `_PUBLIC` keeps pair by pair), so no API key
 outlives its stub; only runs of ASCII pairs with no repeated name are kept (they read pair by pair, in order)."""
@@ -421,7 +422,7 @@ def _share_run(
         if not (raw_name.isascii() and raw_value.isascii()):  # read with the whole request's encoding
             return
         name = raw_name.lower().decode("ascii")
-        if name in secret or name in per_request:
+        if name in secret or name in per_request or len(raw_value) > _SHARED_LONGEST:  # kept by no table
             blanks.append((at, raw_name, name))
             template[name] = ""
             if at > start:
