@@ -808,6 +808,8 @@ def test_the_same_surfaces_over_the_loopback_server() -> None:
             gpt.responses.retrieve(seen[0].response.id, stream=True, starting_after=seen[-1].sequence_number)
         )
         assert [e.sequence_number for e in seen + resumed] == list(range(len(seen) + len(resumed)))
+        claude.close()  # their pooled connections: left open, each warns in whichever later test collects it
+        gpt.close()
     stub.check()
 
 

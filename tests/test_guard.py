@@ -204,8 +204,8 @@ def test_a_unix_socket_is_allowed(wirescript: Any) -> None:
 
 def test_the_loopback_server_fixture_runs_under_the_guard(wirescript_server: Any, wirescript: Any) -> None:
     server = wirescript_server(["Over loopback HTTP."])
-    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0)
-    assert client.messages.create(model="m", max_tokens=8, messages=USER).content[0].text == "Over loopback HTTP."
+    with anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0) as client:
+        assert client.messages.create(model="m", max_tokens=8, messages=USER).content[0].text == "Over loopback HTTP."
     assert wirescript.guard.active
 
 

@@ -175,8 +175,11 @@ def test_other_hosts_go_where_they_were_going() -> None:
 
 def test_every_host_with_the_star() -> None:
     stub = ScriptTransport(["From the stub."])
-    with loopback_server() as (url, paths), stub.intercept(hosts="*") as interception:
-        client = anthropic.Anthropic(api_key="test-key", base_url=url)
+    with (
+        loopback_server() as (url, paths),
+        stub.intercept(hosts="*") as interception,
+        anthropic.Anthropic(api_key="test-key", base_url=url) as client,
+    ):
         assert client.messages.create(model="claude-test", max_tokens=64, messages=USER).content[0].text == (
             "From the stub."
         )

@@ -161,8 +161,9 @@ def test_intercept_records_a_client_the_app_builds_itself(tmp_path: Path) -> Non
 
 def test_what_an_intercepting_recorder_forwards_goes_to_the_network_not_back_to_it(tmp_path: Path) -> None:
     rec = RecordingTransport(tmp_path / "rec.yaml")  # upstream: the real network (here a loopback server)
-    with loopback_server() as (base_url, paths), rec.intercept(["127.0.0.1"]):
-        answer = httpx2.Client().post(f"{base_url}/v1/messages", json={"model": "m", "messages": ASK})
+    with loopback_server() as (base_url, paths), rec.intercept(["127.0.0.1"]), httpx2.Client() as client:
+        answer = client.post(f"{base_url}/v1/messages", json={"model": "m", "messages": ASK})
+    rec.close()  # the network transport it forwarded on: its pooled connection would warn in a later test
     assert answer.json() == {"served_by": "loopback"}
     assert paths == ["/v1/messages"]
     assert len(rec.requests) == 1  # recorded once: its forwarding was not intercepted again

@@ -236,8 +236,10 @@ def test_the_recording_server_redacts_what_the_upstream_echoes(tmp_path: Path) -
 
     seen: list[str] = []
     rec = RecordingTransport(tmp_path / "rec.yaml", upstream=_upstream(_anthropic, seen))
-    with ScriptServer(rec) as server:
-        client = anthropic.Anthropic(api_key=KEY, base_url=server.base_url, max_retries=0)
+    with (
+        ScriptServer(rec) as server,
+        anthropic.Anthropic(api_key=KEY, base_url=server.base_url, max_retries=0) as client,
+    ):
         client.messages.create(model="claude-test", max_tokens=64, messages=ASK)
     assert seen == [KEY]
     assert KEY not in rec.save().read_text(encoding="utf-8")

@@ -631,6 +631,7 @@ def test_the_record_command_records_an_app_in_another_process(tmp_path: Path) ->
                 model="claude-a", max_tokens=10, messages=[{"role": "user", "content": "Again"}]
             ) as stream:
                 second = stream.get_final_message()
+            client.close()  # its pooled connection: left open, it warns in whichever later test collects it
             status = ANTHROPIC_HX.get(f"{base_url}/_wirescript/status", headers={"X-Wirescript-Token": token})
         finally:
             process.send_signal(signal.SIGINT)

@@ -150,7 +150,8 @@ def test_the_recording_servers_control_api_reports_the_recording(tmp_path: Path)
     with ScriptServer(rec) as server, hx.Client(base_url=f"{server.base_url}/_wirescript") as control:
         assert control.get("/status").status_code == 401  # the same token as a stub's server
         control.headers.update(server.control_headers)
-        anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0).messages.create(**PARAMS)
+        with anthropic.Anthropic(api_key="test-key", base_url=server.base_url, max_retries=0) as client:
+            client.messages.create(**PARAMS)  # closed here: a pooled connection left open warns in a later test
         hx.get(f"{server.base_url}/favicon.ico")
         status, check = control.get("/status"), control.get("/check")
         waited = control.get("/requests", params={"wait": 2, "timeout": 5})
