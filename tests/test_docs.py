@@ -521,6 +521,16 @@ def test_the_readme_stays_short() -> None:
     assert lines <= 250, f"README.md has {lines} lines: move the detail to a page of docs/ and link it"
 
 
+def test_the_readmes_first_screen_has_the_two_commands() -> None:
+    """A newcomer's first screen (the first 24 lines) runs the main example and the tests, each as named."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    screen = "\n".join(lines[:24])
+    example = re.search(r"^uv run (examples/\S+\.py)", screen, re.M)
+    assert example is not None, "README's first screen has no `uv run examples/...` command"
+    assert (ROOT / example.group(1)).is_file(), f"README's first screen runs {example.group(1)}, which is missing"
+    assert re.search(r"^uv run pytest\b", screen, re.M), "README's first screen has no `uv run pytest`"
+
+
 def test_the_api_reference_documents_every_public_name_from_its_home_module() -> None:
     import wirescript
 
