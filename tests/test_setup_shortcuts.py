@@ -28,7 +28,7 @@ from wirescript.script import parse_turn, parse_turns
 from wirescript.strict import StrictRules
 from wirescript.wires import Addresses, default_wires
 from wirescript.wires._declared import _DECLARED, STAND_INS, declared
-from wirescript.wires._later import is_later
+from wirescript.wires._later import is_later, made_so_far
 from wirescript.wires.base import Wire, _known_stop_reasons
 
 anthropic = pytest.importorskip("anthropic")
@@ -42,9 +42,11 @@ def _served(stub: ScriptTransport) -> None:
 
 
 def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -> None:
+    ScriptTransport([]).check()  # the process's first stub works out the tables over its own stand-ins
     for _ in range(3):  # each time after a request made one of the last stub's wires: the next stub's are stand-ins
         stub = ScriptTransport(["Hi"])
         ledger = stub._ledger
+        assert made_so_far(ledger._wires) == [None] * len(ledger._wires)  # no stand-in made before it is asked for
         every = list(ledger._wires)
         assert all(is_later(wire) for wire in every)
         assert _standing()[0] == tuple(map(type, every))
@@ -52,15 +54,17 @@ def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -
         vocabulary = ledger._vocabulary
         walked = list(vocabulary.walked)
         afresh = Vocabulary(walked, addresses=Addresses(every[len(walked) :]), defaults=True)
-        for name in ("headers", "query", "retry_headers", "_kept", "walked", "rest", "first", "wires"):
+        for name in ("headers", "query", "retry_headers", "_kept"):
             assert getattr(vocabulary, name) == getattr(afresh, name), name
+        for name in ("walked", "rest", "first", "wires"):  # the stub's runs of stand-ins, each place the same one
+            assert tuple(getattr(vocabulary, name)) == getattr(afresh, name), name
         assert vocabulary.wires is ledger._wires  # one tuple of them for the stub, not a copy per table
         assert any(map(vocabulary.keeps, range(len(every))))  # the default wires keep what they found
         strict = StrictRules(every)
         assert ledger._strict_rules.rules == strict.rules
         assert ledger._strict_rules.answer_rules == strict.answer_rules
         assert ledger._strict_rules._shapes == strict._shapes
-        assert ledger._strict_rules._wires == strict._wires
+        assert tuple(ledger._strict_rules._wires) == strict._wires
         assert _standing()[3] == _declaring.__wrapped__(tuple(map(type, every)))
         _declares_as_its_wires_do(ledger)
         _served(stub)
@@ -376,3 +380,48 @@ def test_a_text_alone_is_left_to_the_validator_where_the_model_does_not_fit(monk
     turns = parse_turns(["hi", {"text": "there"}])
     assert turns == [Turn(text="hi"), Turn(text="there")]
     assert [turn.model_fields_set for turn in turns] == [{"text"}, {"text"}]
+
+
+def test_a_stub_makes_the_stand_ins_of_the_wires_its_requests_reach_and_no_other() -> None:
+    ScriptTransport([]).check()  # the process's first stub works out the tables over its own stand-ins
+    stub = ScriptTransport(["Hi", "Again"])
+    made = made_so_far(stub._ledger._wires)
+    assert made == [None] * 25  # the default wires' 14 and the 11 dialects served by address: none made yet
+    _served(stub)
+    assert [type(wire).__name__ for wire in made if wire is not None] == ["AnthropicWire"]
+    first = next(wire for wire in made if wire is not None)
+    _served(stub)
+    assert [wire for wire in made if wire is not None] == [first]  # the one wire, found again
+    stub.check()  # nothing unused, asking no wire it did not make
+    assert [wire for wire in made if wire is not None] == [first]
+    every = stub.wires  # asked for: every wire is made, and built
+    assert len(every) == 25
+    assert not any(map(is_later, every))
+    assert every[made.index(first)] is first
+
+
+def test_threads_asking_for_one_place_at_once_get_one_stand_in() -> None:
+    ScriptTransport([]).check()  # the process's first stub works out the tables over its own stand-ins
+    kinds = [kind.__name__ for kind in ScriptTransport([])._ledger._wires.kinds]  # type: ignore[attr-defined]
+    conversations, responses = kinds.index("LaterOpenAIConversationsWire"), kinds.index("LaterOpenAIResponsesWire")
+    stub = ScriptTransport([])
+    wires = stub._ledger._wires
+    start = threading.Barrier(8)
+    got: list[tuple[object, object]] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append((wires[-1], wires[conversations]))  # a dialect served by address; a wire made on a partner's state
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(dialect) for dialect, _ in got}) == 1
+    assert len({id(wire) for _, wire in got}) == 1
+    made = made_so_far(wires)
+    assert made[responses] is not None  # its partner, made with it
+    assert getattr(got[0][1], "_partner") is made[responses]  # noqa: B009 - a stand-in's own slot
+    assert sum(wire is not None for wire in made) == 3
+    stub.check()

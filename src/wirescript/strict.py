@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ._text import did_you_mean
 from .errors import ScriptError, UsageError
 from .wires._answers import ANSWER_DOCS, AnswerRule
 from .wires._declared import STAND_INS
+from .wires._later import LaterWires, made_so_far
 from .wires._rules import Rule, Violation, is_int, is_number
 from .wires.base import Wire
 
@@ -203,7 +204,7 @@ def _by_class(
 
 
 def _mismatch(
-    shape: _Shape, wire: Wire, wires: tuple[Wire, ...], body: dict[str, Any], skip: frozenset[str]
+    shape: _Shape, wire: Wire, wires: Sequence[Wire], body: dict[str, Any], skip: frozenset[str]
 ) -> Violation | None:
     """The `any.*` rules of one wire of a stub (`shape`), among the stub's `wires` its foreign fields belong to."""
     if (
@@ -215,7 +216,7 @@ def _mismatch(
     return _field_type(shape, wire, body) if shape.types and FIELD_TYPE.id not in skip else None
 
 
-def _foreign_field(shape: _Shape, wire: Wire, wires: tuple[Wire, ...], body: dict[str, Any]) -> Violation | None:
+def _foreign_field(shape: _Shape, wire: Wire, wires: Sequence[Wire], body: dict[str, Any]) -> Violation | None:
     """The violation of a body carrying a field another wire of the stub owns (one of `foreign_keys`), if any."""
     for key, positions in shape.foreign:
         if key not in body:
@@ -267,11 +268,11 @@ class StrictRules:
 
     """
 
-    __slots__ = ("_by_class", "_shapes", "_wires", "answer_rules", "rules")
+    __slots__ = ("_by_class", "_made", "_shapes", "_wires", "answer_rules", "rules")
 
     def __init__(self, wires: Iterable[Wire], *, kinds: tuple[type[Wire], ...] | None = None) -> None:
         """`kinds`: the classes of `wires`, in order, when known already."""
-        wired = tuple(wires)
+        wired: Sequence[Wire] = wires if wires.__class__ is LaterWires else tuple(wires)
         # Declared on the classes: worked out once per set of wire classes, shared by every stub of them.
         plan = _plan(kinds if kinds is not None else tuple(map(type, wired)))
         self.rules: Mapping[str, Rule] = plan.rules
@@ -280,6 +281,9 @@ class StrictRules:
         """Every answer rule of the stub's wires (`Wire.answer_rules`), by id (read only): with `rules`, what
         `strict_skip` may name."""
         self._wires = wired
+        self._made = made_so_far(wired)
+        """What a wire is told apart by, by place: `_wires`, or the stand-ins made of a run of them (none is made
+        here: the wire a request reached is made)."""
         # Each wire's shape found by its class, in the plan's table (no table of the stub's own), unless two
         # of the wires could have one class: then by its identity.
         self._by_class = plan.by_class is not None
@@ -290,7 +294,7 @@ class StrictRules:
     def _shape(self, wire: Wire) -> _Shape | None:
         """The shape of a body on `wire` if it is one of the stub's wires and has one."""
         found = self._shapes.get(wire.__class__ if self._by_class else id(wire))
-        return found[1] if found is not None and self._wires[found[0]] is wire else None
+        return found[1] if found is not None and self._made[found[0]] is wire else None
 
     def mismatch(self, wire: Wire, body: dict[str, Any], skip: frozenset[str] = frozenset()) -> Violation | None:
         """The `any.*` rules for a body on `wire`: a field another wire owns, or a field of the wrong JSON type."""
@@ -306,7 +310,7 @@ class StrictRules:
         """
         body = record.body
         found = self._shapes.get(wire.__class__ if self._by_class else id(wire))
-        if found is not None and self._wires[found[0]] is wire:
+        if found is not None and self._made[found[0]] is wire:
             shape = found[1]
             if body.__class__ is dict:  # `_mismatch`, written out for the common case
                 if not body.keys().isdisjoint(shape.foreign_keys):  # a field another wire owns: the whole of them

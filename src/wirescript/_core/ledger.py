@@ -31,7 +31,7 @@ from ..side import SideScript, parse_side
 from ..strict import StrictRules, skip_ids
 from ..wires import Addresses, Wire, later_wires, stub_wires
 from ..wires._declared import STAND_INS as _LATER
-from ..wires._later import built
+from ..wires._later import LaterWires, built, made_so_far
 from ..wires.base import AnswerChecks, Answered, Draw, Item, known_stop_reasons
 from .answer import render
 from .cursor import _NO_SIDE, TURNLESS, Ask, Cursor, Decision, PendingTurn, Refusal
@@ -183,10 +183,14 @@ class Ledger:
                 raise ScriptError(f"mcp: expected a wirescript.MCPScript, got {type(mcp).__name__}")
             wired = [*wired]
             wired.insert(1 if routed else 0, MCPWire(mcp))
-        # Tuples throughout: the default wires come as tuples, and every table over them keeps these (no copies).
-        wired, addressed = tuple(wired), tuple(addressed)
-        every = (*wired, *addressed)
         defaults = not wires and dialect is None and not routed and mcp is None  # wires whose matching is pure
+        every: Sequence[Wire]
+        if defaults and isinstance(wired, LaterWires) and isinstance(addressed, LaterWires):
+            # The default wires' runs, each stand-in made when first asked for: every table keeps these runs.
+            every = wired.joined(addressed) or (*wired, *addressed)
+        else:  # tuples throughout: every table over them keeps these (no copies)
+            wired, addressed = tuple(wired), tuple(addressed)
+            every = (*wired, *addressed)
         # The default wires' stand-ins have the same classes in every stub: their tables are worked out once.
         if defaults:
             kinds, known, declared, declaring = _standing()
@@ -344,12 +348,14 @@ class Ledger:
         if records and allowed:
             records = [r for r in records if getattr(r.problem, "kind", None) not in allowed]
         # A wire no request reached is a fresh one: with no side script, it has nothing unused (a test checks).
-        wires, given = self._wires, self._side
+        given = self._side
         fresh = _LATER if given is _NO_SIDE else ()
+        # Without a side script, a stand-in not made yet is as fresh as one that is: not made to be asked.
+        wires = made_so_far(self._wires) if fresh else self._wires
         side: list[tuple[str, Sequence[str]]] | None = None
         for at in self._telling:
             wire = wires[at]
-            if wire.__class__ not in fresh and (lines := wire.unused(given)):
+            if wire is not None and wire.__class__ not in fresh and (lines := wire.unused(given)):
                 side = side or []
                 side.append((f"{wire.unused_label} {wire.unused_said}", lines))
         if not records and not held and not total and side is None:  # a passing test's: nothing to say

@@ -33,6 +33,7 @@ from ..script import Turn
 from ..sse import json_dumps
 from ..wires import Addresses
 from ..wires._declared import declared
+from ..wires._later import LaterWires
 from ..wires.base import Item, Parsed, Wire
 from .cursor import Ask, Decision, Refusal
 from .report import failed
@@ -113,21 +114,21 @@ class Vocabulary:
         first: int = 0,
         defaults: bool = False,
         declared: Declared | None = None,
-        every: tuple[Wire, ...] | None = None,
+        every: Sequence[Wire] | None = None,
     ) -> None:
         """The vocabulary of `wires`, walked in order, and of the wires `addresses` serves.
 
         `declared`: what `declared_vocabulary` works out over these wires, when known (the default
         wires'); `every`: the walked wires then the addressed ones, as one tuple, when the caller has it.
         """
-        self.walked = tuple(wires)
-        """The wires tried in order, each asked whether it `matches`."""
+        self.walked: Sequence[Wire] = wires if wires.__class__ is LaterWires else tuple(wires)
+        """The wires tried in order, each asked whether it `matches` (the default wires: a run of them)."""
         addressed = addresses.wires if addresses else ()
         self.addresses = addresses if addressed else None
         """The wires served by address (a stub's built-in host dialects), tried after the first `first`
         walked wires (routes, `wires=`) and before the others; None when there are none."""
-        self.first = self.walked[:first]
-        self.rest = self.walked[first:]
+        self.first = self.walked[:first] if first else ()
+        self.rest = self.walked[first:] if first else self.walked
         count = len(self.walked) + len(addressed)
         self.wires = every if every is not None and len(every) == count else (*self.walked, *addressed)
         if declared is None:
@@ -623,7 +624,9 @@ the stand-ins it walks past, when an earlier stub found the wire. Only wires a s
 
 
 def _position(wires: Sequence[Wire], wire: Wire) -> int | None:
-    """Where `wire` itself (not an equal one) is among `wires`, or None."""
+    """Where `wire` itself (not an equal one) is among `wires`, or None (without making a stand-in)."""
+    if isinstance(wires, LaterWires):
+        return wires.position(wire)
     return next((at for at, each in enumerate(wires) if each is wire), None)
 
 

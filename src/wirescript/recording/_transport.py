@@ -226,7 +226,7 @@ class RecordingTransport(Forwarding):
     @property
     def wires(self) -> tuple[Wire, ...]:
         """The wires that decode its answers, in matching order: its `wires=`, then the default wires they leave."""
-        return self._vocabulary.wires
+        return tuple(self._vocabulary.wires)  # its own wires: a tuple already (no copy)
 
     @property
     def requests(self) -> list[RecordedRequest]:

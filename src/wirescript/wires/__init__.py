@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 from ._dialects import Addresses, dialect_wires, dialects, hosted_wires
 from ._hosts import host_matcher
-from ._later import Later, become
+from ._later import Later, LaterWires, become
 from .base import Frame, Parsed, Rendered, TurnlessWire, Wire, _stop_map, bind_stops
 
 if TYPE_CHECKING:
@@ -207,22 +207,24 @@ def stub_wires(extra: Sequence[Wire] | None, dialect: object = None) -> tuple[Se
     return walked, addressed
 
 
-def later_wires() -> tuple[tuple[Wire, ...], tuple[Wire, ...]]:
+def later_wires() -> tuple[LaterWires, LaterWires]:
     """`stub_wires(None)` as stand-ins (`wirescript.wires._later`): each wire is built when a request reaches it.
 
     The same wires, in the same order, with the same stop map: each stand-in has its class's
-    declarations, and becomes its wire (in place) before any of its own methods runs. Tuples, so
-    that whatever keeps them as a tuple keeps these (`tuple()` of a tuple is that tuple).
+    declarations, and becomes its wire (in place) before any of its own methods runs. The two runs
+    (`LaterWires`) make each stand-in when it is first asked for: a stub's tables hold them by place,
+    so a stub makes only those of the wires its requests reach.
     """
-    walked_kinds, addressed_kinds, partners = _later_plan()
-    walked: tuple[Wire, ...] = tuple(map(_NEW, walked_kinds))
-    for at, partner in partners:
-        walked[at]._partner = walked[partner]  # type: ignore[attr-defined]
-    return walked, tuple(map(_NEW, addressed_kinds))
+    kinds, walked, partners = _later_runs()
+    made: list[Wire | None] = [None] * len(kinds)
+    return LaterWires(kinds, partners, made, 0, walked), LaterWires(kinds, partners, made, walked, len(kinds))
 
 
-_NEW = object.__new__
-"""A stand-in's making: no `__init__` (its wire's runs when a request reaches it)."""
+@functools.cache
+def _later_runs() -> tuple[tuple[type[Later], ...], int, dict[int, int]]:
+    """`_later_plan` as `LaterWires` reads it: every stand-in class, how many are walked, each partner's place."""
+    walked, addressed, partners = _later_plan()
+    return (*walked, *addressed), len(walked), dict(partners)
 
 
 @functools.cache

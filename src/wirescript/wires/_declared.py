@@ -28,7 +28,9 @@ def declared(wires: Sequence[Any], name: str, work_out: Callable[[Sequence[Any]]
     Any other list (a wire of one's own, a built wire) is worked out afresh. Only tuples of stand-in
     classes are ever kept, so a tuple found is one of them: the common case costs one look-up.
     """
-    kinds = tuple(map(type, wires))
+    kinds = tuple(map(type, wires)) if wires.__class__ is tuple else getattr(wires, "kinds", None)
+    if kinds is None:  # a list of wires, or any other sequence: its classes as they are
+        kinds = tuple(map(type, wires))
     tables = _DECLARED.get(name)
     if tables is None:
         tables = _DECLARED.setdefault(name, {})

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .._text import did_you_mean
 from ..errors import UsageError
 from ._declared import declared
+from ._later import LaterWires
 from .base import Wire
 
 if TYPE_CHECKING:
@@ -160,8 +161,8 @@ class Addresses:
     __slots__ = ("_by_host", "wires")
 
     def __init__(self, wires: Sequence[Wire]) -> None:
-        self.wires = tuple(wires)
-        """The wires it routes, in order."""
+        self.wires: Sequence[Wire] = wires if wires.__class__ is LaterWires else tuple(wires)
+        """The wires it routes, in order (a stub's built-in dialects: a run of stand-ins, each made when asked for)."""
         self._by_host = declared(self.wires, "addresses", _places_of)
         """Per host: each (port or None, position of the wire whose address it is): shared by every stub alike."""
 

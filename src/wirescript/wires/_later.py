@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, overload
 
 from ._declared import STAND_INS as _STAND_INS
 from .base import Wire
 
-__all__ = ["Later", "become", "built", "is_later"]
+__all__ = ["Later", "LaterWires", "become", "built", "is_later", "made_so_far"]
 
 _LOCK = threading.RLock()
 """Held while a stand-in becomes its wire (a wire's making may build another: Conversations its Responses)."""
@@ -122,3 +122,107 @@ def become(wire: Wire) -> Wire:
 def built(wires: Sequence[Wire]) -> tuple[Wire, ...]:
     """Every one of `wires` built (`become`), in order."""
     return tuple(become(wire) for wire in wires)
+
+
+class LaterWires(Sequence[Wire]):
+    """A run of one stub's default wires, each stand-in made the first time it is asked for, by its place.
+
+    A stub's tables hold its wires by place (the strict rules' shapes, the address table, the wires
+    found per URL), so a stub needs no stand-in of a wire no request reaches: a test that speaks one
+    provider makes one, not twenty-five (each one more object kept until the stub is collected, which
+    brings the next collection nearer; on anthropic's SDK a collection costs the next request the
+    rebuild of its parsed-message classes). Every run of a stub (its walked wires, those served by
+    address, all of them) shares one list of the stand-ins made, so each place is made once and
+    whatever asks for it gets that one. Iterating makes every stand-in of the run.
+    """
+
+    __slots__ = ("_kinds", "_made", "_partners", "_start", "_stop")
+
+    def __init__(
+        self,
+        kinds: tuple[type[Later], ...],
+        partners: dict[int, int],
+        made: list[Wire | None],
+        start: int,
+        stop: int,
+    ) -> None:
+        self._kinds = kinds
+        """The stand-in classes of every place of the stub (`made` has a place for each), shared by every stub."""
+        self._partners = partners
+        """Per place, the place of the wire whose state its wire is made on (`_partner`), shared by every stub."""
+        self._made = made
+        """The stub's stand-ins (or the wires they became) made so far, by place among all of them; None where none
+        is made yet. One list for every run of the stub."""
+        self._start = start
+        self._stop = stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @overload
+    def __getitem__(self, at: int) -> Wire: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[Wire]: ...
+
+    def __getitem__(self, at: int | slice) -> Wire | Sequence[Wire]:
+        if isinstance(at, slice):
+            places = range(self._start, self._stop)[at]
+            if places.step != 1 or not places:
+                return tuple(self[i - self._start] for i in places)
+            if places.start == self._start and places.stop == self._stop:
+                return self
+            return LaterWires(self._kinds, self._partners, self._made, places.start, places.stop)
+        place = range(self._start, self._stop)[at]  # an `IndexError` as a tuple's, negative places counted back
+        wire = self._made[place]
+        return wire if wire is not None else self._make(place)
+
+    def __iter__(self) -> Iterator[Wire]:
+        made = self._made
+        for place in range(self._start, self._stop):
+            wire = made[place]
+            yield wire if wire is not None else self._make(place)
+
+    @property
+    def kinds(self) -> tuple[type[Wire], ...]:
+        """The classes of the run's places, in order, as its stand-ins have them (none is made for it)."""
+        return self._kinds[self._start : self._stop]
+
+    def joined(self, after: LaterWires) -> LaterWires | None:
+        """The run of this one's places and then `after`'s, when `after` follows it in the same stub; else None."""
+        if after._made is not self._made or after._start != self._stop:
+            return None
+        return LaterWires(self._kinds, self._partners, self._made, self._start, after._stop)
+
+    def position(self, wire: Wire) -> int | None:
+        """Where `wire` itself is in the run (a place none is made at holds no wire), or None."""
+        made = self._made
+        for place in range(self._start, self._stop):
+            if made[place] is wire:
+                return place - self._start
+        return None
+
+    def _make(self, place: int) -> Wire:
+        with _LOCK:  # two threads asking at once get the one stand-in
+            wire = self._made[place]
+            if wire is None:
+                wire = object.__new__(self._kinds[place])  # no `__init__`: its wire's runs when a request reaches it
+                partner = self._partners.get(place)
+                if partner is not None:
+                    wire._partner = self._whole()[partner]  # type: ignore[attr-defined]
+                self._made[place] = wire
+        return wire
+
+    def _whole(self) -> LaterWires:
+        return LaterWires(self._kinds, self._partners, self._made, 0, len(self._made))
+
+
+def made_so_far(wires: Sequence[Wire]) -> Sequence[Wire | None]:
+    """What a table over `wires` may index to tell a wire by its identity without making a stand-in.
+
+    `wires` itself, or, for a `LaterWires` run from the stub's first place, the list of the stand-ins
+    made so far (None where none is): the wire a request reached is made.
+    """
+    if wires.__class__ is LaterWires and wires._start == 0:
+        return wires._made
+    return wires
