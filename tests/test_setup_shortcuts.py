@@ -58,7 +58,7 @@ def test_a_stub_of_the_default_wires_has_the_tables_it_would_work_out_itself() -
             assert getattr(vocabulary, name) == getattr(afresh, name), name
         for name in ("walked", "rest", "first", "wires"):  # the stub's runs of stand-ins, each place the same one
             assert tuple(getattr(vocabulary, name)) == getattr(afresh, name), name
-        assert vocabulary.wires is ledger._wires  # one tuple of them for the stub, not a copy per table
+        assert vocabulary.wires is ledger._wires  # one run of them for the stub, not a copy per table
         assert any(map(vocabulary.keeps, range(len(every))))  # the default wires keep what they found
         strict = StrictRules(every)
         assert ledger._strict_rules.rules == strict.rules
@@ -393,6 +393,7 @@ def test_a_stub_makes_the_stand_ins_of_the_wires_its_requests_reach_and_no_other
     _served(stub)
     assert [wire for wire in made if wire is not None] == [first]  # the one wire, found again
     stub.check()  # nothing unused, asking no wire it did not make
+    assert len(stub.bill.rows) == 2  # billed by the wire that served them, making no other
     assert [wire for wire in made if wire is not None] == [first]
     every = stub.wires  # asked for: every wire is made, and built
     assert len(every) == 25

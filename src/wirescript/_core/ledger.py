@@ -658,7 +658,8 @@ class Ledger:
         billing = self.billing
         with self.lock:
             records = list(self._records)
-        wires = {wire.name: wire for wire in self._wires}
+        # A record's wire served it, so it is made: the places never made are not made to be asked.
+        wires = {wire.name: wire for wire in made_so_far(self._wires) if wire is not None}
         rows = []
         for record in records:
             if record.answered_by is None or (record.problem is not None and _unbilled(record.problem)):

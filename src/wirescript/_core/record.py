@@ -119,7 +119,8 @@ class Vocabulary:
         """The vocabulary of `wires`, walked in order, and of the wires `addresses` serves.
 
         `declared`: what `declared_vocabulary` works out over these wires, when known (the default
-        wires'); `every`: the walked wires then the addressed ones, as one tuple, when the caller has it.
+        wires'); `every`: the walked wires then the addressed ones, as one sequence (a tuple, or the
+        default wires' run of stand-ins), when the caller has it.
         """
         self.walked: Sequence[Wire] = wires if wires.__class__ is LaterWires else tuple(wires)
         """The wires tried in order, each asked whether it `matches` (the default wires: a run of them)."""

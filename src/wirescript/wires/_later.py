@@ -173,7 +173,7 @@ class LaterWires(Sequence[Wire]):
             if places.start == self._start and places.stop == self._stop:
                 return self
             return LaterWires(self._kinds, self._partners, self._made, places.start, places.stop)
-        place = range(self._start, self._stop)[at]  # an `IndexError` as a tuple's, negative places counted back
+        place = range(self._start, self._stop)[at]  # past the end: an `IndexError`; negative places count back
         wire = self._made[place]
         return wire if wire is not None else self._make(place)
 
@@ -220,9 +220,9 @@ class LaterWires(Sequence[Wire]):
 def made_so_far(wires: Sequence[Wire]) -> Sequence[Wire | None]:
     """What a table over `wires` may index to tell a wire by its identity without making a stand-in.
 
-    `wires` itself, or, for a `LaterWires` run from the stub's first place, the list of the stand-ins
-    made so far (None where none is): the wire a request reached is made.
+    `wires` itself, or, for the `LaterWires` run of all of a stub's places, the list of the stand-ins
+    made so far (None where none is): the wire a request reached is made. A shorter run is itself.
     """
-    if wires.__class__ is LaterWires and wires._start == 0:
+    if wires.__class__ is LaterWires and wires._start == 0 and wires._stop == len(wires._made):
         return wires._made
     return wires
