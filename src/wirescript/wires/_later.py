@@ -208,13 +208,10 @@ class LaterWires(Sequence[Wire]):
             if wire is None:
                 wire = object.__new__(self._kinds[place])  # no `__init__`: its wire's runs when a request reaches it
                 partner = self._partners.get(place)
-                if partner is not None:
-                    wire._partner = self._whole()[partner]  # type: ignore[attr-defined]
+                if partner is not None:  # a place of the stub's, wherever this run starts: made here too
+                    wire._partner = self._made[partner] or self._make(partner)  # type: ignore[attr-defined]
                 self._made[place] = wire
         return wire
-
-    def _whole(self) -> LaterWires:
-        return LaterWires(self._kinds, self._partners, self._made, 0, len(self._made))
 
 
 def made_so_far(wires: Sequence[Wire]) -> Sequence[Wire | None]:
